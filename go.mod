@@ -1,0 +1,3 @@
+module github.com/kilnml/kiln
+
+go 1.26

@@ -1,0 +1,84 @@
+package graph
+
+import "github.com/kilnml/kiln/tensor"
+
+// PadMode selects how Pad fills the border.
+type PadMode uint8
+
+// Pad modes, as ONNX Pad.
+const (
+	PadConstant PadMode = iota // Attrs.Value
+	PadReflect                 // mirror without repeating the edge
+	PadEdge                    // repeat the edge element
+)
+
+func (m PadMode) String() string {
+	switch m {
+	case PadConstant:
+		return "constant"
+	case PadReflect:
+		return "reflect"
+	case PadEdge:
+		return "edge"
+	}
+	return "padmode?"
+}
+
+// Attrs holds the attributes of every op in one struct: each op reads the
+// fields its builder documents and leaves the rest zero. Builders store
+// normalised values (non-negative axes, resolved shapes), so kernels never
+// re-derive them.
+type Attrs struct {
+	Axis     int   // Softmax, LogSoftmax, CumSum, ArgMax/Min, Concat, Split, Gather, Flatten, LayerNorm, RMSNorm
+	Axes     []int // reductions, Squeeze, Unsqueeze, Slice (sorted for reductions)
+	KeepDims bool  // reductions, ArgMax/Min
+
+	Alpha float32 // LeakyRelu slope; Gemm alpha
+	Beta  float32 // Gemm beta
+	Min   float32 // Clip lower bound (-Inf for none)
+	Max   float32 // Clip upper bound (+Inf for none)
+	Eps   float32 // LayerNorm, RMSNorm, BatchNorm
+
+	TransA, TransB bool // Gemm
+
+	Kernel    []int // pooling window [kh, kw]
+	Strides   []int // conv, pooling [sh, sw]
+	Pads      []int // conv, pooling [top, left, bottom, right]; Pad: ONNX [begins..., ends...]
+	Dilations []int // conv [dh, dw]
+	Groups    int   // conv
+	CountPad  bool  // AvgPool: padding counts in the divisor
+
+	Perm   []int        // Transpose
+	Shape  tensor.Shape // Reshape, Expand: the resolved target shape
+	Starts []int        // Slice, normalised and clamped, one per Axes entry
+	Ends   []int        // Slice
+	Steps  []int        // Slice
+	Sizes  []int        // Split: size of every piece
+	Index  int          // Split: which piece this node is
+	Reps   []int        // Tile
+	Mode   PadMode      // Pad
+	Value  float32      // Pad constant
+
+	To tensor.DType // Cast
+
+	Exclusive bool // CumSum
+	Reverse   bool // CumSum
+
+	Causal      bool    // Attention: query i sees keys up to i + (Sk - Sq)
+	Scale       float32 // Attention: 0 means 1/sqrt(head dim)
+	Interleaved bool    // RoPE: rotate pairs (2i, 2i+1) instead of halves
+}
+
+// clone deep-copies the slices so graphs never share attribute memory.
+func (a Attrs) clone() Attrs {
+	cp := func(s []int) []int {
+		if s == nil {
+			return nil
+		}
+		return append([]int(nil), s...)
+	}
+	a.Axes, a.Kernel, a.Strides, a.Pads, a.Dilations = cp(a.Axes), cp(a.Kernel), cp(a.Strides), cp(a.Pads), cp(a.Dilations)
+	a.Perm, a.Starts, a.Ends, a.Steps, a.Sizes, a.Reps = cp(a.Perm), cp(a.Starts), cp(a.Ends), cp(a.Steps), cp(a.Sizes), cp(a.Reps)
+	a.Shape = a.Shape.Clone()
+	return a
+}

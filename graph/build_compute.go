@@ -1,0 +1,163 @@
+package graph
+
+// MatMul is numpy matmul: [..., M, K] · [..., K, N] with broadcast batch
+// dims; a 1-D operand is promoted to a matrix and the added dim removed.
+func (g *Graph) MatMul(a, b *Node) *Node { return g.add(OpMatMul, Attrs{}, a, b) }
+
+// Gemm is alpha·op(A)·op(B) + beta·C with op a transpose when asked; A and
+// B are 2-D and C (nil for none) broadcasts to the [M, N] result.
+func (g *Graph) Gemm(a, b, c *Node, alpha, beta float32, transA, transB bool) *Node {
+	at := Attrs{Alpha: alpha, Beta: beta, TransA: transA, TransB: transB}
+	if c == nil {
+		return g.add(OpGemm, at, a, b)
+	}
+	return g.add(OpGemm, at, a, b, c)
+}
+
+// Reductions over axes (all axes when none are given); keepDims keeps
+// reduced dims as size 1.
+
+func (g *Graph) ReduceSum(x *Node, keepDims bool, axes ...int) *Node {
+	return g.add(OpReduceSum, Attrs{Axes: axes, KeepDims: keepDims}, x)
+}
+func (g *Graph) ReduceMean(x *Node, keepDims bool, axes ...int) *Node {
+	return g.add(OpReduceMean, Attrs{Axes: axes, KeepDims: keepDims}, x)
+}
+func (g *Graph) ReduceMax(x *Node, keepDims bool, axes ...int) *Node {
+	return g.add(OpReduceMax, Attrs{Axes: axes, KeepDims: keepDims}, x)
+}
+func (g *Graph) ReduceMin(x *Node, keepDims bool, axes ...int) *Node {
+	return g.add(OpReduceMin, Attrs{Axes: axes, KeepDims: keepDims}, x)
+}
+func (g *Graph) ReduceProd(x *Node, keepDims bool, axes ...int) *Node {
+	return g.add(OpReduceProd, Attrs{Axes: axes, KeepDims: keepDims}, x)
+}
+
+// ArgMax is the index (I64) of the largest element along axis, the first
+// one on ties.
+func (g *Graph) ArgMax(x *Node, axis int, keepDims bool) *Node {
+	return g.add(OpArgMax, Attrs{Axis: axis, KeepDims: keepDims}, x)
+}
+
+// ArgMin is the index (I64) of the smallest element along axis.
+func (g *Graph) ArgMin(x *Node, axis int, keepDims bool) *Node {
+	return g.add(OpArgMin, Attrs{Axis: axis, KeepDims: keepDims}, x)
+}
+
+func (g *Graph) Softmax(x *Node, axis int) *Node    { return g.add(OpSoftmax, Attrs{Axis: axis}, x) }
+func (g *Graph) LogSoftmax(x *Node, axis int) *Node { return g.add(OpLogSoftmax, Attrs{Axis: axis}, x) }
+
+// CumSum is the running sum along axis; exclusive leaves out the current
+// element, reverse runs from the end.
+func (g *Graph) CumSum(x *Node, axis int, exclusive, reverse bool) *Node {
+	return g.add(OpCumSum, Attrs{Axis: axis, Exclusive: exclusive, Reverse: reverse}, x)
+}
+
+// LayerNorm normalises over the dims from axis to the end, then applies
+// scale and bias (each nil for none; shaped like those dims).
+func (g *Graph) LayerNorm(x, scale, bias *Node, axis int, eps float32) *Node {
+	if scale == nil && bias.Valid() {
+		scale = g.ones(x, axis)
+	}
+	return g.add(OpLayerNorm, Attrs{Axis: axis, Eps: eps}, nonNil(x, scale, bias)...)
+}
+
+// RMSNorm divides by the root mean square over the dims from axis to the
+// end, then applies scale (nil for none).
+func (g *Graph) RMSNorm(x, scale *Node, axis int, eps float32) *Node {
+	return g.add(OpRMSNorm, Attrs{Axis: axis, Eps: eps}, nonNil(x, scale)...)
+}
+
+// BatchNorm is inference batch normalisation over channel axis 1:
+// (x - mean) / sqrt(var + eps) * scale + bias.
+func (g *Graph) BatchNorm(x, scale, bias, mean, variance *Node, eps float32) *Node {
+	return g.add(OpBatchNorm, Attrs{Eps: eps}, x, scale, bias, mean, variance)
+}
+
+// ConvOpts are the window attributes of Conv2D; zero values mean stride 1,
+// no padding, dilation 1, one group.
+type ConvOpts struct {
+	Strides   []int // [sh, sw]
+	Pads      []int // [top, left, bottom, right]
+	Dilations []int // [dh, dw]
+	Groups    int   // channels/groups per group; Groups == channels is depthwise
+}
+
+// Conv2D convolves x [N, C, H, W] with w [M, C/groups, kh, kw], adding
+// bias [M] when it is not nil.
+func (g *Graph) Conv2D(x, w, bias *Node, o ConvOpts) *Node {
+	at := Attrs{Strides: o.Strides, Pads: o.Pads, Dilations: o.Dilations, Groups: o.Groups}
+	return g.add(OpConv2D, at, nonNil(x, w, bias)...)
+}
+
+// PoolOpts are the window attributes of the 2-D pools.
+type PoolOpts struct {
+	Kernel   []int // [kh, kw], required
+	Strides  []int // [sh, sw], default 1
+	Pads     []int // [top, left, bottom, right]
+	CountPad bool  // AvgPool: count padding in the divisor
+}
+
+// MaxPool2D takes the maximum of each window (padding never wins).
+func (g *Graph) MaxPool2D(x *Node, o PoolOpts) *Node {
+	return g.add(OpMaxPool2D, Attrs{Kernel: o.Kernel, Strides: o.Strides, Pads: o.Pads}, x)
+}
+
+// AvgPool2D averages each window.
+func (g *Graph) AvgPool2D(x *Node, o PoolOpts) *Node {
+	return g.add(OpAvgPool2D, Attrs{Kernel: o.Kernel, Strides: o.Strides, Pads: o.Pads, CountPad: o.CountPad}, x)
+}
+
+// GlobalAvgPool averages all spatial dims: [N, C, ...] → [N, C, 1, ...].
+func (g *Graph) GlobalAvgPool(x *Node) *Node { return g.add(OpGlobalAvgPool, Attrs{}, x) }
+
+// AttentionOpts are the attributes of Attention.
+type AttentionOpts struct {
+	Causal bool    // query i sees keys 0 .. i + (Sk - Sq) (bottom-right aligned)
+	Scale  float32 // 0 means 1/sqrt(head dim)
+}
+
+// Attention is scaled dot-product attention softmax(Q·Kᵀ·scale + mask)·V
+// on q [B, H, Sq, D], k [B, Hk, Sk, D], v [B, Hk, Sk, Dv] (H a multiple of
+// Hk). mask (nil for none) broadcasts to [B, H, Sq, Sk]: a float mask is
+// added to the scores, a Bool mask keeps the true positions.
+func (g *Graph) Attention(q, k, v, mask *Node, o AttentionOpts) *Node {
+	return g.add(OpAttention, Attrs{Causal: o.Causal, Scale: o.Scale}, nonNil(q, k, v, mask)...)
+}
+
+// RoPE rotates x [..., S, D] by angles whose cos and sin are given as
+// [S, D/2]: pairs are (i, i+D/2) (the half-split form), or (2i, 2i+1) when
+// interleaved.
+func (g *Graph) RoPE(x, cos, sin *Node, interleaved bool) *Node {
+	return g.add(OpRoPE, Attrs{Interleaved: interleaved}, x, cos, sin)
+}
+
+// nonNil drops trailing optional inputs that were not given.
+func nonNil(ns ...*Node) []*Node {
+	out := ns[:0:0]
+	for _, n := range ns {
+		if n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ones is a constant of ones shaped like x's dims from axis on.
+func (g *Graph) ones(x *Node, axis int) *Node {
+	if !x.Valid() {
+		return x
+	}
+	if axis < 0 {
+		axis += x.Shape.Rank()
+	}
+	if axis < 0 || axis > x.Shape.Rank() {
+		return g.fail("LayerNorm: axis out of range for %v", x.Shape)
+	}
+	s := x.Shape[axis:].Clone()
+	v := make([]float32, s.NumElements())
+	for i := range v {
+		v[i] = 1
+	}
+	return g.Cast(g.ConstF32(s, v), x.DType)
+}

@@ -1,0 +1,182 @@
+package graph
+
+import "fmt"
+
+// Op is the kind of a node.
+type Op uint8
+
+// The op set. Sources first, then families in the order of the builder
+// files. Semantics follow numpy and ONNX; see the builder method of each.
+const (
+	OpInvalid Op = iota
+
+	// Sources.
+	OpInput    // a run-time input, fed by name or position
+	OpParam    // a weight, set once after compilation
+	OpConstant // a value fixed at build time (Node.Value)
+
+	// Elementwise unary (float unless noted).
+	OpNeg // also signed ints
+	OpAbs // also signed ints
+	OpExp
+	OpLog
+	OpSqrt
+	OpRsqrt
+	OpReciprocal
+	OpTanh
+	OpSigmoid
+	OpRelu // also ints
+	OpLeakyRelu
+	OpGelu     // exact form: x/2 * (1 + erf(x/sqrt 2))
+	OpGeluTanh // tanh approximation
+	OpSilu
+	OpErf
+	OpSin
+	OpCos
+	OpFloor
+	OpCeil
+	OpRound // half to even, as numpy and ONNX
+	OpClip  // Attrs.Min, Attrs.Max; also ints
+	OpNot   // Bool only
+
+	// Elementwise binary with numpy broadcasting.
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv // ints truncate toward zero (C, ONNX)
+	OpPow
+	OpMax
+	OpMin
+	OpEqual // comparisons produce Bool
+	OpLess
+	OpLessOrEqual
+	OpGreater
+	OpGreaterOrEqual
+	OpAnd // Bool only
+	OpOr  // Bool only
+
+	// Other elementwise.
+	OpWhere // Where(cond, x, y), all three broadcast
+	OpCast  // Attrs.To
+
+	// Linear algebra.
+	OpMatMul // numpy matmul: batched, broadcast batch dims, 1-D promoted
+	OpGemm   // alpha*op(A)*op(B) + beta*C, 2-D
+
+	// Reductions over Attrs.Axes (all when empty), Attrs.KeepDims.
+	OpReduceSum
+	OpReduceMean
+	OpReduceMax
+	OpReduceMin
+	OpReduceProd
+	OpArgMax // over Attrs.Axis, I64 result; first index on ties
+	OpArgMin
+	OpSoftmax    // over Attrs.Axis
+	OpLogSoftmax // over Attrs.Axis
+	OpCumSum     // over Attrs.Axis, Attrs.Exclusive, Attrs.Reverse
+
+	// Normalisation.
+	OpLayerNorm // over axes [Axis, rank), optional scale and bias inputs
+	OpRMSNorm   // over axes [Axis, rank), optional scale input
+	OpBatchNorm // inference: x, scale, bias, mean, var; channel axis 1
+
+	// Convolution and pooling, NCHW.
+	OpConv2D
+	OpMaxPool2D
+	OpAvgPool2D
+	OpGlobalAvgPool
+
+	// Shape and data movement.
+	OpReshape
+	OpTranspose
+	OpConcat
+	OpSplit // one piece: Attrs.Sizes along Attrs.Axis, piece Attrs.Index
+	OpSlice
+	OpGather
+	OpExpand
+	OpSqueeze
+	OpUnsqueeze
+	OpFlatten
+	OpPad
+	OpTile
+
+	// Model blocks.
+	OpAttention // softmax(Q·Kᵀ·scale + mask)·V over [B, H, S, D]
+	OpRoPE      // rotary embedding on the last axis
+
+	numOps
+)
+
+var opNames = [numOps]string{
+	OpInvalid: "Invalid", OpInput: "Input", OpParam: "Param", OpConstant: "Constant",
+	OpNeg: "Neg", OpAbs: "Abs", OpExp: "Exp", OpLog: "Log", OpSqrt: "Sqrt", OpRsqrt: "Rsqrt",
+	OpReciprocal: "Reciprocal", OpTanh: "Tanh", OpSigmoid: "Sigmoid", OpRelu: "Relu",
+	OpLeakyRelu: "LeakyRelu", OpGelu: "Gelu", OpGeluTanh: "GeluTanh", OpSilu: "Silu", OpErf: "Erf",
+	OpSin: "Sin", OpCos: "Cos", OpFloor: "Floor", OpCeil: "Ceil", OpRound: "Round", OpClip: "Clip",
+	OpNot: "Not",
+	OpAdd: "Add", OpSub: "Sub", OpMul: "Mul", OpDiv: "Div", OpPow: "Pow", OpMax: "Max", OpMin: "Min",
+	OpEqual: "Equal", OpLess: "Less", OpLessOrEqual: "LessOrEqual", OpGreater: "Greater",
+	OpGreaterOrEqual: "GreaterOrEqual", OpAnd: "And", OpOr: "Or",
+	OpWhere: "Where", OpCast: "Cast",
+	OpMatMul: "MatMul", OpGemm: "Gemm",
+	OpReduceSum: "ReduceSum", OpReduceMean: "ReduceMean", OpReduceMax: "ReduceMax",
+	OpReduceMin: "ReduceMin", OpReduceProd: "ReduceProd", OpArgMax: "ArgMax", OpArgMin: "ArgMin",
+	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum",
+	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm",
+	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
+	OpReshape: "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
+	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
+	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile",
+	OpAttention: "Attention", OpRoPE: "RoPE",
+}
+
+func (o Op) String() string {
+	if o < numOps && opNames[o] != "" {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Ops lists every real op kind (sources included, OpInvalid excluded).
+func Ops() []Op {
+	out := make([]Op, 0, numOps-1)
+	for o := OpInput; o < numOps; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// IsSource reports whether the op has no inputs (Input, Param, Constant).
+func (o Op) IsSource() bool { return o == OpInput || o == OpParam || o == OpConstant }
+
+// IsUnary reports whether the op is elementwise with one input.
+func (o Op) IsUnary() bool { return o >= OpNeg && o <= OpNot }
+
+// IsBinary reports whether the op is elementwise with two broadcast inputs.
+func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpOr }
+
+// IsCompare reports whether the op is a comparison producing Bool.
+func (o Op) IsCompare() bool { return o >= OpEqual && o <= OpGreaterOrEqual }
+
+// IsElementwise reports whether every output element depends only on the
+// input elements at the same (broadcast) index.
+func (o Op) IsElementwise() bool { return o.IsUnary() || o.IsBinary() || o == OpWhere || o == OpCast }
+
+// IsReduce reports whether the op reduces over Attrs.Axes.
+func (o Op) IsReduce() bool { return o >= OpReduceSum && o <= OpReduceProd }
+
+// IsView reports whether the op only reinterprets its input's shape, so its
+// output can alias the input's bytes without a copy.
+func (o Op) IsView() bool {
+	return o == OpReshape || o == OpSqueeze || o == OpUnsqueeze || o == OpFlatten
+}
+
+// ParseOp maps an op name (as String prints it) back to the op.
+func ParseOp(name string) (Op, error) {
+	for o := OpInput; o < numOps; o++ {
+		if opNames[o] == name {
+			return o, nil
+		}
+	}
+	return OpInvalid, fmt.Errorf("graph: unknown op %q", name)
+}

@@ -1,0 +1,99 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Kernel computes one node's output from its inputs. ins[i] has the dtype
+// and shape of the node's input i, out those of the node. Kernels must not
+// keep the tensors after returning, and fail only on data-dependent
+// problems (an index out of range, an integer division by zero).
+type Kernel func(ins []tensor.Tensor, out tensor.Tensor) error
+
+// Prepare validates a node and returns its kernel with everything that
+// depends only on shapes and attributes precomputed. Each call returns a
+// kernel with its own scratch, so kernels of cloned programs can run
+// concurrently.
+type Prepare func(n *graph.Node) (Kernel, error)
+
+// Entry describes the kernels of one op kind.
+type Entry struct {
+	Op graph.Op
+	// DTypes are the dtypes (of the node's first input; of the node itself
+	// for sources) the reference kernel handles natively. F16 and BF16
+	// nodes of an op with an F32 kernel run through it, widened.
+	DTypes []tensor.DType
+	// Reference prepares the plain-Go reference kernel.
+	Reference Prepare
+	// InPlace: the output may share memory with input 0 (elementwise ops
+	// whose output has input 0's size and dtype read each element before
+	// writing it).
+	InPlace bool
+	// Tol is the relative error a faster F32 kernel may show against the
+	// reference (0 means exact, as for data movement).
+	Tol float64
+}
+
+var catalogue = map[graph.Op]*Entry{}
+
+// Register adds an entry; kernel files call it from init. Registering an
+// op twice is a programming error and panics at start-up.
+func Register(e Entry) {
+	if _, dup := catalogue[e.Op]; dup {
+		panic(fmt.Sprintf("ops: %v registered twice", e.Op))
+	}
+	catalogue[e.Op] = &e
+}
+
+// Lookup returns the entry of an op kind, or an error if kiln has no
+// kernel for it.
+func Lookup(op graph.Op) (*Entry, error) {
+	e, ok := catalogue[op]
+	if !ok {
+		return nil, fmt.Errorf("ops: no kernel for %v", op)
+	}
+	return e, nil
+}
+
+// KeyDType is the dtype that selects a node's kernel: its first input's,
+// or its own for a source.
+func KeyDType(n *graph.Node) tensor.DType {
+	if len(n.Inputs) > 0 {
+		return n.Inputs[0].DType
+	}
+	return n.DType
+}
+
+// Supports reports whether the reference kernel of op handles dt, directly
+// or by widening F16/BF16 to F32.
+func (e *Entry) Supports(dt tensor.DType) bool {
+	if slices.Contains(e.DTypes, dt) {
+		return true
+	}
+	return (dt == tensor.F16 || dt == tensor.BF16) && slices.Contains(e.DTypes, tensor.F32)
+}
+
+// PrepareReference makes the reference kernel for a node, widening F16
+// and BF16 through F32 where the op has no native kernel for them.
+func PrepareReference(n *graph.Node) (Kernel, error) {
+	e, err := Lookup(n.Op)
+	if err != nil {
+		return nil, err
+	}
+	dt := KeyDType(n)
+	switch {
+	case slices.Contains(e.DTypes, dt):
+		k, err := e.Reference(n)
+		if err != nil {
+			return nil, fmt.Errorf("ops: %s: %w", n, err)
+		}
+		return k, nil
+	case e.Supports(dt):
+		return widened(e, n)
+	}
+	return nil, fmt.Errorf("ops: %v has no kernel for dtype %v (node %s)", n.Op, dt, n.Name)
+}
