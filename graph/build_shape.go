@@ -56,6 +56,12 @@ func (g *Graph) Concat(axis int, xs ...*Node) *Node {
 // Split cuts x along axis into pieces of the given sizes (which must sum
 // to the axis length), one node per piece.
 func (g *Graph) Split(x *Node, axis int, sizes ...int) []*Node {
+	if len(sizes) == 0 { // no pieces would silently produce nothing
+		if g.err != nil {
+			return []*Node{{Op: OpInvalid}}
+		}
+		return []*Node{g.fail("Split %s: no sizes given", x)}
+	}
 	out := make([]*Node, len(sizes))
 	for i := range sizes {
 		out[i] = g.add(OpSplit, Attrs{Axis: axis, Sizes: sizes, Index: i}, x)

@@ -19,7 +19,10 @@ func Dump(g *Graph) string {
 	for _, n := range g.Nodes {
 		names := make([]string, len(n.Inputs))
 		for i, in := range n.Inputs {
-			names[i] = in.Name
+			names[i] = in.String() // not in.Name: a broken graph may hold nil
+			if in != nil {
+				names[i] = in.Name
+			}
 		}
 		fmt.Fprintf(&b, "  %%%d %s = %v(%s) %v%v", n.ID, n.Name, n.Op, strings.Join(names, ", "), n.DType, n.Shape)
 		if s := attrString(n.Attrs); s != "" {

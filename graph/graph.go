@@ -14,8 +14,8 @@ type Node struct {
 	Name   string // unique in its graph; inputs and params are found by it
 	Inputs []*Node
 	Attrs  Attrs
-	DType  tensor.DType // of the produced value
-	Shape  tensor.Shape // of the produced value
+	DType  tensor.DType   // of the produced value
+	Shape  tensor.Shape   // of the produced value
 	Value  *tensor.Tensor // OpConstant only
 
 	graph *Graph
@@ -155,6 +155,10 @@ func (g *Graph) OutputNamed(name string, n *Node) {
 	if g.err != nil {
 		return
 	}
+	if name == "" {
+		g.fail("Output: empty name for %s", n)
+		return
+	}
 	if !n.Valid() {
 		g.fail("Output %q: invalid node", name)
 		return
@@ -175,8 +179,14 @@ func (g *Graph) OutputNamed(name string, n *Node) {
 
 // SetName renames a node; names must be unique and non-empty.
 func (g *Graph) SetName(n *Node, name string) *Node {
-	if g.err != nil || !n.Valid() {
-		return n
+	if g.err != nil {
+		return &Node{Op: OpInvalid}
+	}
+	if !n.Valid() {
+		return g.fail("SetName %q: invalid node", name)
+	}
+	if n.graph != g { // renaming it would corrupt this graph's name table
+		return g.fail("SetName %q: node %s belongs to another graph", name, n)
 	}
 	if name == "" {
 		return g.fail("SetName: empty name for %s", n)
@@ -219,6 +229,9 @@ func (g *Graph) add(op Op, a Attrs, ins ...*Node) *Node {
 }
 
 func (g *Graph) append(n *Node) *Node {
+	if g.names == nil { // a zero Graph works like New()
+		g.names = map[string]*Node{}
+	}
 	n.ID = len(g.Nodes)
 	n.graph = g
 	if n.Name == "" {

@@ -90,7 +90,9 @@ func arity(op Op) (func(int) bool, bool) {
 }
 
 // Dtype classes accepted by the elementwise ops.
-func isSigned(d tensor.DType) bool  { return d.IsFloat() || d == tensor.I8 || d == tensor.I32 || d == tensor.I64 }
+func isSigned(d tensor.DType) bool {
+	return d.IsFloat() || d == tensor.I8 || d == tensor.I32 || d == tensor.I64
+}
 func isNumeric(d tensor.DType) bool { return d.IsFloat() || d.IsInt() }
 
 func inferUnary(op Op, a *Attrs, x *Node) (tensor.DType, tensor.Shape, error) {

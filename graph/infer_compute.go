@@ -177,6 +177,9 @@ func inferConv(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	if x.Rank() != 4 || w.Rank() != 4 {
 		return 0, nil, fmt.Errorf("input %v and weight %v must be 4-D (NCHW, MCkk)", x, w)
 	}
+	if w[2] < 1 || w[3] < 1 { // an empty window has no output size
+		return 0, nil, fmt.Errorf("weight %v: kernel dims must be >= 1", w)
+	}
 	if err := windowAttrs(a); err != nil {
 		return 0, nil, err
 	}
@@ -216,11 +219,13 @@ func inferPool(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	if a.Kernel, err = pair("kernel", a.Kernel, -1, 1); err != nil || a.Kernel[0] < 1 {
 		return 0, nil, fmt.Errorf("kernel must be 2 values >= 1, got %v", a.Kernel)
 	}
-	if a.Dilations != nil && (a.Dilations[0] != 1 || a.Dilations[1] != 1) {
-		return 0, nil, fmt.Errorf("pooling dilations are not supported")
-	}
 	if err := windowAttrs(a); err != nil {
 		return 0, nil, err
+	}
+	// Checked after windowAttrs has validated the length, so Apply with a
+	// short slice is an error rather than an index panic.
+	if a.Dilations[0] != 1 || a.Dilations[1] != 1 {
+		return 0, nil, fmt.Errorf("pooling dilations are not supported")
 	}
 	if a.Pads[0] >= a.Kernel[0] || a.Pads[2] >= a.Kernel[0] || a.Pads[1] >= a.Kernel[1] || a.Pads[3] >= a.Kernel[1] {
 		return 0, nil, fmt.Errorf("pads %v must be smaller than the kernel %v", a.Pads, a.Kernel)

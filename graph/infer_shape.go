@@ -96,11 +96,13 @@ func inferSplit(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 
 // SliceLen is the number of elements a normalised slice selects.
 func SliceLen(start, end, step int) int {
+	// 1 + (span-1)/|step| cannot overflow for any step, even MaxInt or
+	// MinInt (where -step wraps to MinInt and the quotient is still 0).
 	if step > 0 && end > start {
-		return (end - start + step - 1) / step
+		return 1 + (end-start-1)/step
 	}
 	if step < 0 && end < start {
-		return (start - end - step - 1) / -step
+		return 1 + (start-end-1)/-step
 	}
 	return 0
 }
@@ -231,6 +233,9 @@ func inferPad(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 		if lo < 0 || hi < 0 {
 			return 0, nil, fmt.Errorf("negative pads %v are not supported", a.Pads)
 		}
+		if lo > tensor.MaxElements || hi > tensor.MaxElements { // the sum would overflow
+			return 0, nil, fmt.Errorf("pads %v are too large", a.Pads)
+		}
 		if a.Mode == PadReflect && (lo >= x.Shape[i] || hi >= x.Shape[i]) && (lo > 0 || hi > 0) {
 			return 0, nil, fmt.Errorf("reflect pad (%d, %d) on axis %d must be smaller than its size %d", lo, hi, i, x.Shape[i])
 		}
@@ -254,6 +259,9 @@ func inferTile(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	for i, r := range a.Reps {
 		if r < 0 {
 			return 0, nil, fmt.Errorf("negative repeat %d", r)
+		}
+		if r > 0 && out[i] > tensor.MaxElements/r { // the product would overflow
+			return 0, nil, fmt.Errorf("repeat %d of dim %d is too large", r, i)
 		}
 		out[i] *= r
 	}

@@ -79,6 +79,7 @@ func (g *Graph) Prune() error {
 			kept = append(kept, n)
 		} else {
 			delete(g.names, n.Name)
+			n.graph = nil // the builder must refuse it from now on
 		}
 	}
 	g.Nodes = kept
@@ -97,4 +98,43 @@ func (g *Graph) Uses() []int {
 		uses[o.ID]++
 	}
 	return uses
+}
+
+// Clone deep-copies the graph: nodes, attributes, constant values, names,
+// inputs, params and outputs. Passes work on a clone so that the caller's
+// graph is never changed by compilation.
+func (g *Graph) Clone() *Graph {
+	c := &Graph{names: map[string]*Node{}, err: g.err, outName: append([]string(nil), g.outName...)}
+	m := make(map[*Node]*Node, len(g.Nodes))
+	for _, n := range g.Nodes {
+		cp := *n
+		cp.graph = c
+		cp.Attrs = n.Attrs.clone()
+		cp.Shape = n.Shape.Clone()
+		if n.Value != nil {
+			v := n.Value.Clone()
+			cp.Value = &v
+		}
+		m[n] = &cp
+		c.Nodes = append(c.Nodes, &cp)
+		c.names[cp.Name] = &cp
+	}
+	for _, n := range c.Nodes {
+		ins := make([]*Node, len(n.Inputs))
+		for i, in := range n.Inputs {
+			if ins[i] = m[in]; ins[i] == nil {
+				ins[i] = in // dangling: keep it so Verify reports it
+			}
+		}
+		n.Inputs = ins
+	}
+	remap := func(ns []*Node) []*Node {
+		out := make([]*Node, len(ns))
+		for i, n := range ns {
+			out[i] = m[n]
+		}
+		return out
+	}
+	c.inputs, c.params, c.outputs = remap(g.inputs), remap(g.params), remap(g.outputs)
+	return c
 }

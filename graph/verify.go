@@ -131,7 +131,10 @@ func (g *Graph) TopoOrder() ([]*Node, error) {
 		order = append(order, n)
 		return nil
 	}
-	for _, n := range g.Nodes {
+	for i, n := range g.Nodes {
+		if !g.owns(n) { // a bad ID would index state out of range
+			return nil, fmt.Errorf("graph: node slot %d does not hold a node of this graph numbered %d", i, i)
+		}
 		if err := visit(n); err != nil {
 			return nil, err
 		}

@@ -38,6 +38,25 @@ type Entry struct {
 	Tol float64
 }
 
+// Env is what the executor lends fast kernels.
+type Env struct {
+	// For runs body over [0, n) split into chunks of at least grain
+	// iterations across the executor's worker pool and returns when all
+	// are done. body must be safe to call concurrently on disjoint ranges.
+	// It is prepared once: the same body func value is passed on every
+	// run, so calling For does not allocate.
+	For func(n, grain int, body func(lo, hi int))
+	// Threads is the number of workers For may use.
+	Threads int
+}
+
+// Serial is an Env that runs everything on the calling goroutine.
+var Serial = Env{For: func(n, grain int, body func(lo, hi int)) {
+	if n > 0 {
+		body(0, n)
+	}
+}, Threads: 1}
+
 var catalogue = map[graph.Op]*Entry{}
 
 // Register adds an entry; kernel files call it from init. Registering an
@@ -96,4 +115,34 @@ func PrepareReference(n *graph.Node) (Kernel, error) {
 		return widened(e, n)
 	}
 	return nil, fmt.Errorf("ops: %v has no kernel for dtype %v (node %s)", n.Op, dt, n.Name)
+}
+
+// FastPrepare prepares an optimised kernel (multi-threaded, assembly) for
+// a node, or returns a nil Kernel when it has none for this node's dtype or
+// shapes; the executor then uses the reference kernel. variant names the
+// implementation chosen (e.g. "go", "avx512").
+type FastPrepare func(n *graph.Node, env Env) (k Kernel, variant string, err error)
+
+var fast = map[graph.Op][]FastPrepare{}
+
+// RegisterFast adds a fast kernel for an op; several may be registered and
+// the first that takes a node wins, so register the most specialised
+// first.
+func RegisterFast(op graph.Op, f FastPrepare) { fast[op] = append(fast[op], f) }
+
+// PrepareFast makes the best kernel kiln has for a node: the entry's fast
+// kernel when it takes the node, else the reference kernel. It returns the
+// variant name for reports.
+func PrepareFast(n *graph.Node, env Env) (Kernel, string, error) {
+	for _, f := range fast[n.Op] {
+		k, variant, err := f(n, env)
+		if err != nil {
+			return nil, "", fmt.Errorf("ops: %s: %w", n, err)
+		}
+		if k != nil {
+			return k, variant, nil
+		}
+	}
+	k, err := PrepareReference(n)
+	return k, "reference", err
 }

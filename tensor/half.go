@@ -20,33 +20,45 @@ import (
 // returns its bits. Values of magnitude 65520 and above become ±Inf.
 func F32ToF16(f float32) uint16 {
 	b := math.Float32bits(f)
+	if h, ok := f32ToF16Normal(b); ok {
+		return h
+	}
+	return f32ToF16Rare(b)
+}
+
+// f32ToF16Normal is the inlinable fast path of F32ToF16 for |f| in
+// [2^-14, 2^16), where the result is a normal f16 or, after rounding up,
+// Inf. It adds just under half an ulp of the 13 dropped bits plus the kept
+// lsb (ties to even), shifts, and rebiases the exponent (127 -> 15). A
+// carry out of the mantissa bumps the exponent; from the largest binade it
+// gives exactly 0x7c00 (Inf), as IEEE requires for values >= 65520.
+func f32ToF16Normal(b uint32) (uint16, bool) {
+	abs := b & 0x7fffffff
+	// One unsigned compare tests 2^-14 (0x38800000) <= |f| < 2^16
+	// (0x47800000): below the range the subtraction wraps to a huge value.
+	if abs-0x38800000 >= 0x47800000-0x38800000 {
+		return 0, false
+	}
+	h := (abs + 0xfff + (abs>>13)&1) >> 13
+	return uint16(b>>16)&0x8000 | uint16(h-(127-15)<<10), true
+}
+
+// f32ToF16Rare is F32ToF16 for the values f32ToF16Normal rejects (|f| below
+// 2^-14 or at least 2^16, NaN, Inf): f16 subnormals, zeros and overflow.
+func f32ToF16Rare(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int(b>>23) & 0xff
 	mant := b & 0x7fffff
-
-	if exp == 0xff {
-		if mant != 0 {
-			// NaN: keep the top 10 payload bits and force the quiet bit,
-			// which also keeps the mantissa non-zero (else it would read as Inf).
-			return sign | 0x7e00 | uint16(mant>>13)
-		}
-		return sign | 0x7c00 // ±Inf
-	}
-
 	e := exp - 127 // unbiased exponent; f32 subnormals and zero give -127
 	switch {
+	case exp == 0xff && mant != 0:
+		// NaN: keep the top 10 payload bits and force the quiet bit, which
+		// also keeps the mantissa non-zero (else it would read as Inf).
+		return sign | 0x7e00 | uint16(mant>>13)
 	case e >= 16:
-		// |f| >= 2^16, beyond the largest finite f16 (65504) and the
-		// rounding threshold (65520): overflow to Inf.
+		// ±Inf, or |f| >= 2^16: beyond the largest finite f16 (65504) and
+		// the rounding threshold (65520), so overflow to Inf.
 		return sign | 0x7c00
-	case e >= -14:
-		// Normal f16 range. Drop 13 mantissa bits and round; a carry out of
-		// the mantissa correctly bumps the exponent, and from the largest
-		// exponent it produces exactly 0x7c00 (Inf), as IEEE requires for
-		// values >= 65520.
-		h := uint32(e+15)<<10 | mant>>13
-		h += roundBit(mant, 13, h)
-		return sign | uint16(h)
 	case e >= -25:
 		// Subnormal f16 result: the value is (2^23 + mant) * 2^(e-23) and an
 		// f16 subnormal is m * 2^-24, so m = full >> (-e-1). Rounding up from
@@ -56,8 +68,7 @@ func F32ToF16(f float32) uint16 {
 		full := mant | 0x800000
 		shift := uint(-e - 1) // 14..24
 		m := full >> shift
-		m += roundBit(full, shift, m)
-		return sign | uint16(m)
+		return sign | uint16(m+roundBit(full, shift, m))
 	default:
 		// |f| < 2^-25 (including f32 subnormals and zero): below half the
 		// smallest f16 subnormal, so it rounds to a zero of the same sign.
@@ -80,6 +91,21 @@ func roundBit(x uint32, shift uint, kept uint32) uint32 {
 // F16ToF32 widens IEEE binary16 bits to float32. Every f16 value, subnormals
 // included, is exactly representable; a signalling NaN is returned quiet.
 func F16ToF32(h uint16) float32 {
+	if exp := h & 0x7c00; exp != 0 && exp != 0x7c00 {
+		return f16ToF32Normal(h)
+	}
+	return f16ToF32Rare(h)
+}
+
+// f16ToF32Normal widens a normal f16: the mantissa moves up 13 bits and
+// the exponent is rebiased (15 -> 127) in one add.
+func f16ToF32Normal(h uint16) float32 {
+	return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
+}
+
+// f16ToF32Rare is F16ToF32 for the non-normal patterns (exponent field all
+// zeros or all ones): zeros, subnormals, Inf and NaN.
+func f16ToF32Rare(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h & 0x3ff)
@@ -91,15 +117,12 @@ func F16ToF32(h uint16) float32 {
 		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
 	case exp == 0 && mant == 0:
 		return math.Float32frombits(sign) // ±0
-	case exp == 0:
+	default:
 		// Subnormal m * 2^-24 is a normal f32: with n = bit length of m the
 		// value is 1.xxx * 2^(n-25). Shift the bits below the leading one to
 		// the top of the 23-bit mantissa and drop the leading one.
 		n := uint32(bits.Len32(mant))
 		return math.Float32frombits(sign | (n+102)<<23 | (mant<<(24-n))&0x7fffff)
-	default:
-		// Normal: rebias the exponent (15 -> 127) and widen the mantissa.
-		return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
 	}
 }
 
@@ -136,7 +159,12 @@ func BF16ToF32(b uint16) float32 {
 func F32ToF16Slice(dst []uint16, src []float32) {
 	dst = dstFor(dst, len(src))
 	for i, f := range src {
-		dst[i] = F32ToF16(f)
+		b := math.Float32bits(f)
+		h, ok := f32ToF16Normal(b) // inlined; F32ToF16 itself is not
+		if !ok {
+			h = f32ToF16Rare(b)
+		}
+		dst[i] = h
 	}
 }
 
@@ -145,7 +173,11 @@ func F32ToF16Slice(dst []uint16, src []float32) {
 func F16ToF32Slice(dst []float32, src []uint16) {
 	dst = dstFor(dst, len(src))
 	for i, h := range src {
-		dst[i] = F16ToF32(h)
+		if exp := h & 0x7c00; exp != 0 && exp != 0x7c00 {
+			dst[i] = f16ToF32Normal(h) // inlined; F16ToF32 itself is not
+		} else {
+			dst[i] = f16ToF32Rare(h)
+		}
 	}
 }
 

@@ -342,7 +342,7 @@ func BenchmarkF32ToF16(b *testing.B) {
 func BenchmarkF16ToF32(b *testing.B) {
 	src := make([]uint16, 4096)
 	for i := range src {
-		src[i] = uint16(i * 13)
+		src[i] = F32ToF16(float32(i)*0.37 - 700)
 	}
 	dst := make([]float32, len(src))
 	b.SetBytes(int64(2 * len(src)))

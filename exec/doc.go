@@ -1,0 +1,7 @@
+// Package exec lowers a planned graph into a Program — a flat slice of
+// steps, each a prepared kernel with its input and output views already
+// resolved into one arena — and runs it. It also owns the Backend
+// interface that devices implement (the CPU here; GPU drivers register
+// their own) and the persistent worker pool that CPU kernels use to split
+// work across cores.
+package exec

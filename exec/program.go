@@ -1,0 +1,232 @@
+package exec
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops"
+	"github.com/kilnml/kiln/plan"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Step is one kernel call with its views resolved.
+type Step struct {
+	Node    *graph.Node
+	Kernel  ops.Kernel
+	Variant string // "reference", "go-blocked", "avx512", ...
+	Ins     []tensor.Tensor
+	Out     tensor.Tensor
+}
+
+// Program is a graph lowered for the CPU: steps over one arena. Values
+// holds, by node ID, the view of every value (inputs, params and outputs
+// included), valid for the program's lifetime.
+type Program struct {
+	Graph   *graph.Graph
+	Plan    *plan.Plan
+	Steps   []Step
+	Arena   []byte
+	Weights []byte // shared read-only by clones
+	Values  []tensor.Tensor
+
+	opt    Options
+	runner *Runner
+	closed bool
+}
+
+// Options tune lowering for the CPU.
+type Options struct {
+	Pool      *Pool // workers for parallel kernels; nil means DefaultPool
+	Reference bool  // use only the reference kernels (KILN_KERNELS=reference)
+}
+
+type cpuBackend struct{ opt Options }
+
+// CPU is the CPU backend with default options.
+func CPU() Backend { return cpuBackend{} }
+
+// CPUWith is the CPU backend with explicit options.
+func CPUWith(opt Options) Backend { return cpuBackend{opt: opt} }
+
+func (cpuBackend) Name() string { return "cpu" }
+
+func (b cpuBackend) Lower(g *graph.Graph, p *plan.Plan) (Executable, error) {
+	return Lower(g, p, b.opt)
+}
+
+// Lower builds a CPU program from a verified graph and its plan:
+// allocates the arena and weight region, copies constants in, and
+// prepares one kernel per step. Views the planner aliased to their parent
+// need no step.
+func Lower(g *graph.Graph, p *plan.Plan, opt Options) (*Program, error) {
+	if len(p.Slots) != len(g.Nodes) {
+		return nil, fmt.Errorf("exec: plan has %d slots for %d nodes", len(p.Slots), len(g.Nodes))
+	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	pr := &Program{Graph: g, Plan: p, opt: opt, Weights: alignedBytes(p.WeightBytes)}
+	for _, n := range g.Nodes {
+		if n.Op == graph.OpConstant {
+			s := p.Slots[n.ID]
+			copy(pr.Weights[s.Offset:s.Offset+s.Bytes], n.Value.Data)
+		}
+	}
+	if err := pr.lowerSteps(); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// lowerSteps allocates this program's arena and prepares its steps.
+func (pr *Program) lowerSteps() error {
+	g, p := pr.Graph, pr.Plan
+	if pr.opt.Pool == nil {
+		pr.opt.Pool = DefaultPool()
+	}
+	pr.runner = pr.opt.Pool.NewRunner()
+	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers()}
+	pr.Arena = alignedBytes(p.ArenaBytes)
+	pr.Values = make([]tensor.Tensor, len(g.Nodes))
+	for _, n := range g.Nodes {
+		s := p.Slots[n.ID]
+		region := pr.Arena
+		if s.Region == plan.Weights {
+			region = pr.Weights
+		}
+		if s.Offset < 0 || s.Offset+s.Bytes > len(region) {
+			return fmt.Errorf("exec: slot of %s outside its region", n)
+		}
+		pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: region[s.Offset : s.Offset+s.Bytes : s.Offset+s.Bytes]}
+	}
+	pr.Steps = pr.Steps[:0]
+	for _, n := range p.Order {
+		if n.Op.IsSource() || isFreeView(n, p) {
+			continue
+		}
+		var (
+			k       ops.Kernel
+			variant = "reference"
+			err     error
+		)
+		if pr.opt.Reference || referenceOnly() {
+			k, err = ops.PrepareReference(n)
+		} else {
+			k, variant, err = ops.PrepareFast(n, env)
+		}
+		if err != nil {
+			return fmt.Errorf("exec: lowering %s: %w", n, err)
+		}
+		ins := make([]tensor.Tensor, len(n.Inputs))
+		for i, in := range n.Inputs {
+			ins[i] = pr.Values[in.ID]
+		}
+		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID]})
+	}
+	return nil
+}
+
+// isFreeView reports whether a view node shares its parent's bytes
+// exactly, so it needs no kernel call.
+func isFreeView(n *graph.Node, p *plan.Plan) bool {
+	if !n.Op.IsView() {
+		return false
+	}
+	s, ps := p.Slots[n.ID], p.Slots[n.Inputs[0].ID]
+	return s.Alias == n.Inputs[0] && s.Region == ps.Region && s.Offset == ps.Offset
+}
+
+// alignedBytes allocates n bytes starting on a 64-byte boundary.
+func alignedBytes(n int) []byte {
+	buf := make([]byte, n+64)
+	off := int((64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%64) % 64)
+	return buf[off : off+n : off+n]
+}
+
+// Run executes every step in order. It does not allocate.
+func (pr *Program) Run() error {
+	if pr.closed {
+		return errClosed
+	}
+	for i := range pr.Steps {
+		s := &pr.Steps[i]
+		if err := s.Kernel(s.Ins, s.Out); err != nil {
+			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)
+		}
+	}
+	return nil
+}
+
+var errClosed = fmt.Errorf("exec: program is closed")
+
+// Write copies an input's or param's bytes into its slot.
+func (pr *Program) Write(n *graph.Node, data []byte) error {
+	v, err := pr.value(n)
+	if err != nil {
+		return err
+	}
+	if n.Op != graph.OpInput && n.Op != graph.OpParam {
+		return fmt.Errorf("exec: %s is not an input or param", n)
+	}
+	if len(data) != len(v.Data) {
+		return fmt.Errorf("exec: %s needs %d bytes, got %d", n, len(v.Data), len(data))
+	}
+	copy(v.Data, data)
+	return nil
+}
+
+// Read copies a node's current value out.
+func (pr *Program) Read(n *graph.Node, dst []byte) error {
+	v, err := pr.value(n)
+	if err != nil {
+		return err
+	}
+	if len(dst) != len(v.Data) {
+		return fmt.Errorf("exec: %s has %d bytes, destination %d", n, len(v.Data), len(dst))
+	}
+	copy(dst, v.Data)
+	return nil
+}
+
+func (pr *Program) value(n *graph.Node) (tensor.Tensor, error) {
+	if pr.closed {
+		return tensor.Tensor{}, errClosed
+	}
+	if n == nil || n.ID < 0 || n.ID >= len(pr.Graph.Nodes) || pr.Graph.Nodes[n.ID] != n {
+		return tensor.Tensor{}, fmt.Errorf("exec: node %s is not in this program's graph", n)
+	}
+	return pr.Values[n.ID], nil
+}
+
+// Sync is a no-op: CPU runs are synchronous.
+func (pr *Program) Sync() error { return nil }
+
+// Clone makes a program with its own arena and freshly prepared kernels
+// (so kernel scratch is not shared) over the same weights.
+func (pr *Program) Clone() (Executable, error) {
+	if pr.closed {
+		return nil, errClosed
+	}
+	c := &Program{Graph: pr.Graph, Plan: pr.Plan, Weights: pr.Weights, opt: pr.opt}
+	if err := c.lowerSteps(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close drops the arena; later calls fail with an error.
+func (pr *Program) Close() error {
+	pr.closed = true
+	pr.Arena, pr.Steps = nil, nil
+	return nil
+}
+
+// Stats counts steps and kernel variants.
+func (pr *Program) Stats() Stats {
+	st := Stats{Steps: len(pr.Steps), Variants: map[string]int{}}
+	for _, s := range pr.Steps {
+		st.Variants[s.Node.Op.String()+"/"+s.Variant]++
+	}
+	return st
+}

@@ -1,0 +1,6 @@
+//go:build !purego
+
+package cpu
+
+// buildHasAsm: assembly kernels are compiled in.
+const buildHasAsm = true

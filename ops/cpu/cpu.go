@@ -1,0 +1,84 @@
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Variant is a family of kernels.
+type Variant string
+
+// The variants, best first on each architecture.
+const (
+	AVX512  Variant = "avx512" // amd64: AVX-512F/BW/DQ/VL + FMA
+	AVX2    Variant = "avx2"   // amd64: AVX2 + FMA
+	NEON    Variant = "neon"   // arm64 baseline
+	Generic Variant = "generic"
+)
+
+// Info is what the CPU offers and what kiln chose.
+type Info struct {
+	Model     string
+	Cores     int // physical cores as cpuid reports them
+	Threads   int // logical CPUs
+	Features  []string
+	Supported []Variant // variants this CPU and build could run, best first
+	Chosen    Variant   // after KILN_CPU
+	Forced    string    // KILN_CPU as set, "" if not
+}
+
+var (
+	info     Info
+	infoOnce sync.Once
+)
+
+// Detect returns the CPU information, computed once.
+func Detect() Info {
+	infoOnce.Do(func() { info = detect(os.Getenv("KILN_CPU")) })
+	return info
+}
+
+// Chosen is the variant kernels should dispatch to.
+func Chosen() Variant { return Detect().Chosen }
+
+func detect(force string) Info {
+	c := cpuid.CPU
+	in := Info{Model: c.BrandName, Cores: c.PhysicalCores, Threads: runtime.NumCPU(), Forced: force}
+	in.Features = c.FeatureSet()
+	if buildHasAsm {
+		switch runtime.GOARCH {
+		case "amd64":
+			if c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX512VL, cpuid.FMA3) {
+				in.Supported = append(in.Supported, AVX512)
+			}
+			if c.Supports(cpuid.AVX2, cpuid.FMA3) {
+				in.Supported = append(in.Supported, AVX2)
+			}
+		case "arm64":
+			in.Supported = append(in.Supported, NEON)
+		}
+	}
+	in.Supported = append(in.Supported, Generic)
+	in.Chosen = in.Supported[0]
+	if force != "" {
+		if v := Variant(force); slices.Contains(in.Supported, v) {
+			in.Chosen = v
+		} else {
+			fmt.Fprintf(os.Stderr, "kiln: KILN_CPU=%s is not available here (have %v); using %s\n", force, in.Supported, in.Chosen)
+		}
+	}
+	return in
+}
+
+// Allows reports whether kernels of variant v may run: the CPU supports
+// it and KILN_CPU did not force a lower one.
+func Allows(v Variant) bool {
+	in := Detect()
+	ci, vi := slices.Index(in.Supported, in.Chosen), slices.Index(in.Supported, v)
+	return vi >= 0 && vi >= ci
+}

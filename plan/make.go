@@ -1,0 +1,178 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops"
+)
+
+// Align is the byte alignment of every buffer in both regions: a cache
+// line, and the widest vector (AVX-512) the kernels load.
+const Align = 64
+
+func alignUp(n int) int { return (n + Align - 1) &^ (Align - 1) }
+
+// nbytes is the size of a node's value.
+func nbytes(n *graph.Node) int { return n.Shape.NumElements() * n.DType.Size() }
+
+// isWeight reports whether a source lives in the Weights region.
+func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == graph.OpConstant }
+
+// catalogueInPlace is the default Options.InPlace: the ops catalogue's
+// flag, false for an op without a kernel.
+func catalogueInPlace(n *graph.Node) bool {
+	e, err := ops.Lookup(n.Op)
+	return err == nil && e.InPlace
+}
+
+// Make plans g: it verifies the graph, schedules it, computes lifetimes
+// and places every value.
+//
+// The schedule is g.TopoOrder (creation order for graphs built through the
+// builder). It contains every node, sources included; a source's step does
+// no work. Ordering for a smaller live set is left to fusion, which sees
+// the whole graph; placement quality is measured against the lower bound
+// of the schedule it is given.
+//
+// A node writes its output over input 0 (in place, Slot.Alias = input 0)
+// when all of these hold: Options.InPlace allows it (default: the ops
+// catalogue), planning is not naive, input 0's buffer (its root, through
+// views) is an arena intermediate (not a graph input, param or constant),
+// no value in that buffer is a graph output, this step is the buffer's
+// last use, the node has input 0's dtype and byte size, and every other
+// input sharing that buffer has input 0's shape (so elementwise reads
+// stay at the index being written).
+func Make(g *graph.Graph, opt Options) (*Plan, error) {
+	if err := graph.Verify(g); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	order, err := g.TopoOrder()
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if FromEnv().Naive {
+		opt.Naive = true
+	}
+	if opt.InPlace == nil {
+		opt.InPlace = catalogueInPlace
+	}
+	lv := liveness(g, order)
+	bufs := share(g, order, lv, opt)
+
+	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), g: g}
+	last := len(order) - 1
+	var arena []block
+	for _, n := range order {
+		id := n.ID
+		s := Slot{Bytes: nbytes(n), Start: lv.pos[id], End: lv.last[id]}
+		if n.Op.IsSource() {
+			s.Start = 0
+		}
+		if bufs.root[id] != id {
+			s.Alias = n.Inputs[0]
+		} else if isWeight(n) {
+			s.Region, s.Offset, s.End = Weights, p.WeightBytes, last
+			p.WeightBytes += alignUp(s.Bytes)
+		} else {
+			s.End = bufs.end[id]
+			arena = append(arena, block{id: id, size: alignUp(s.Bytes), start: s.Start, end: s.End})
+		}
+		if !n.Op.IsView() && !isWeight(n) {
+			p.NaiveBytes += alignUp(s.Bytes)
+		}
+		p.Slots[id] = s
+	}
+	if opt.Naive {
+		p.ArenaBytes = placeNaive(arena)
+	} else {
+		p.ArenaBytes = placeBestFit(arena, len(order))
+	}
+	for _, b := range arena {
+		p.Slots[b.id].Offset = b.off
+	}
+	// Aliases follow their roots; the schedule puts every alias after its
+	// input, so one pass in order resolves chains.
+	for _, n := range order {
+		if s := &p.Slots[n.ID]; s.Alias != nil {
+			r := p.Slots[s.Alias.ID]
+			s.Region, s.Offset = r.Region, r.Offset
+		}
+	}
+	p.LowerBound = lowerBound(arena, len(order))
+	return p, nil
+}
+
+// lifetimes holds what liveness derives from the schedule, by node ID.
+type lifetimes struct {
+	pos  []int  // schedule position
+	last []int  // last step that reads the value, itself or through views; the end for outputs
+	out  []bool // the value, or a view of it, is a graph output
+}
+
+func liveness(g *graph.Graph, order []*graph.Node) lifetimes {
+	n := len(g.Nodes)
+	lv := lifetimes{pos: make([]int, n), last: make([]int, n), out: make([]bool, n)}
+	for i, v := range order {
+		lv.pos[v.ID], lv.last[v.ID] = i, i
+		for _, in := range v.Inputs {
+			lv.last[in.ID] = max(lv.last[in.ID], i)
+		}
+	}
+	for _, o := range g.Outputs() {
+		lv.last[o.ID], lv.out[o.ID] = len(order)-1, true
+	}
+	// A view's uses are uses of its parent's bytes; walking backwards
+	// carries them down chains of views.
+	for i := len(order) - 1; i >= 0; i-- {
+		if v := order[i]; v.Op.IsView() {
+			p := v.Inputs[0].ID
+			lv.last[p] = max(lv.last[p], lv.last[v.ID])
+			lv.out[p] = lv.out[p] || lv.out[v.ID]
+		}
+	}
+	return lv
+}
+
+// buffers groups values into the buffers that hold them, by node ID.
+type buffers struct {
+	root []int  // ID of the node owning the buffer a value lives in
+	end  []int  // by root: last step any value in the buffer is needed
+	out  []bool // by root: some value in the buffer is a graph output
+}
+
+// share decides, in schedule order, which values reuse another's buffer:
+// views always, in-place steps when Make's rule allows.
+func share(g *graph.Graph, order []*graph.Node, lv lifetimes, opt Options) buffers {
+	n := len(g.Nodes)
+	b := buffers{root: make([]int, n), end: make([]int, n), out: make([]bool, n)}
+	for _, v := range order {
+		id, r := v.ID, v.ID
+		if v.Op.IsView() || inPlace(g, v, lv, b, opt) {
+			r = b.root[v.Inputs[0].ID]
+		}
+		b.root[id] = r
+		b.end[r] = max(b.end[r], lv.last[id])
+		b.out[r] = b.out[r] || lv.out[id]
+	}
+	return b
+}
+
+func inPlace(g *graph.Graph, v *graph.Node, lv lifetimes, b buffers, opt Options) bool {
+	if opt.Naive || v.Op.IsSource() || len(v.Inputs) == 0 {
+		return false
+	}
+	in0 := v.Inputs[0]
+	r := b.root[in0.ID]
+	switch {
+	case g.Nodes[r].Op.IsSource(), b.out[r], b.end[r] != lv.pos[v.ID],
+		v.DType != in0.DType, nbytes(v) != nbytes(in0):
+		return false
+	}
+	for _, in := range v.Inputs[1:] {
+		if b.root[in.ID] == r && !in.Shape.Equal(in0.Shape) {
+			return false
+		}
+	}
+	return opt.InPlace(v)
+}

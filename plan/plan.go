@@ -1,0 +1,55 @@
+package plan
+
+import "github.com/kilnml/kiln/graph"
+
+// Region says which memory a value lives in.
+type Region uint8
+
+const (
+	// Arena: activations, graph inputs and outputs; one per compiled
+	// program (each Clone owns its own).
+	Arena Region = iota
+	// Weights: params and constants; shared read-only between clones.
+	Weights
+)
+
+// Slot is where one node's value lives.
+type Slot struct {
+	Region Region
+	Offset int // bytes from the start of the region, 64-byte aligned for roots
+	Bytes  int // size of the value
+	// Alias is the node whose memory this value shares (a view of its
+	// parent, or an in-place output reusing its input), or nil for a
+	// value with its own buffer.
+	Alias *graph.Node
+	// Start and End are the schedule positions of the first and last step
+	// during which the value's memory must stay intact (End includes
+	// every use through views; outputs live to the end; graph inputs,
+	// params and constants start at 0). On a root slot (Alias nil) they
+	// span the whole buffer: every value sharing it, in-place successors
+	// included, which is what placement keeps apart.
+	Start, End int
+}
+
+// Options tune planning.
+type Options struct {
+	// Naive gives every value its own buffer (no reuse, no in-place;
+	// views still alias). KILN_PLAN=naive forces it on in every Make.
+	Naive bool
+	// InPlace reports whether a node may write its output over input 0.
+	// Nil means the ops catalogue's flag.
+	InPlace func(n *graph.Node) bool
+}
+
+// Plan is the memory layout of a graph.
+type Plan struct {
+	Order []*graph.Node // the schedule: every node after its inputs
+	Slots []Slot        // by node ID
+
+	ArenaBytes  int // size of the activation arena
+	WeightBytes int // size of the weight region
+	NaiveBytes  int // sum of all arena values without any reuse
+	LowerBound  int // the largest total of simultaneously live arena bytes
+
+	g *graph.Graph // what Check verifies the layout against
+}

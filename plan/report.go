@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/kilnml/kiln/graph"
+)
+
+// Root is the node owning the buffer n's value lives in: n itself, or the
+// end of its chain of views and in-place steps.
+func (p *Plan) Root(n *graph.Node) *graph.Node {
+	for p.Slots[n.ID].Alias != nil {
+		n = p.Slots[n.ID].Alias
+	}
+	return n
+}
+
+// Report is a one-line summary for logs and the CLI: the arena against
+// the lower bound and the naive layout, the weights, and how many values
+// needed no buffer of their own.
+func (p *Plan) Report() string {
+	views, inPlace := 0, 0
+	for _, n := range p.Order {
+		if p.Slots[n.ID].Alias == nil {
+			continue
+		}
+		if n.Op.IsView() {
+			views++
+		} else {
+			inPlace++
+		}
+	}
+	return fmt.Sprintf("plan: %d nodes; arena %s (%s of lower bound %s, %s of naive %s); weights %s; %d views, %d in place",
+		len(p.Order), size(p.ArenaBytes), ratio(p.ArenaBytes, p.LowerBound), size(p.LowerBound),
+		ratio(p.ArenaBytes, p.NaiveBytes), size(p.NaiveBytes), size(p.WeightBytes), views, inPlace)
+}
+
+// size prints a byte count in the largest binary unit it reaches.
+func size(b int) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
+}

@@ -1,0 +1,287 @@
+package kiln
+
+import (
+	"fmt"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Input is a named float32 input for Run.
+type Input struct {
+	Name string
+	Data []float32
+}
+
+// In pairs an input name with its data.
+func In(name string, data []float32) Input { return Input{Name: name, Data: data} }
+
+// TypedInput is a named input in any dtype, as raw little-endian bytes.
+type TypedInput struct {
+	Name  string
+	Data  []byte
+	DType tensor.DType
+}
+
+// TypedOutput is an output in its declared dtype.
+type TypedOutput struct {
+	Data  []byte
+	DType tensor.DType
+	Shape tensor.Shape
+}
+
+// Run feeds inputs by name, runs the graph and returns a copy of every
+// output as float32 (other dtypes are converted). Inputs bound to a
+// handle may be left out.
+func (cg *CompiledGraph) Run(inputs ...Input) ([][]float32, error) {
+	typed := make([]TypedInput, len(inputs))
+	for i, in := range inputs {
+		typed[i] = TypedInput{Name: in.Name, Data: tensor.Bytes(in.Data), DType: tensor.F32}
+	}
+	if err := cg.runNamed(typed); err != nil {
+		return nil, err
+	}
+	outs := make([][]float32, len(cg.g.Outputs()))
+	for i, o := range cg.g.Outputs() {
+		v := cg.outputTensor(i)
+		if o.DType == tensor.F32 {
+			outs[i] = append([]float32(nil), tensor.Elems[float32](v.Data)...)
+			continue
+		}
+		wide := tensor.New(tensor.F32, o.Shape...)
+		if err := tensor.Convert(wide, v); err != nil {
+			return nil, err
+		}
+		outs[i] = wide.F32()
+	}
+	return outs, nil
+}
+
+// RunTyped feeds inputs in any dtype (converted to each input's declared
+// dtype at the boundary) and returns the outputs in their declared dtypes.
+func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
+	if err := cg.runNamed(inputs); err != nil {
+		return nil, err
+	}
+	outs := make([]TypedOutput, len(cg.g.Outputs()))
+	for i, o := range cg.g.Outputs() {
+		v := cg.outputTensor(i)
+		outs[i] = TypedOutput{Data: append([]byte(nil), v.Data...), DType: o.DType, Shape: o.Shape.Clone()}
+	}
+	return outs, nil
+}
+
+// runNamed matches named inputs to graph inputs, writes them and runs.
+func (cg *CompiledGraph) runNamed(inputs []TypedInput) error {
+	if cg.closed {
+		return errClosed
+	}
+	given := make([]bool, len(cg.g.Inputs()))
+	for _, in := range inputs {
+		i := cg.inputIndex(in.Name)
+		if i < 0 {
+			return fmt.Errorf("kiln: no input %q (inputs: %s)", in.Name, names(cg.g.Inputs()))
+		}
+		if given[i] {
+			return fmt.Errorf("kiln: input %q given twice", in.Name)
+		}
+		n := cg.g.Inputs()[i]
+		b, err := convertTo(n, in.Data, in.DType)
+		if err != nil {
+			return fmt.Errorf("kiln: input %q: %w", in.Name, err)
+		}
+		if err := cg.x.Write(n, b); err != nil {
+			return err
+		}
+		given[i] = true
+	}
+	var missing []string
+	for i, ok := range given {
+		if !ok && cg.handleFor(i) == nil {
+			missing = append(missing, cg.g.Inputs()[i].Name)
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("kiln: missing inputs: %v", missing)
+	}
+	return cg.execute()
+}
+
+func (cg *CompiledGraph) inputIndex(name string) int {
+	for i, n := range cg.g.Inputs() {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// RunSlots is the fastest way to run: float32 inputs by position (the
+// order of Inputs(); nil for an input bound to a handle), no name lookups,
+// no conversions and no allocation. It returns the outputs' spans in
+// Arena(); Output(i) gives the same data as a slice. Both stay valid
+// until the next run.
+func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
+	if cg.closed {
+		return nil, errClosed
+	}
+	ins := cg.g.Inputs()
+	if len(inputs) != len(ins) {
+		return nil, fmt.Errorf("kiln: RunSlots: %d inputs given, graph has %d", len(inputs), len(ins))
+	}
+	for i, n := range ins {
+		if inputs[i] == nil && cg.handleFor(i) != nil {
+			continue
+		}
+		if n.DType != tensor.F32 {
+			return nil, fmt.Errorf("kiln: RunSlots: input %d %q is %v; use RunTyped", i, n.Name, n.DType)
+		}
+		if err := cg.x.Write(n, tensor.Bytes(inputs[i])); err != nil {
+			return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %w", i, n.Name, err)
+		}
+	}
+	if err := cg.execute(); err != nil {
+		return nil, err
+	}
+	return cg.spans, nil
+}
+
+// execute runs once with the inputs already written: handles in, run,
+// outputs staged (off-CPU) and fed back into handles.
+func (cg *CompiledGraph) execute() error {
+	if err := cg.checkParams(); err != nil {
+		return err
+	}
+	for i := range cg.handles {
+		h := &cg.handles[i]
+		if err := cg.x.Write(h.node, tensor.Bytes(h.data)); err != nil {
+			return err
+		}
+	}
+	if err := cg.runProgram(); err != nil {
+		return err
+	}
+	if err := cg.x.Sync(); err != nil {
+		return err
+	}
+	if cg.cpu == nil {
+		for i, o := range cg.g.Outputs() {
+			if err := cg.x.Read(o, cg.stage[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return cg.feedHandles()
+}
+
+// outputTensor views output i after a run.
+func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
+	o := cg.g.Outputs()[i]
+	if cg.cpu != nil {
+		return cg.cpu.Values[o.ID]
+	}
+	return tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]}
+}
+
+// Output views output i of the last run as float32 (nil if the output is
+// not F32 or i is out of range). The view is valid until the next run.
+func (cg *CompiledGraph) Output(i int) []float32 {
+	if cg.closed || i < 0 || i >= len(cg.spans) || cg.g.Outputs()[i].DType != tensor.F32 {
+		return nil
+	}
+	return tensor.Elems[float32](cg.outputTensor(i).Data)
+}
+
+// OutputTensor views output i of the last run in its declared dtype.
+func (cg *CompiledGraph) OutputTensor(i int) (tensor.Tensor, error) {
+	if cg.closed {
+		return tensor.Tensor{}, errClosed
+	}
+	if i < 0 || i >= len(cg.spans) {
+		return tensor.Tensor{}, fmt.Errorf("kiln: no output %d (graph has %d)", i, len(cg.spans))
+	}
+	return cg.outputTensor(i), nil
+}
+
+// Arena is the CPU activation arena (nil on other devices): the memory
+// RunSlots' spans point into.
+func (cg *CompiledGraph) Arena() []byte {
+	if cg.cpu == nil || cg.closed {
+		return nil
+	}
+	return cg.cpu.Arena
+}
+
+// CommitNoWait starts a run without waiting for it; outputs of one commit
+// are overwritten by the next. On the CPU it runs synchronously.
+func (cg *CompiledGraph) CommitNoWait(inputs ...Input) error {
+	_, err := cg.RunRaw(inputs...)
+	return err
+}
+
+// SyncPending waits for every CommitNoWait (a no-op on the CPU).
+func (cg *CompiledGraph) SyncPending() error {
+	if cg.closed {
+		return errClosed
+	}
+	return cg.x.Sync()
+}
+
+// RunRaw runs with named float32 inputs and returns views of the outputs
+// (float32 outputs only; nil for others), valid until the next run.
+func (cg *CompiledGraph) RunRaw(inputs ...Input) ([][]float32, error) {
+	typed := make([]TypedInput, len(inputs))
+	for i, in := range inputs {
+		typed[i] = TypedInput{Name: in.Name, Data: tensor.Bytes(in.Data), DType: tensor.F32}
+	}
+	if err := cg.runNamed(typed); err != nil {
+		return nil, err
+	}
+	outs := make([][]float32, len(cg.spans))
+	for i := range outs {
+		outs[i] = cg.Output(i)
+	}
+	return outs, nil
+}
+
+// RunPipelined runs each input set in turn and returns every run's
+// outputs separately: out[run][output][element].
+func (cg *CompiledGraph) RunPipelined(sets [][]Input) ([][][]float32, error) {
+	out := make([][][]float32, len(sets))
+	for i, set := range sets {
+		o, err := cg.Run(set...)
+		if err != nil {
+			return nil, fmt.Errorf("kiln: RunPipelined: set %d: %w", i, err)
+		}
+		out[i] = o
+	}
+	return out, cg.SyncPending()
+}
+
+// Clone makes a compiled graph that shares the weights read-only and owns
+// its arena and handles, so it can run concurrently with the original.
+// Params set later on either are seen by both.
+func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
+	if cg.closed {
+		return nil, errClosed
+	}
+	x, err := cg.x.Clone()
+	if err != nil {
+		return nil, err
+	}
+	c := newCompiled(cg.sess, cg.g, cg.plan, x, cg.fusion)
+	c.paramSet = cg.paramSet // shared weights: set once, set for all
+	for _, h := range cg.handles {
+		h.data = append([]float32(nil), h.data...)
+		c.handles = append(c.handles, h)
+	}
+	if cg.extent != nil {
+		if err := c.SetActiveExtent(cg.extent.actual, cg.extent.upper); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// inputNode returns graph input i.
+func (cg *CompiledGraph) inputNode(i int) *graph.Node { return cg.g.Inputs()[i] }
