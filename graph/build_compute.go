@@ -132,15 +132,15 @@ func (g *Graph) RoPE(x, cos, sin *Node, interleaved bool) *Node {
 	return g.add(OpRoPE, Attrs{Interleaved: interleaved}, x, cos, sin)
 }
 
-// nonNil drops trailing optional inputs that were not given.
+// nonNil drops trailing optional inputs that were not given. A nil in a
+// required position stays, so add reports it instead of the later inputs
+// silently shifting into its place.
 func nonNil(ns ...*Node) []*Node {
-	out := ns[:0:0]
-	for _, n := range ns {
-		if n != nil {
-			out = append(out, n)
-		}
+	end := len(ns)
+	for end > 0 && ns[end-1] == nil {
+		end--
 	}
-	return out
+	return ns[:end]
 }
 
 // ones is a constant of ones shaped like x's dims from axis on.
@@ -148,13 +148,14 @@ func (g *Graph) ones(x *Node, axis int) *Node {
 	if !x.Valid() {
 		return x
 	}
-	if axis < 0 {
-		axis += x.Shape.Rank()
+	ax := axis
+	if ax < 0 {
+		ax += x.Shape.Rank()
 	}
-	if axis < 0 || axis > x.Shape.Rank() {
-		return g.fail("LayerNorm: axis out of range for %v", x.Shape)
+	if ax < 0 || ax > x.Shape.Rank() {
+		return g.fail("LayerNorm: axis %d out of range for rank %d", axis, x.Shape.Rank())
 	}
-	s := x.Shape[axis:].Clone()
+	s := x.Shape[ax:].Clone()
 	v := make([]float32, s.NumElements())
 	for i := range v {
 		v[i] = 1

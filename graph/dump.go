@@ -16,7 +16,11 @@ func Dump(g *Graph) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "graph: %d nodes, %d inputs, %d params, %d outputs\n",
 		len(g.Nodes), len(g.inputs), len(g.params), len(g.outputs))
-	for _, n := range g.Nodes {
+	for i, n := range g.Nodes {
+		if n == nil { // only in a broken graph, which Dump helps to debug
+			fmt.Fprintf(&b, "  %%%d <nil>\n", i)
+			continue
+		}
 		names := make([]string, len(n.Inputs))
 		for i, in := range n.Inputs {
 			names[i] = in.String() // not in.Name: a broken graph may hold nil

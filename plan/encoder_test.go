@@ -63,7 +63,7 @@ func TestEncoderWithinTenPercentOfLowerBound(t *testing.T) {
 		}{{"in-place", elementwise}, {"no-in-place", never}} {
 			name := fmt.Sprintf("fused=%v/%s", fused, ip.name)
 			t.Run(name, func(t *testing.T) {
-				g := encoder(3, seq, hidden, heads, ffn, fused)
+				g := encoder(6, seq, hidden, heads, ffn, fused)
 				p, err := plan.Make(g, plan.Options{InPlace: ip.f})
 				if err != nil {
 					t.Fatal(err)
