@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/kilnml/kiln/graph"
@@ -30,9 +31,10 @@ type Program struct {
 	Weights []byte // shared read-only by clones
 	Values  []tensor.Tensor
 
-	opt    Options
-	runner *Runner
-	closed bool
+	opt     Options
+	runner  *Runner
+	closed  bool
+	version *atomic.Uint64 // weight writes, shared with clones
 }
 
 // Options tune lowering for the CPU.
@@ -66,7 +68,7 @@ func Lower(g *graph.Graph, p *plan.Plan, opt Options) (*Program, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
-	pr := &Program{Graph: g, Plan: p, opt: opt, Weights: alignedBytes(p.WeightBytes)}
+	pr := &Program{Graph: g, Plan: p, opt: opt, Weights: alignedBytes(p.WeightBytes), version: new(atomic.Uint64)}
 	for _, n := range g.Nodes {
 		if n.Op == graph.OpConstant {
 			s := p.Slots[n.ID]
@@ -86,7 +88,7 @@ func (pr *Program) lowerSteps() error {
 		pr.opt.Pool = DefaultPool()
 	}
 	pr.runner = pr.opt.Pool.NewRunner()
-	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers()}
+	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version}
 	pr.Arena = alignedBytes(p.ArenaBytes)
 	pr.Values = make([]tensor.Tensor, len(g.Nodes))
 	for _, n := range g.Nodes {
@@ -173,6 +175,9 @@ func (pr *Program) Write(n *graph.Node, data []byte) error {
 		return fmt.Errorf("exec: %s needs %d bytes, got %d", n, len(v.Data), len(data))
 	}
 	copy(v.Data, data)
+	if n.Op == graph.OpParam {
+		pr.version.Add(1)
+	}
 	return nil
 }
 
@@ -208,7 +213,7 @@ func (pr *Program) Clone() (Executable, error) {
 	if pr.closed {
 		return nil, errClosed
 	}
-	c := &Program{Graph: pr.Graph, Plan: pr.Plan, Weights: pr.Weights, opt: pr.opt}
+	c := &Program{Graph: pr.Graph, Plan: pr.Plan, Weights: pr.Weights, opt: pr.opt, version: pr.version}
 	if err := c.lowerSteps(); err != nil {
 		return nil, err
 	}

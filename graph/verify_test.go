@@ -237,8 +237,8 @@ func TestReplaceUses(t *testing.T) {
 	if err := Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	if u := g.Uses(); u[a.ID] != 1 || u[sq.ID] != 0 || u[r.ID] != 4 {
-		t.Errorf("uses a=%d sq=%d r=%d, want 1 0 4", u[a.ID], u[sq.ID], u[r.ID])
+	if u := g.Uses(); u[a.ID] != 1 || u[sq.ID] != 0 || u[r.ID] != 3 { // b, c and the output slot
+		t.Errorf("uses a=%d sq=%d r=%d, want 1 0 3", u[a.ID], u[sq.ID], u[r.ID])
 	}
 }
 

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -48,6 +49,11 @@ type Env struct {
 	For func(n, grain int, body func(lo, hi int))
 	// Threads is the number of workers For may use.
 	Threads int
+	// WeightsVersion counts writes to the weight region (SetParam). A
+	// kernel that caches a transformed copy of a param or constant input
+	// (a packed GEMM panel) rebuilds it when the count has changed since it
+	// was made. Nil means weights never change.
+	WeightsVersion *atomic.Uint64
 }
 
 // Serial is an Env that runs everything on the calling goroutine.

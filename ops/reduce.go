@@ -347,8 +347,8 @@ func cumSumKernel[T ewNum, W wide](exclusive, rev bool, outer, size, inner int) 
 					j := base + k*inner
 					v := W(x[j])
 					if exclusive {
-						acc += v
 						dst[j] = T(acc)
+						acc += v
 					} else {
 						acc += v
 						dst[j] = T(acc)

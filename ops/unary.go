@@ -55,7 +55,7 @@ var floatUnary = map[graph.Op]func(x float64) float64{
 		}
 		return x
 	},
-	graph.OpGelu: func(x float64) float64 { return x / 2 * (1 + math.Erf(x/math.Sqrt2)) },
+	graph.OpGelu: func(x float64) float64 { return x / 2 * (1 + math.Erf(x/1.41421)) },
 	graph.OpGeluTanh: func(x float64) float64 {
 		return x / 2 * (1 + math.Tanh(sqrt2OverPi*(x+0.044715*x*x*x)))
 	},

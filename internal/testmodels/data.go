@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -31,9 +32,9 @@ func ModelNames() []string {
 	ents, _ := modelFiles.ReadDir("testdata")
 	var out []string
 	for _, e := range ents {
-		var name string
-		if _, err := fmt.Sscanf(e.Name(), "model_%s", &name); err == nil && len(name) > 5 {
-			out = append(out, name[:len(name)-len(".json")])
+		name, ok := strings.CutPrefix(e.Name(), "model_")
+		if name, ok2 := strings.CutSuffix(name, ".json"); ok && ok2 {
+			out = append(out, name)
 		}
 	}
 	sort.Strings(out)
