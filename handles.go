@@ -92,7 +92,8 @@ func (cg *CompiledGraph) feedHandles() error {
 	for i := range cg.handles {
 		h := &cg.handles[i]
 		if h.feed >= 0 {
-			copy(h.data, tensor.Elems[float32](cg.outputTensor(h.feed).Data))
+			v := cg.outputTensor(h.feed) // actual-sized under SetActiveExtent
+			copyLeading(tensor.Bytes(h.data), h.node.Shape, v.Data, v.Shape, 4)
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func (cg *CompiledGraph) Run(inputs ...Input) ([][]float32, error) {
 			outs[i] = append([]float32(nil), tensor.Elems[float32](v.Data)...)
 			continue
 		}
-		wide := tensor.New(tensor.F32, o.Shape...)
+		wide := tensor.New(tensor.F32, v.Shape...)
 		if err := tensor.Convert(wide, v); err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
 	outs := make([]TypedOutput, len(cg.g.Outputs()))
 	for i, o := range cg.g.Outputs() {
 		v := cg.outputTensor(i)
-		outs[i] = TypedOutput{Data: append([]byte(nil), v.Data...), DType: o.DType, Shape: o.Shape.Clone()}
+		outs[i] = TypedOutput{Data: append([]byte(nil), v.Data...), DType: o.DType, Shape: v.Shape.Clone()}
 	}
 	return outs, nil
 }
@@ -143,7 +143,7 @@ func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 	if err := cg.execute(); err != nil {
 		return nil, err
 	}
-	return cg.spans, nil
+	return cg.activeSpans(), nil
 }
 
 // execute runs once with the inputs already written: handles in, run,
@@ -176,6 +176,9 @@ func (cg *CompiledGraph) execute() error {
 
 // outputTensor views output i after a run.
 func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
+	if v, ok := cg.activeOutput(i); ok {
+		return v
+	}
 	o := cg.g.Outputs()[i]
 	if cg.cpu != nil {
 		return cg.cpu.Values[o.ID]
@@ -209,7 +212,7 @@ func (cg *CompiledGraph) Arena() []byte {
 	if cg.cpu == nil || cg.closed {
 		return nil
 	}
-	return cg.cpu.Arena
+	return cg.activeArena()
 }
 
 // CommitNoWait starts a run without waiting for it; outputs of one commit

@@ -50,19 +50,7 @@ func (s *Session) Compile(g *graph.Graph) (*CompiledGraph, error) {
 		return nil, err
 	}
 	work := g.Clone()
-	fo := fuse.FromEnv()
-	if s.opts.Fuse != nil {
-		fo = *s.opts.Fuse
-	}
-	frep, err := fuse.Run(work, fo)
-	if err != nil {
-		return nil, err
-	}
-	po := plan.FromEnv()
-	if s.opts.Plan != nil {
-		po = *s.opts.Plan
-	}
-	p, err := plan.Make(work, po)
+	frep, p, err := s.fuseAndPlan(work)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +59,29 @@ func (s *Session) Compile(g *graph.Graph) (*CompiledGraph, error) {
 		return nil, err
 	}
 	return newCompiled(s, work, p, x, frep), nil
+}
+
+// fuseAndPlan runs the session's fusion passes on work (in place) and
+// plans it: the device-independent part of Compile, shared with the
+// programs SetActiveExtent specialises.
+func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error) {
+	fo := fuse.FromEnv()
+	if s.opts.Fuse != nil {
+		fo = *s.opts.Fuse
+	}
+	frep, err := fuse.Run(work, fo)
+	if err != nil {
+		return frep, nil, err
+	}
+	po := plan.FromEnv()
+	if s.opts.Plan != nil {
+		po = *s.opts.Plan
+	}
+	p, err := plan.Make(work, po)
+	if err != nil {
+		return frep, nil, err
+	}
+	return frep, p, nil
 }
 
 func (s *Session) backend() (exec.Backend, error) {

@@ -50,7 +50,10 @@ func TestDumpExact(t *testing.T) {
 func TestDumpMentionsEverything(t *testing.T) {
 	g := New()
 	g.Output(buildEncoder(g), buildCNN(g))
-	g.Output(g.Slice(g.Input("s", tensor.I64, 9), SliceSpec{Starts: []int{-1}, Ends: []int{-100}, Steps: []int{-2}}))
+	g.Output(g.Slice(g.Input("seq", tensor.I64, 9), SliceSpec{Starts: []int{-1}, Ends: []int{-100}, Steps: []int{-2}}))
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(Dump(g), "\n")
 	if len(lines) < len(g.Nodes)+1 {
 		t.Fatalf("%d lines for %d nodes", len(lines), len(g.Nodes))

@@ -247,6 +247,9 @@ func TestWhere(t *testing.T) {
 	ewFloats(t, got, []int{2, 3}, []float64{-1, 20, -1, -2, 50, -2}, 0)
 	got = ewEval(t, where, ewT[uint8](tensor.Bool, []int{0, 1}), ewF(tensor.F32, []int{3}, 1, 2, 3), ewF(tensor.F32, nil, 0))
 	ewShape(t, got, []int{0, 3})
+	// Any non-zero condition byte is true.
+	got = ewEval(t, where, ewT[uint8](tensor.Bool, []int{3}, 2, 0, 255), ewF(tensor.I64, nil, 1), ewF(tensor.I64, nil, 0))
+	ewInts(t, got, []int{3}, []int64{1, 0, 1})
 	// NaN payloads are moved, not computed on.
 	got = ewEval(t, where, ewT[uint8](tensor.Bool, nil, 1), ewF(tensor.F64, []int{2}, ewNaN, ewInf), ewF(tensor.F64, nil, 0))
 	ewFloats(t, got, []int{2}, []float64{ewNaN, ewInf}, 0)

@@ -100,7 +100,7 @@ func runLayerNorm[T float32 | float64](p *normPlan, ins []tensor.Tensor, out ten
 			d := float64(v) - mean
 			variance += d * d
 		}
-		variance /= float64(p.inner - 1)
+		variance /= float64(p.inner)
 		std := math.Sqrt(variance + p.eps)
 		for i, v := range row {
 			dst[i] = affine(p, (float64(v)-mean)/std, scale, bias, i)

@@ -37,6 +37,17 @@ func init() {
 // sqrt2OverPi is the constant of the tanh approximation of GELU.
 var sqrt2OverPi = math.Sqrt(2 / math.Pi)
 
+// gatedAtMinusInf gives x·gate(x) activations their limit -0 at -Inf,
+// where the plain formula computes -Inf·0 = NaN.
+func gatedAtMinusInf(f func(float64) float64) func(float64) float64 {
+	return func(x float64) float64 {
+		if math.IsInf(x, -1) {
+			return math.Copysign(0, -1)
+		}
+		return f(x)
+	}
+}
+
 // floatUnary is the float64 formula of each op without attributes.
 var floatUnary = map[graph.Op]func(x float64) float64{
 	graph.OpNeg:        func(x float64) float64 { return -x },
@@ -55,11 +66,11 @@ var floatUnary = map[graph.Op]func(x float64) float64{
 		}
 		return x
 	},
-	graph.OpGelu: func(x float64) float64 { return x / 2 * (1 + math.Erf(x/1.41421)) },
-	graph.OpGeluTanh: func(x float64) float64 {
+	graph.OpGelu: gatedAtMinusInf(func(x float64) float64 { return x / 2 * (1 + math.Erf(x/math.Sqrt2)) }),
+	graph.OpGeluTanh: gatedAtMinusInf(func(x float64) float64 {
 		return x / 2 * (1 + math.Tanh(sqrt2OverPi*(x+0.044715*x*x*x)))
-	},
-	graph.OpSilu:  func(x float64) float64 { return x / (1 + math.Exp(-x)) },
+	}),
+	graph.OpSilu:  gatedAtMinusInf(func(x float64) float64 { return x / (1 + math.Exp(-x)) }),
 	graph.OpErf:   math.Erf,
 	graph.OpSin:   math.Sin,
 	graph.OpCos:   math.Cos,

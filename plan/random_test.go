@@ -67,7 +67,7 @@ func randomGraph(r *rand.Rand) (*graph.Graph, error) {
 		rank := a.Shape.Rank()
 		var n *graph.Node
 		switch k := r.IntN(9); {
-		case k <= 1:
+		case k <= 1, rank == 0 && k >= 4 && k <= 7: // scalars: no axes to work on
 			n = unary[r.IntN(len(unary))](a)
 		case k == 2:
 			b := partner(a)

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/plan"
@@ -15,43 +16,37 @@ import (
 // other than the one it overwrites in place. At the end every output
 // must hold its value.
 func simulate(g *graph.Graph, p *plan.Plan) error {
-	arena := make([]int32, p.ArenaBytes)
-	weights := make([]int32, p.WeightBytes)
-	for i := range arena {
-		arena[i] = -1
-	}
-	tag := make([]int32, len(g.Nodes)) // the node whose write holds each value
-	mem := func(n *graph.Node) ([]int32, error) {
+	mem := [2]*tagged{{}, {}}        // by region
+	tag := make([]int, len(g.Nodes)) // the node whose write holds each value
+	where := func(n *graph.Node) (*tagged, int, int, error) {
 		s := p.Slots[n.ID]
-		r := arena
+		size := p.ArenaBytes
 		if s.Region == plan.Weights {
-			r = weights
+			size = p.WeightBytes
 		}
-		if s.Offset < 0 || s.Offset+s.Bytes > len(r) {
-			return nil, fmt.Errorf("%s: [%d, %d) outside %v of %d bytes", n.Name, s.Offset, s.Offset+s.Bytes, s.Region, len(r))
+		if s.Region > plan.Weights || s.Offset < 0 || s.Offset+s.Bytes > size {
+			return nil, 0, 0, fmt.Errorf("%s: [%d, %d) outside %v of %d bytes", n.Name, s.Offset, s.Offset+s.Bytes, s.Region, size)
 		}
 		if s.Bytes != n.Shape.NumElements()*n.DType.Size() {
-			return nil, fmt.Errorf("%s: slot of %d bytes", n.Name, s.Bytes)
+			return nil, 0, 0, fmt.Errorf("%s: slot of %d bytes", n.Name, s.Bytes)
 		}
-		return r[s.Offset : s.Offset+s.Bytes], nil
+		return mem[s.Region], s.Offset, s.Offset + s.Bytes, nil
 	}
 	write := func(n *graph.Node) error {
-		m, err := mem(n)
-		for i := range m {
-			m[i] = int32(n.ID)
+		m, lo, hi, err := where(n)
+		if err == nil {
+			m.write(lo, hi, n.ID)
 		}
-		tag[n.ID] = int32(n.ID)
+		tag[n.ID] = n.ID
 		return err
 	}
 	holds := func(n *graph.Node, when string) error {
-		m, err := mem(n)
+		m, lo, hi, err := where(n)
 		if err != nil {
 			return err
 		}
-		for i, v := range m {
-			if v != tag[n.ID] {
-				return fmt.Errorf("%s: %s of %s: byte %d holds node %d's data, want node %d's", when, n.Name, n.Op, i, v, tag[n.ID])
-			}
+		if at, got, ok := m.holds(lo, hi, tag[n.ID]); !ok {
+			return fmt.Errorf("%s: %s of %s: byte %d holds node %d's data, want node %d's", when, n.Name, n.Op, at, got, tag[n.ID])
 		}
 		return nil
 	}
@@ -99,4 +94,57 @@ func simulate(g *graph.Graph, p *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+// tagged is memory as sorted, disjoint byte ranges, each remembering the
+// node that wrote it; bytes never written hold node -1.
+type tagged struct{ segs []seg }
+
+type seg struct{ lo, hi, tag int }
+
+func (m *tagged) write(lo, hi, tag int) {
+	if lo == hi {
+		return
+	}
+	var out []seg
+	for _, s := range m.segs {
+		if s.hi <= lo || s.lo >= hi {
+			out = append(out, s)
+			continue
+		}
+		if s.lo < lo {
+			out = append(out, seg{s.lo, lo, s.tag})
+		}
+		if s.hi > hi {
+			out = append(out, seg{hi, s.hi, s.tag})
+		}
+	}
+	out = append(out, seg{lo, hi, tag})
+	slices.SortFunc(out, func(a, b seg) int { return a.lo - b.lo })
+	m.segs = out
+}
+
+// holds reports whether every byte of [lo, hi) was last written by tag,
+// or else the first byte that was not and who wrote it.
+func (m *tagged) holds(lo, hi, tag int) (at, got int, ok bool) {
+	cover := lo
+	for _, s := range m.segs {
+		if cover >= hi {
+			break
+		}
+		if s.hi <= cover {
+			continue
+		}
+		if s.lo > cover {
+			return cover, -1, false
+		}
+		if s.tag != tag {
+			return max(cover, s.lo), s.tag, false
+		}
+		cover = s.hi
+	}
+	if cover < hi {
+		return cover, -1, false
+	}
+	return 0, 0, true
 }

@@ -1,0 +1,16 @@
+// Package asm holds kiln's hand-written Go assembly kernels (amd64:
+// AVX2+FMA; AVX-512 and arm64 NEON to come) and, for every assembly
+// function, a pure-Go twin with the same signature that is always
+// compiled. The purego build tag removes all assembly; on other
+// architectures only the twins exist.
+//
+// Each kernel family has one dispatch point, a variant table ordered best
+// first, gated by ops/cpu (features read once, the KILN_CPU kill switch).
+// Lengths, strides and buffer sizes are validated in Go before any
+// assembly call: the assembly never sees an unchecked length.
+//
+// GEMM (gemm*.go, gemm_amd64.s): Gemm is a prepared single-precision
+// matrix product with BLIS-style packing, any shape and layout, optional
+// pre-packed B (weights), a GEMV path for one-row products and an
+// epilogue (bias, activation, residual) applied to each finished tile.
+package asm
