@@ -22,7 +22,9 @@ type TensorInfo struct {
 }
 
 // Span locates an output in the arena: Offset in bytes from the start of
-// Arena(), Len in elements.
+// Arena(), Len in elements. An output that lives outside the arena (a
+// param or constant returned as an output, or a view of one) has Offset
+// -1; Output(i) reads it wherever it is.
 type Span struct{ Offset, Len int }
 
 // CompiledGraph is a graph ready to run: fused, planned into one arena and
@@ -50,7 +52,11 @@ func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, re
 	cg.cpu, _ = x.(*exec.Program)
 	for _, o := range g.Outputs() {
 		sl := p.Slots[o.ID]
-		cg.spans = append(cg.spans, Span{Offset: sl.Offset, Len: o.Shape.NumElements()})
+		off := sl.Offset
+		if sl.Region != plan.Arena {
+			off = -1
+		}
+		cg.spans = append(cg.spans, Span{Offset: off, Len: o.Shape.NumElements()})
 		cg.stage = append(cg.stage, make([]byte, sl.Bytes))
 	}
 	return cg

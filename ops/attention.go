@@ -100,7 +100,7 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 					if p.mask != maskNone {
 						m = b*p.mst[0] + h*p.mst[1] + i*p.mst[2] + j*p.mst[3]
 					}
-					if (p.causal && j > i) || (keep != nil && !keep[m]) {
+					if (p.causal && j > i+p.sk-p.sq) || (keep != nil && !keep[m]) {
 						s[j] = math.Inf(-1)
 						continue
 					}
@@ -115,7 +115,7 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 					best = max(best, s[j])
 				}
 				if math.IsInf(best, -1) {
-					clear(yi)
+					
 					continue
 				}
 				var sum float64

@@ -1,0 +1,105 @@
+package asm
+
+import (
+	"slices"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// microKernel computes one MR×NR tile of C from a packed A panel (k steps
+// of MR values) and a packed B panel (k steps of NR values):
+//
+//	for i < MR, j < NR: t[i][j] = sum over p < k of a[p*MR+i] * b[p*NR+j]
+//	c[i*ldc+j] = t[i][j]            (flags&gemmAccumulate == 0)
+//	c[i*ldc+j] += t[i][j]           (flags&gemmAccumulate != 0)
+//
+// k >= 1; a holds k*MR floats, b k*NR, c reaches (MR-1)*ldc+NR. The caller
+// checks all of it.
+type microKernel func(k int, a, b, c *float32, ldc int, flags uint)
+
+// gemvKernel computes NR outputs of a one-row product:
+//
+//	for j < NR: t[j] = sum over p < k of x[p] * b[p*ldb+j]
+//	y[j] = t[j]  or  y[j] += t[j]   (as microKernel's flags)
+//
+// k >= 1; x holds k floats, b reaches (k-1)*ldb+NR, y NR. A packed B
+// panel is the case ldb = NR.
+type gemvKernel func(k int, x, b *float32, ldb int, y *float32, flags uint)
+
+// gemmAccumulate is the flag bit that adds the product to C.
+const gemmAccumulate uint = 1
+
+// GemmVariant is one implementation of the GEMM kernels: a micro-kernel
+// with its tile shape, the GEMV kernel of the same width, and the cache
+// blocking tuned for it.
+type GemmVariant struct {
+	// Name is what reports show: "avx2" (assembly) or "go" (pure Go).
+	Name string
+	// Feature is the ops/cpu variant the kernels need.
+	Feature cpu.Variant
+
+	mr, nr     int // micro-tile rows and columns
+	kc, mc, nc int // depth, rows and columns of the cache blocks
+	micro      microKernel
+	gemv       gemvKernel
+}
+
+// Tile returns the micro-tile shape (rows, columns).
+func (v *GemmVariant) Tile() (mr, nr int) { return v.mr, v.nr }
+
+// Blocking returns the cache blocks: kc deep, mc rows of A, nc columns of B.
+func (v *GemmVariant) Blocking() (kc, mc, nc int) { return v.kc, v.mc, v.nc }
+
+// withBlocking returns a copy with other cache blocks (for tuning runs).
+func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
+	w := *v
+	w.kc, w.mc = kc, max(v.mr, mc/v.mr*v.mr)
+	w.nc = max(v.nr, nc/v.nr*v.nr)
+	return &w
+}
+
+// gemmGo is the pure-Go variant: the twins of the assembly kernels, with
+// the AVX2 variant's tile so both pack the same way.
+var gemmGo = &GemmVariant{
+	Name: "go", Feature: cpu.Generic,
+	mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
+	micro: gemmKernel6x16Go, gemv: gemv16Go,
+}
+
+// gemmAsm is filled by the architecture's init, best first.
+var gemmAsm []*GemmVariant
+
+// GemmVariants lists the variants this CPU and build can run, best first,
+// ending with "go". KILN_CPU does not shorten it (tests run them all).
+func GemmVariants() []*GemmVariant {
+	in := cpu.Detect()
+	var vs []*GemmVariant
+	for _, v := range gemmAsm {
+		if slices.Contains(in.Supported, v.Feature) {
+			vs = append(vs, v)
+		}
+	}
+	return append(vs, gemmGo)
+}
+
+// BestGemm is the variant kernels should use: the best one cpu.Allows
+// (which honours KILN_CPU).
+func BestGemm() *GemmVariant {
+	for _, v := range gemmAsm {
+		if cpu.Allows(v.Feature) {
+			return v
+		}
+	}
+	return gemmGo
+}
+
+// GemmVariantNamed returns the variant called name if this machine can run
+// it, else nil.
+func GemmVariantNamed(name string) *GemmVariant {
+	for _, v := range GemmVariants() {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
