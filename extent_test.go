@@ -1,6 +1,7 @@
 package kiln_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -400,5 +401,48 @@ func TestActiveExtentErrors(t *testing.T) {
 	cg.Close()
 	if err := cg.SetActiveExtent(3, 8); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("SetActiveExtent on a closed graph: %v", err)
+	}
+}
+
+// TestActiveExtentClonesConcurrent runs clones of a graph with an active
+// extent at the same time (meaningful under -race): each owns its
+// specialised arena over the shared weights.
+func TestActiveExtentClonesConcurrent(t *testing.T) {
+	cg := extCompile(t, extMLP(8))
+	w := extWeights(6)
+	extSetAll(t, cg, w)
+	if err := cg.SetActiveExtent(5, 8); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for i := range 4 {
+		c, err := cg.Clone()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		x := extRandom(8*extIn, uint64(10+i))
+		want := extMLPWant(x, w, 5)
+		go func() {
+			for range 20 {
+				if _, err := c.RunSlots(x); err != nil {
+					errs <- err
+					return
+				}
+			}
+			got := c.Output(0)
+			for j := range want {
+				if math.Abs(float64(got[j])-want[j]) > 1e-5*math.Max(1, math.Abs(want[j])) {
+					errs <- fmt.Errorf("clone %d: element %d = %v, want %v", i, j, got[j], want[j])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -115,7 +115,7 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 					best = max(best, s[j])
 				}
 				if math.IsInf(best, -1) {
-					
+					clear(yi)
 					continue
 				}
 				var sum float64

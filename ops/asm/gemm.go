@@ -1,0 +1,431 @@
+package asm
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// GemmConfig is the shape and layout of a single-precision product
+//
+//	C[M×N] = Alpha · op(A)[M×K] · op(B)[K×N]        (C += … when Accumulate)
+//
+// followed by the run's Epilogue. All matrices are row-major with leading
+// dimensions (row strides in elements); op(X) is X, or Xᵀ when TransX is
+// set, in which case X is stored K×M (A) or N×K (B).
+type GemmConfig struct {
+	M, N, K        int
+	TransA, TransB bool
+	// LDA, LDB and LDC are the row strides of A, B and C as stored; 0
+	// means tight (the stored row length).
+	LDA, LDB, LDC int
+	// Alpha scales the product: set 1 for a plain product.
+	Alpha float32
+	// Accumulate adds the product to C instead of overwriting it.
+	Accumulate bool
+}
+
+// Par is how a plan runs work in parallel: For has the contract of
+// ops.Env.For, Threads is how many workers it may use. The zero Par runs
+// serially.
+type Par struct {
+	For     func(n, grain int, body func(lo, hi int))
+	Threads int
+}
+
+// GemmArgs are the operands of one run. Keep one per prepared kernel and
+// fill it in place, so that running does not allocate.
+type GemmArgs struct {
+	A, B, C []float32
+	// PackedB replaces B when set (see Gemm.PackB).
+	PackedB *PackedB
+	// Epilogue, if set, is applied to each finished tile of C.
+	Epilogue *Epilogue
+	// Batch is the number of independent products (0 means 1). With
+	// Batch > 1, product e reads A at OffA[e], B at OffB[e] (ignored with
+	// PackedB) and writes C at OffC[e]; each slice needs Batch entries.
+	Batch            int
+	OffA, OffB, OffC []int
+}
+
+// rows and cols of a stored operand.
+func (c *GemmConfig) storedA() (rows, cols int) {
+	if c.TransA {
+		return c.K, c.M
+	}
+	return c.M, c.K
+}
+
+func (c *GemmConfig) storedB() (rows, cols int) {
+	if c.TransB {
+		return c.N, c.K
+	}
+	return c.K, c.N
+}
+
+// span is the number of elements a rows×cols matrix with stride ld
+// reaches (0 when empty).
+func span(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// normalise checks the config and fills in tight leading dimensions.
+func (c *GemmConfig) normalise() error {
+	if c.M < 0 || c.N < 0 || c.K < 0 {
+		return fmt.Errorf("asm: gemm: negative dims M=%d N=%d K=%d", c.M, c.N, c.K)
+	}
+	const maxDim = 1 << 40 // keeps every index product below 2^63
+	if c.M > maxDim || c.N > maxDim || c.K > maxDim {
+		return fmt.Errorf("asm: gemm: dims M=%d N=%d K=%d too large", c.M, c.N, c.K)
+	}
+	ld := func(name string, v *int, cols int) error {
+		if *v == 0 {
+			*v = cols
+		}
+		if *v < cols || *v > maxDim {
+			return fmt.Errorf("asm: gemm: %s=%d for rows of %d", name, *v, cols)
+		}
+		return nil
+	}
+	_, ac := c.storedA()
+	_, bc := c.storedB()
+	if err := ld("LDA", &c.LDA, ac); err != nil {
+		return err
+	}
+	if err := ld("LDB", &c.LDB, bc); err != nil {
+		return err
+	}
+	return ld("LDC", &c.LDC, c.N)
+}
+
+// Gemm is a prepared product: the config, a variant, the parallel split
+// and per-worker scratch (packed panels). A plan runs one product (or
+// batch) at a time; use one plan per concurrently running kernel.
+type Gemm struct {
+	cfg     GemmConfig
+	v       *GemmVariant
+	par     Par
+	needA   int // elements of A, B and C one product reaches
+	needB   int
+	needC   int
+	scratch []gemmScratch // one per task
+	tasks   []gemmTask
+	body    func(lo, hi int) // g.runTasks, bound once so For does not allocate
+	run     GemmArgs         // the operands of the current run
+}
+
+// gemmTask is one worker's share: products [e0, e1), and within each the
+// block [m0, m1) × [n0, n1) of C (n0 a multiple of NR).
+type gemmTask struct {
+	e0, e1, m0, m1, n0, n1 int
+}
+
+// gemmScratch is one worker's buffers.
+type gemmScratch struct {
+	a    []float32 // packed A block: ceil(mc/MR) panels of kc×MR
+	b    []float32 // packed B block: ceil(nc/NR) panels of kc×NR (allocated on first unpacked run)
+	tile []float32 // MR×NR, for edge tiles
+	x    []float32 // the GEMV row of op(A), contiguous and scaled
+}
+
+// NewGemm prepares a product for variant v (nil: BestGemm) run over par.
+func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
+	if err := cfg.normalise(); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = BestGemm()
+	}
+	if par.For == nil || par.Threads < 1 {
+		par = Par{For: serialFor, Threads: 1}
+	}
+	g := &Gemm{cfg: cfg, v: v, par: par}
+	ar, ac := cfg.storedA()
+	br, bc := cfg.storedB()
+	g.needA, g.needB, g.needC = span(ar, ac, cfg.LDA), span(br, bc, cfg.LDB), span(cfg.M, cfg.N, cfg.LDC)
+	g.scratch = make([]gemmScratch, par.Threads)
+	g.tasks = make([]gemmTask, par.Threads)
+	kc := min(v.kc, max(cfg.K, 1))
+	mc := min(v.mc, roundUp(max(cfg.M, 1), v.mr))
+	for i := range g.scratch {
+		s := &g.scratch[i]
+		s.a = make([]float32, mc*kc)
+		s.tile = make([]float32, v.mr*v.nr)
+		if cfg.M == 1 {
+			s.x = make([]float32, cfg.K)
+		}
+	}
+	g.body = g.runTasks
+	return g, nil
+}
+
+func serialFor(n, _ int, body func(lo, hi int)) {
+	if n > 0 {
+		body(0, n)
+	}
+}
+
+// Variant is the variant the plan runs.
+func (g *Gemm) Variant() *GemmVariant { return g.v }
+
+// Config is the plan's config with leading dimensions filled in.
+func (g *Gemm) Config() GemmConfig { return g.cfg }
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+// Sgemm computes one product serially with the best variant; it allocates
+// a plan, so prepared kernels should use NewGemm instead.
+func Sgemm(cfg GemmConfig, a, b, c []float32) error {
+	g, err := NewGemm(cfg, nil, Par{})
+	if err != nil {
+		return err
+	}
+	return g.Run(&GemmArgs{A: a, B: b, C: c})
+}
+
+// Run computes the product (or batch of products) described by args.
+func (g *Gemm) Run(args *GemmArgs) error {
+	if err := g.check(args); err != nil {
+		return err
+	}
+	g.run = *args
+	defer func() { g.run = GemmArgs{} }() // drop references to the caller's memory
+	cfg := &g.cfg
+	nb := max(args.Batch, 1)
+	if cfg.M == 0 || cfg.N == 0 {
+		return nil
+	}
+	if args.PackedB == nil && !g.gemvRow() {
+		for i := range g.scratch {
+			g.scratch[i].ensureB(g)
+		}
+	}
+	work := 2 * cfg.M * cfg.N * max(cfg.K, 1) // flops of one product
+	threads := min(g.par.Threads, max(1, nb*work/parMinFlops))
+	if threads <= 1 {
+		g.tasks[0] = gemmTask{0, nb, 0, cfg.M, 0, cfg.N}
+		g.runTasks(0, 1)
+		return nil
+	}
+	if nb >= threads || work < parMinFlops*threads {
+		// Many products or small ones: each worker takes whole products.
+		for t := range threads {
+			g.tasks[t] = gemmTask{t * nb / threads, (t + 1) * nb / threads, 0, cfg.M, 0, cfg.N}
+		}
+		g.par.For(threads, 1, g.body)
+		return nil
+	}
+	// Few large products: split each one's C over the workers.
+	for e := range nb {
+		n := g.split(e, threads)
+		g.par.For(n, 1, g.body)
+	}
+	return nil
+}
+
+// parMinFlops is the least work (flops) worth handing to another worker:
+// below it, waking a worker costs more than it saves.
+const parMinFlops = 1 << 21
+
+// gemvRow reports whether products take the one-row path: op(A) has one
+// row and B is pre-packed or row-major (a transposed unpacked B would be
+// read with stride K per element, so it goes through packing instead).
+func (g *Gemm) gemvRow() bool {
+	return g.cfg.M == 1 && (g.run.PackedB != nil || !g.cfg.TransB)
+}
+
+func (s *gemmScratch) ensureB(g *Gemm) {
+	v := g.v
+	want := min(v.kc, max(g.cfg.K, 1)) * min(v.nc, roundUp(g.cfg.N, v.nr))
+	if len(s.b) < want {
+		s.b = make([]float32, want)
+	}
+}
+
+// check validates the operands against the plan before anything runs.
+func (g *Gemm) check(args *GemmArgs) error {
+	cfg := &g.cfg
+	nb := max(args.Batch, 1)
+	if args.Batch < 0 {
+		return fmt.Errorf("asm: gemm: negative batch %d", args.Batch)
+	}
+	if pb := args.PackedB; pb != nil {
+		if pb.v != g.v || pb.k != cfg.K || pb.n != cfg.N {
+			return fmt.Errorf("asm: gemm: packed B is %d×%d for %v, plan needs %d×%d for %s", pb.k, pb.n, pb.variantName(), cfg.K, cfg.N, g.v.Name)
+		}
+	}
+	type operand struct {
+		name string
+		data []float32
+		need int
+		offs []int
+	}
+	ops := []operand{{"A", args.A, g.needA, args.OffA}, {"C", args.C, g.needC, args.OffC}}
+	if args.PackedB == nil {
+		ops = append(ops, operand{"B", args.B, g.needB, args.OffB})
+	}
+	for _, o := range ops {
+		if nb == 1 && args.Batch <= 1 {
+			if len(o.data) < o.need {
+				return fmt.Errorf("asm: gemm: %s has %d elements, needs %d", o.name, len(o.data), o.need)
+			}
+			continue
+		}
+		if len(o.offs) < nb {
+			return fmt.Errorf("asm: gemm: batch %d but %d offsets for %s", nb, len(o.offs), o.name)
+		}
+		for e, off := range o.offs[:nb] {
+			if off < 0 || (o.need > 0 && off > len(o.data)-o.need) {
+				return fmt.Errorf("asm: gemm: %s offset %d of product %d: %d elements from it, %d there", o.name, off, e, o.need, len(o.data))
+			}
+		}
+	}
+	if cfg.M > 0 && cfg.N > 0 {
+		if overlaps(args.C, args.A) || (args.PackedB == nil && overlaps(args.C, args.B)) {
+			return errors.New("asm: gemm: C overlaps A or B")
+		}
+	}
+	if ep := args.Epilogue; ep != nil {
+		if err := ep.check(cfg.M, cfg.N, nb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether two slices share memory.
+func overlaps(x, y []float32) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	x0, y0 := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
+	return x0 < y0+uintptr(len(y))*4 && y0 < x0+uintptr(len(x))*4
+}
+
+// offsets of product e's operands.
+func (g *Gemm) offsets(e int) (a, b, c int) {
+	if max(g.run.Batch, 1) == 1 && g.run.Batch <= 1 {
+		return 0, 0, 0
+	}
+	if g.run.PackedB == nil {
+		b = g.run.OffB[e]
+	}
+	return g.run.OffA[e], b, g.run.OffC[e]
+}
+
+// runTasks runs tasks [lo, hi); it is the For body.
+func (g *Gemm) runTasks(lo, hi int) {
+	for t := lo; t < hi; t++ {
+		task, s := g.tasks[t], &g.scratch[t]
+		for e := task.e0; e < task.e1; e++ {
+			g.product(s, e, task.m0, task.m1, task.n0, task.n1)
+		}
+	}
+}
+
+// product computes block [m0, m1) × [n0, n1) of product e's C.
+func (g *Gemm) product(s *gemmScratch, e, m0, m1, n0, n1 int) {
+	cfg := &g.cfg
+	ao, bo, co := g.offsets(e)
+	switch {
+	case m0 >= m1 || n0 >= n1:
+	case cfg.K == 0:
+		g.emptyK(e, co, m0, m1, n0, n1)
+	case g.gemvRow():
+		g.gemv(s, e, ao, bo, co, n0, n1)
+	default:
+		g.blocks(s, e, ao, bo, co, m0, m1, n0, n1)
+	}
+}
+
+// emptyK handles K = 0: the product is zero.
+func (g *Gemm) emptyK(e, co, m0, m1, n0, n1 int) {
+	ldc := g.cfg.LDC
+	for i := m0; i < m1; i++ {
+		row := g.run.C[co+i*ldc+n0 : co+i*ldc+n1]
+		if !g.cfg.Accumulate {
+			clear(row)
+		}
+	}
+	g.epilogue(e, co, m0, m1-m0, n0, n1-n0)
+}
+
+// epilogue applies the run's epilogue, if any, to a finished block.
+func (g *Gemm) epilogue(e, co, i0, rows, j0, cols int) {
+	if ep := g.run.Epilogue; ep != nil {
+		ep.apply(g.run.C, co, g.cfg.LDC, e, i0, rows, j0, cols)
+	}
+}
+
+// blocks is the BLIS loop nest over one block of C: columns in NC blocks,
+// depth in KC blocks (B packed once per pair), rows in MC blocks (A
+// packed), then NR-column and MR-row micro-tiles, B panel outer so it
+// stays in L1 while the A panels stream from L2.
+func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
+	cfg, v := &g.cfg, g.v
+	mr, nr := v.mr, v.nr
+	c, ldc := g.run.C, cfg.LDC
+	for jc := n0; jc < n1; jc += v.nc {
+		nc := min(v.nc, n1-jc)
+		for pc := 0; pc < cfg.K; pc += v.kc {
+			kc := min(v.kc, cfg.K-pc)
+			var bp []float32
+			if pb := g.run.PackedB; pb != nil {
+				bp = pb.block(pc, kc, jc, nc)
+			} else {
+				bp = s.b[:roundUp(nc, nr)*kc]
+				packB(bp, g.run.B[bo:], cfg, pc, kc, jc, nc, nr)
+			}
+			flags := uint(0)
+			if pc > 0 || cfg.Accumulate {
+				flags = gemmAccumulate
+			}
+			last := pc+kc == cfg.K
+			for ic := m0; ic < m1; ic += v.mc {
+				mc := min(v.mc, m1-ic)
+				ap := s.a[:roundUp(mc, mr)*kc]
+				packA(ap, g.run.A[ao:], cfg, ic, mc, pc, kc, mr)
+				for jr := 0; jr < nc; jr += nr {
+					nrv := min(nr, nc-jr)
+					bpan := bp[jr*kc : jr*kc+nr*kc]
+					for ir := 0; ir < mc; ir += mr {
+						mrv := min(mr, mc-ir)
+						apan := ap[ir*kc : ir*kc+mr*kc]
+						ci := co + (ic+ir)*ldc + jc + jr
+						if mrv == mr && nrv == nr {
+							_ = c[ci+(mr-1)*ldc+nr-1] // the whole tile is inside C
+							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, flags)
+						} else {
+							g.edgeTile(s, kc, apan, bpan, ci, mrv, nrv, flags)
+						}
+						if last {
+							g.epilogue(e, co, ic+ir, mrv, jc+jr, nrv)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// edgeTile computes a partial tile into scratch and writes back only its
+// valid mrv×nrv part, so nothing outside C is touched.
+func (g *Gemm) edgeTile(s *gemmScratch, kc int, apan, bpan []float32, ci, mrv, nrv int, flags uint) {
+	v, c, ldc := g.v, g.run.C, g.cfg.LDC
+	t := s.tile[:v.mr*v.nr]
+	v.micro(kc, &apan[0], &bpan[0], &t[0], v.nr, 0)
+	for r := range mrv {
+		src := t[r*v.nr : r*v.nr+nrv]
+		dst := c[ci+r*ldc : ci+r*ldc+nrv]
+		if flags&gemmAccumulate != 0 {
+			for j, x := range src {
+				dst[j] += x
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
