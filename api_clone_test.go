@@ -48,7 +48,7 @@ func TestClone(t *testing.T) {
 	if err := cg.SetParam("b2", []float32{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	want := []float32{11, 0, 5, -1} // smallMLPWant - old b2 + new b2
+	want := []float32{11, 1, 5, 0} // relu(x·w1+b1)·w2 is [10 -1 4 -2] (see smallMLPWant), plus the new b2
 	for name, x2 := range map[string]*kiln.CompiledGraph{"original": cg, "clone": c} {
 		if _, err := x2.RunSlots(x); err != nil {
 			t.Fatal(err)

@@ -382,6 +382,10 @@ func shapeCases() []inferCase {
 		{name: "Slice/1::3", build: slice1(1, 10, 3), dt: F, shape: sh(3, 8, 6)}, // 1, 4, 7
 		{name: "Slice/-100:100", build: slice1(-100, 100, 1), dt: F, shape: sh(10, 8, 6)},
 		{name: "Slice/3:3", build: slice1(3, 3, 1), dt: F, shape: sh(0, 8, 6)},
+		{name: "Slice/5:-100", build: slice1(5, -100, 1), dt: F, shape: sh(0, 8, 6)},
+		{name: "Slice/-100:-200:-1", build: slice1(-100, -200, -1), dt: F, shape: sh(0, 8, 6)},
+		{name: "Slice/-100:5:-1", build: slice1(-100, 5, -1), dt: F, shape: sh(0, 8, 6)},
+		{name: "Slice/-100:-9", build: slice1(-100, -9, 1), dt: F, shape: sh(1, 8, 6)},
 		{name: "Slice/7:2", build: slice1(7, 2, 1), dt: F, shape: sh(0, 8, 6)},
 		{name: "Slice/2:7:-1", build: slice1(2, 7, -1), dt: F, shape: sh(0, 8, 6)},
 		{name: "Slice/-1:-1000:-1", build: slice1(-1, -1000, -1), dt: F, shape: sh(10, 8, 6),
