@@ -15,18 +15,22 @@ import (
 
 // sessions are the compile settings every model is checked under: the
 // defaults, naive placement (KILN_PLAN=naive), reference kernels only
-// (KILN_KERNELS=reference) and fusion off.
+// (KILN_KERNELS=reference), fusion off, and a pool of three workers (more
+// than this machine may have cores, and an odd count).
 func sessions() map[string]*kiln.Session {
 	s := kiln.NewSession(kiln.CPU)
 	return map[string]*kiln.Session{
 		"default":   s,
+		"pool3":     s.WithOptions(kiln.Options{Exec: exec.Options{Pool: pool3}}),
 		"naive":     s.WithOptions(kiln.Options{Plan: &plan.Options{Naive: true}}),
 		"reference": s.WithOptions(kiln.Options{Exec: exec.Options{Reference: true}}),
 		"fuse-off":  s.WithOptions(kiln.Options{Fuse: &fuse.Options{Off: true}}),
 	}
 }
 
-// demoConfig is a one-layer encoder, small enough for every setting.
+var pool3 = exec.NewPool(3)
+
+// demoOneLayer is a one-layer encoder, small enough for every setting.
 var demoOneLayer = demo.Config{Vocab: 50, Hidden: 24, Layers: 1, Heads: 3, FFN: 40, Seq: 8, Batch: 1}
 
 func refModels() map[string]func() *graph.Graph {

@@ -72,37 +72,53 @@ func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
 }
 
 // runNamed matches named inputs to graph inputs, writes them and runs.
+// Every input is checked (and converted) before any is written, so a call
+// that fails leaves the arena as the last run left it.
 func (cg *CompiledGraph) runNamed(inputs []TypedInput) error {
 	if cg.closed {
 		return errClosed
 	}
-	given := make([]bool, len(cg.g.Inputs()))
+	if err := cg.checkParams(); err != nil {
+		return err
+	}
+	ins := cg.g.Inputs()
+	data := make([][]byte, len(ins)) // converted bytes by slot; nil if not given
 	for _, in := range inputs {
 		i := cg.inputIndex(in.Name)
 		if i < 0 {
-			return fmt.Errorf("kiln: no input %q (inputs: %s)", in.Name, names(cg.g.Inputs()))
+			return fmt.Errorf("kiln: no input %q (inputs: %s)", in.Name, names(ins))
 		}
-		if given[i] {
+		if data[i] != nil {
 			return fmt.Errorf("kiln: input %q given twice", in.Name)
 		}
-		n := cg.g.Inputs()[i]
-		b, err := convertTo(n, in.Data, in.DType)
+		if cg.handleFor(i) != nil {
+			return fmt.Errorf("kiln: input %q is bound to a handle; leave it out", in.Name)
+		}
+		b, err := convertTo(ins[i], in.Data, in.DType)
 		if err != nil {
 			return fmt.Errorf("kiln: input %q: %w", in.Name, err)
 		}
-		if err := cg.x.Write(n, b); err != nil {
-			return err
+		if b == nil { // zero elements: still given
+			b = []byte{}
 		}
-		given[i] = true
+		data[i] = b
 	}
 	var missing []string
-	for i, ok := range given {
-		if !ok && cg.handleFor(i) == nil {
-			missing = append(missing, cg.g.Inputs()[i].Name)
+	for i, b := range data {
+		if b == nil && cg.handleFor(i) == nil {
+			missing = append(missing, ins[i].Name)
 		}
 	}
 	if missing != nil {
 		return fmt.Errorf("kiln: missing inputs: %v", missing)
+	}
+	for i, b := range data {
+		if b == nil {
+			continue
+		}
+		if err := cg.x.Write(ins[i], b); err != nil {
+			return err
+		}
 	}
 	return cg.execute()
 }
@@ -125,16 +141,32 @@ func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 	if cg.closed {
 		return nil, errClosed
 	}
+	if err := cg.checkParams(); err != nil {
+		return nil, err
+	}
 	ins := cg.g.Inputs()
 	if len(inputs) != len(ins) {
 		return nil, fmt.Errorf("kiln: RunSlots: %d inputs given, graph has %d", len(inputs), len(ins))
 	}
+	// Check every input before writing any, so a failed call leaves the
+	// arena as the last run left it.
 	for i, n := range ins {
-		if inputs[i] == nil && cg.handleFor(i) != nil {
+		if cg.handleFor(i) != nil {
+			if inputs[i] != nil {
+				return nil, fmt.Errorf("kiln: RunSlots: input %d %q is bound to a handle; pass nil", i, n.Name)
+			}
 			continue
 		}
 		if n.DType != tensor.F32 {
 			return nil, fmt.Errorf("kiln: RunSlots: input %d %q is %v; use RunTyped", i, n.Name, n.DType)
+		}
+		if want := n.Shape.NumElements(); len(inputs[i]) != want {
+			return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %v needs %d values, got %d", i, n.Name, n.Shape, want, len(inputs[i]))
+		}
+	}
+	for i, n := range ins {
+		if inputs[i] == nil {
+			continue // bound to a handle: checked above
 		}
 		if err := cg.x.Write(n, tensor.Bytes(inputs[i])); err != nil {
 			return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %w", i, n.Name, err)
@@ -146,12 +178,10 @@ func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 	return cg.activeSpans(), nil
 }
 
-// execute runs once with the inputs already written: handles in, run,
-// outputs staged (off-CPU) and fed back into handles.
+// execute runs once with the inputs already written and the params
+// checked: handles in, run, outputs staged (off-CPU) and fed back into
+// handles.
 func (cg *CompiledGraph) execute() error {
-	if err := cg.checkParams(); err != nil {
-		return err
-	}
 	for i := range cg.handles {
 		h := &cg.handles[i]
 		if err := cg.x.Write(h.node, tensor.Bytes(h.data)); err != nil {

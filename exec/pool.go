@@ -51,8 +51,9 @@ type Runner struct {
 // NewRunner makes a runner on the pool.
 func (p *Pool) NewRunner() *Runner { return &Runner{pool: p} }
 
-// For runs body over [0, n) in at most Workers chunks of at least grain
-// iterations; the caller runs the first chunk itself.
+// For runs body over [0, n) split into min(Workers, ⌈n/grain⌉) chunks
+// whose sizes differ by at most one, so a chunk falls short of grain only
+// by rounding; the caller runs the first chunk itself.
 func (r *Runner) For(n, grain int, body func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -68,11 +69,12 @@ func (r *Runner) For(n, grain int, body func(lo, hi int)) {
 			go r.pool.run()
 		}
 	})
-	size := (n + chunks - 1) / chunks
+	// Chunk c is [c·n/chunks, (c+1)·n/chunks): exactly chunks pieces, so
+	// the wait count always matches the jobs sent.
 	r.wg.Add(chunks - 1)
-	for lo := size; lo < n; lo += size {
-		r.pool.jobs <- job{body: body, lo: lo, hi: min(lo+size, n), done: &r.wg}
+	for c := 1; c < chunks; c++ {
+		r.pool.jobs <- job{body: body, lo: c * n / chunks, hi: (c + 1) * n / chunks, done: &r.wg}
 	}
-	body(0, size)
+	body(0, n/chunks)
 	r.wg.Wait()
 }

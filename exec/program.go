@@ -18,6 +18,9 @@ type Step struct {
 	Variant string // "reference", "go-blocked", "avx512", ...
 	Ins     []tensor.Tensor
 	Out     tensor.Tensor
+	// Static: computed from weights only; runs when the weights changed
+	// (see static.go).
+	Static bool
 }
 
 // Program is a graph lowered for the CPU: steps over one arena. Values
@@ -35,6 +38,10 @@ type Program struct {
 	runner  *Runner
 	closed  bool
 	version *atomic.Uint64 // weight writes, shared with clones
+
+	static        []byte // kept values of static steps (static.go)
+	staticValid   bool   // static values computed for staticVersion
+	staticVersion uint64
 }
 
 // Options tune lowering for the CPU.
@@ -84,6 +91,9 @@ func Lower(g *graph.Graph, p *plan.Plan, opt Options) (*Program, error) {
 // lowerSteps allocates this program's arena and prepares its steps.
 func (pr *Program) lowerSteps() error {
 	g, p := pr.Graph, pr.Plan
+	if err := planFits(g, p); err != nil {
+		return err
+	}
 	if pr.opt.Pool == nil {
 		pr.opt.Pool = DefaultPool()
 	}
@@ -102,6 +112,8 @@ func (pr *Program) lowerSteps() error {
 		}
 		pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: region[s.Offset : s.Offset+s.Bytes : s.Offset+s.Bytes]}
 	}
+	static := pr.keepStatic(p)
+	pr.staticValid = false
 	pr.Steps = pr.Steps[:0]
 	for _, n := range p.Order {
 		if n.Op.IsSource() || isFreeView(n, p) {
@@ -124,7 +136,27 @@ func (pr *Program) lowerSteps() error {
 		for i, in := range n.Inputs {
 			ins[i] = pr.Values[in.ID]
 		}
-		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID]})
+		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID], Static: static[n.ID]})
+	}
+	return nil
+}
+
+// planFits checks that p was made for g itself: p.Check verifies the plan
+// against the graph it was made from, which need not be g, and a slot
+// smaller than its node would let kernels run past it.
+func planFits(g *graph.Graph, p *plan.Plan) error {
+	if len(p.Slots) != len(g.Nodes) || len(p.Order) != len(g.Nodes) {
+		return fmt.Errorf("exec: plan has %d slots and %d steps for %d nodes", len(p.Slots), len(p.Order), len(g.Nodes))
+	}
+	for _, n := range p.Order {
+		if n == nil || n.ID < 0 || n.ID >= len(g.Nodes) || g.Nodes[n.ID] != n {
+			return fmt.Errorf("exec: plan schedules %s, which is not in the graph: plan and graph do not match", n)
+		}
+	}
+	for _, n := range g.Nodes {
+		if want := n.Shape.NumElements() * n.DType.Size(); p.Slots[n.ID].Bytes != want {
+			return fmt.Errorf("exec: plan gives %s %d bytes, it needs %d", n, p.Slots[n.ID].Bytes, want)
+		}
 	}
 	return nil
 }
@@ -151,12 +183,17 @@ func (pr *Program) Run() error {
 	if pr.closed {
 		return errClosed
 	}
+	v, fresh := pr.staticFresh()
 	for i := range pr.Steps {
 		s := &pr.Steps[i]
+		if s.Static && fresh {
+			continue
+		}
 		if err := s.Kernel(s.Ins, s.Out); err != nil {
 			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)
 		}
 	}
+	pr.staticValid, pr.staticVersion = true, v
 	return nil
 }
 

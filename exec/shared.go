@@ -45,7 +45,9 @@ func LowerShared(g *graph.Graph, p *plan.Plan, opt Options, base *Program) (*Pro
 	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("exec: %w", err)
 	}
-	pr := &Program{Graph: g, Plan: p, opt: opt}
+	// Weights change only through base (directly or mirrored), so base's
+	// version counter tells kernels and static steps when to refresh.
+	pr := &Program{Graph: g, Plan: p, opt: opt, version: base.version}
 	m := &Mirror{}
 	if sameWeights(g, p, base) {
 		pr.Weights = base.Weights

@@ -41,9 +41,9 @@ type Entry struct {
 
 // Env is what the executor lends fast kernels.
 type Env struct {
-	// For runs body over [0, n) split into chunks of at least grain
-	// iterations across the executor's worker pool and returns when all
-	// are done. body must be safe to call concurrently on disjoint ranges.
+	// For runs body over [0, n) split across the executor's worker pool
+	// and returns when all chunks are done. grain is the smallest chunk
+	// worth a worker: at most ceil(n/grain) chunks are made, sized evenly. body must be safe to call concurrently on disjoint ranges.
 	// It is prepared once: the same body func value is passed on every
 	// run, so calling For does not allocate.
 	For func(n, grain int, body func(lo, hi int))

@@ -1,0 +1,102 @@
+package exec
+
+import (
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/plan"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Static steps. A node computed from params and constants only (folded
+// Conv+BatchNorm weights, a weight transposed or cast once) gives the same
+// value on every run until a param is written, so its step runs on the
+// first Run and then only when the weights version has moved since. The
+// values such steps leave for later runs (those read by a non-static
+// step) are kept in a buffer of the program outside the arena, since the
+// planner reuses their arena slots between runs; static values read only
+// by other static steps stay in the arena, produced and consumed within
+// the same run as planned. Graph outputs are never static: they are read
+// from the arena.
+
+// staticNodes marks, by node ID, the non-source nodes whose inputs are all
+// params, constants or static nodes, and that are not (views under) a
+// graph output.
+func staticNodes(g *graph.Graph, order []*graph.Node) []bool {
+	static := make([]bool, len(g.Nodes))
+	for _, n := range order {
+		if n.Op.IsSource() {
+			continue
+		}
+		ok := true
+		for _, in := range n.Inputs {
+			ok = ok && (in.Op == graph.OpParam || in.Op == graph.OpConstant || static[in.ID])
+		}
+		static[n.ID] = ok
+	}
+	for _, o := range g.Outputs() {
+		for n := o; ; n = n.Inputs[0] {
+			static[n.ID] = false
+			if !n.Op.IsView() {
+				break
+			}
+		}
+	}
+	return static
+}
+
+// keepStatic moves the static values later runs read out of the arena
+// into pr.static and points pr.Values at them; a view of a kept value
+// views its bytes. It returns the static marks for the steps.
+func (pr *Program) keepStatic(p *plan.Plan) []bool {
+	g := pr.Graph
+	static := staticNodes(g, p.Order)
+	keep := make([]bool, len(g.Nodes))
+	for _, n := range p.Order {
+		if static[n.ID] {
+			continue
+		}
+		for _, in := range n.Inputs {
+			if static[in.ID] {
+				keep[in.ID] = true
+			}
+		}
+	}
+	// A kept view keeps the value it views, down to a real buffer.
+	for i := len(p.Order) - 1; i >= 0; i-- {
+		if n := p.Order[i]; keep[n.ID] && n.Op.IsView() && static[n.Inputs[0].ID] {
+			keep[n.Inputs[0].ID] = true
+		}
+	}
+	size := 0
+	for _, n := range p.Order {
+		if keep[n.ID] && !n.Op.IsView() {
+			size += alignUp(n.Shape.NumElements() * n.DType.Size())
+		}
+	}
+	pr.static = alignedBytes(size)
+	off := 0
+	for _, n := range p.Order {
+		if !keep[n.ID] {
+			continue
+		}
+		b := n.Shape.NumElements() * n.DType.Size()
+		if n.Op.IsView() && keep[n.Inputs[0].ID] {
+			pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: pr.Values[n.Inputs[0].ID].Data}
+			continue
+		}
+		pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: pr.static[off : off+b : off+b]}
+		off += alignUp(b)
+	}
+	return static
+}
+
+func alignUp(n int) int { return (n + 63) &^ 63 }
+
+// staticFresh reports whether the static values are up to date for the
+// weights version v (never when there is no version to compare with).
+func (pr *Program) staticFresh() (v uint64, fresh bool) {
+	if pr.version == nil {
+		return 0, false
+	}
+	v = pr.version.Load()
+	return v, pr.staticValid && pr.staticVersion == v
+}
