@@ -66,6 +66,16 @@ func (pr *Program) keepStatic(p *plan.Plan) []bool {
 			keep[n.Inputs[0].ID] = true
 		}
 	}
+	// A view of a param or constant (through any chain of views) already
+	// reads the weight region, which runs never overwrite: nothing to keep.
+	weightView := make([]bool, len(g.Nodes))
+	for _, n := range p.Order {
+		if n.Op.IsView() {
+			in := n.Inputs[0]
+			weightView[n.ID] = in.Op == graph.OpParam || in.Op == graph.OpConstant || weightView[in.ID]
+			keep[n.ID] = keep[n.ID] && !weightView[n.ID]
+		}
+	}
 	size := 0
 	for _, n := range p.Order {
 		if keep[n.ID] && !n.Op.IsView() {

@@ -1,0 +1,42 @@
+// Package onnx imports ONNX models into kiln graphs, in pure Go.
+//
+//	m, err := onnx.Load("model.onnx", onnx.WithShape("input_ids", 1, 128))
+//	cg, err := kiln.NewSession(kiln.CPU).Compile(m.Graph)
+//	err = m.SetParams(cg) // weights from the model's initializers
+//	m.Close()             // unmaps the file once the params are set
+//
+// The protobuf wire format is decoded directly (with protowire) rather than
+// through generated code: kiln needs ten messages and a fraction of their
+// fields, tensor data stays a view into the memory-mapped file instead of
+// being copied, every allocation is bounded by the input's size, and
+// nested sub-graphs (If and Loop bodies) are skipped rather than decoded.
+//
+// What is imported:
+//
+//   - opsets 11 to 23 of the default domain, with each op's semantics at
+//     the model's opset (Softmax before 13 flattens to 2-D; reduction,
+//     Squeeze, Unsqueeze, Split and Pad arguments move from attributes to
+//     inputs at 13 or 18);
+//   - initializers from raw_data, the typed fields or external-data files
+//     (memory-mapped, confined to the model's directory). Floating-point
+//     initializers with more than one element become graph Params named as
+//     in the model (see WithConstantLimit); the rest become Constants;
+//   - graph inputs with static shapes; symbolic or unknown dims are bound
+//     with WithShape or WithDim;
+//   - the ops in opTable (see TestEveryOpCovered): elementwise math and
+//     comparisons, MatMul and Gemm, reductions, Softmax, normalisations,
+//     Conv and pooling (1-D and 2-D, auto_pad, ceil_mode for MaxPool),
+//     shape and movement ops, Cast, Where, Range, CumSum, Dropout.
+//
+// Shape sub-graphs fold away at import: Shape and Size are constants (every
+// shape is static), and any node whose inputs are all constants is
+// evaluated with kiln's reference interpreter, so Reshape, Expand, Slice
+// and Tile targets are static by the time the graph is built. Large
+// constant expressions stay in the graph and run at run time.
+//
+// A model kiln cannot import fails with an *UnsupportedError listing every
+// offending node (name, op, domain, opset and the missing feature), not
+// just the first. Malformed files (truncated, corrupted, wrong type,
+// inconsistent tensor sizes, absurd dims, cycles, missing external data)
+// are errors, never panics.
+package onnx
