@@ -5,7 +5,7 @@ go 1.26
 require github.com/klauspost/cpuid/v2 v2.4.2
 
 require (
-	github.com/ebitengine/purego v0.11.3 // indirect
+	github.com/ebitengine/purego v0.11.3
 	golang.org/x/sys v0.41.0
 	google.golang.org/protobuf v1.36.12
 )

@@ -1,0 +1,277 @@
+package cuda
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kilnml/kiln/exec"
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/plan"
+	"github.com/kilnml/kiln/ptx"
+)
+
+func init() { exec.RegisterBackend("cuda", openBackend) }
+
+// openBackend is the exec.Opener: it loads the driver and opens the GPU
+// on first use, so a machine without either fails here, with a hint.
+func openBackend(index int) (exec.Backend, error) {
+	d, err := Open(index)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{d: d}, nil
+}
+
+type backend struct{ d *Device }
+
+func (b *backend) Name() string { return fmt.Sprintf("cuda:%d", b.d.Ordinal) }
+
+// Lower emits the graph's kernels as one PTX module, loads it, allocates
+// the weight region (constants uploaded now) and the arena, and prepares
+// every launch.
+func (b *backend) Lower(g *graph.Graph, p *plan.Plan) (exec.Executable, error) {
+	lw, err := lowerGraph(g, p)
+	if err != nil {
+		return nil, err
+	}
+	sh := &shared{d: b.d, g: g, p: p, lw: lw}
+	sh.refs.Store(1)
+	if lw.module != "" {
+		if sh.mod, err = b.d.LoadPTX(lw.module); err != nil {
+			return nil, fmt.Errorf("cuda: loading the program's kernels: %w", err)
+		}
+	}
+	if sh.weights, err = b.d.Alloc(p.WeightBytes); err != nil {
+		sh.release()
+		return nil, err
+	}
+	for _, n := range g.Nodes {
+		if n.Op == graph.OpConstant && n.Value != nil {
+			s := p.Slots[n.ID]
+			if err := sh.weights.Upload(s.Offset, n.Value.Data[:s.Bytes]); err != nil {
+				sh.release()
+				return nil, err
+			}
+		}
+	}
+	for _, st := range lw.steps {
+		if st.kernel == nil {
+			continue
+		}
+		k, err := sh.mod.Kernel(st.kernel.Name)
+		if err != nil {
+			sh.release()
+			return nil, err
+		}
+		sh.fns = append(sh.fns, k)
+	}
+	pr, err := newProgram(sh)
+	if err != nil {
+		sh.release()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// shared is what clones of a program share: the module, the weights, the
+// lowered steps. The last Close frees it.
+type shared struct {
+	d       *Device
+	g       *graph.Graph
+	p       *plan.Plan
+	lw      *lowered
+	mod     *Module
+	fns     []*Kernel // one per kernel step, in order
+	weights *Buffer
+	refs    atomic.Int32
+	once    sync.Once
+}
+
+func (s *shared) release() {
+	if s.refs.Add(-1) > 0 {
+		return
+	}
+	s.once.Do(func() {
+		_ = s.weights.Free()
+		_ = s.mod.Unload()
+	})
+}
+
+// step is a prepared launch or copy.
+type step struct {
+	node    *graph.Node
+	fn      uintptr
+	launch  ptx.Launch
+	args    *launchArgs
+	dst     Ptr // copies
+	src     Ptr
+	bytes   int
+	isCopy  bool
+	variant string
+}
+
+// program is a lowered graph on one GPU with its own arena and stream.
+type program struct {
+	sh     *shared
+	arena  *Buffer
+	stream *Stream
+	steps  []step
+	closed bool
+}
+
+func newProgram(sh *shared) (*program, error) {
+	pr := &program{sh: sh}
+	var err error
+	if pr.arena, err = sh.d.Alloc(sh.p.ArenaBytes); err != nil {
+		return nil, err
+	}
+	if pr.stream, err = sh.d.NewStream(); err != nil {
+		_ = pr.arena.Free()
+		return nil, err
+	}
+	ki := 0
+	for _, sp := range sh.lw.steps {
+		st := step{node: sp.node, variant: "ptx"}
+		if sp.kernel == nil {
+			st.isCopy, st.dst, st.src, st.bytes, st.variant = true, pr.ptr(sp.copyTo), pr.ptr(sp.copyFr), sp.bytes, "copy"
+		} else {
+			args := make([]any, len(sp.ptrs))
+			for i, r := range sp.ptrs {
+				args[i] = uintptr(pr.ptr(r))
+			}
+			buf, err := sh.fns[ki].Entry.Pack(args...)
+			if err != nil {
+				return nil, err
+			}
+			st.fn, st.launch, st.args = sh.fns[ki].h, sp.kernel.Launch, newLaunchArgs(buf)
+			ki++
+		}
+		pr.steps = append(pr.steps, st)
+	}
+	return pr, nil
+}
+
+// ptr is the device address of a plan location in this program.
+func (pr *program) ptr(r ref) Ptr {
+	base := pr.arena.Ptr
+	if r.region == plan.Weights {
+		base = pr.sh.weights.Ptr
+	}
+	return base + Ptr(r.offset)
+}
+
+var errClosed = fmt.Errorf("cuda: program is closed")
+
+// slot finds a node's buffer and offset after checking it belongs here.
+func (pr *program) slot(n *graph.Node) (*Buffer, int, int, error) {
+	if pr.closed {
+		return nil, 0, 0, errClosed
+	}
+	g := pr.sh.g
+	if n == nil || n.ID < 0 || n.ID >= len(g.Nodes) || g.Nodes[n.ID] != n {
+		return nil, 0, 0, fmt.Errorf("cuda: node %s is not in this program's graph", n)
+	}
+	s := pr.sh.p.Slots[n.ID]
+	if s.Region == plan.Weights {
+		return pr.sh.weights, s.Offset, s.Bytes, nil
+	}
+	return pr.arena, s.Offset, s.Bytes, nil
+}
+
+func (pr *program) Write(n *graph.Node, data []byte) error {
+	buf, off, size, err := pr.slot(n)
+	if err != nil {
+		return err
+	}
+	if n.Op != graph.OpInput && n.Op != graph.OpParam {
+		return fmt.Errorf("cuda: %s is not an input or param", n)
+	}
+	if len(data) != size {
+		return fmt.Errorf("cuda: %s needs %d bytes, got %d", n, size, len(data))
+	}
+	if err := pr.stream.Upload(buf, off, data); err != nil {
+		return err
+	}
+	if n.Op == graph.OpParam { // weights are shared: make them visible to clones' streams
+		return pr.stream.Synchronize()
+	}
+	return nil
+}
+
+// Run queues every step on the program's stream; Sync or Read waits.
+func (pr *program) Run() error {
+	if pr.closed {
+		return errClosed
+	}
+	l := pr.sh.d.l
+	return pr.sh.d.do(func() error {
+		for i := range pr.steps {
+			s := &pr.steps[i]
+			var err error
+			if s.isCopy {
+				err = l.check("cuMemcpyDtoDAsync", call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
+			} else {
+				err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
+			}
+			if err != nil {
+				return fmt.Errorf("cuda: step %d %s: %w", i, s.node, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (pr *program) Sync() error {
+	if pr.closed {
+		return errClosed
+	}
+	return pr.stream.Synchronize()
+}
+
+func (pr *program) Read(n *graph.Node, dst []byte) error {
+	buf, off, size, err := pr.slot(n)
+	if err != nil {
+		return err
+	}
+	if len(dst) != size {
+		return fmt.Errorf("cuda: %s has %d bytes, destination %d", n, size, len(dst))
+	}
+	return pr.stream.Download(buf, off, dst)
+}
+
+// Clone shares the module and weights and gets its own arena and stream.
+func (pr *program) Clone() (exec.Executable, error) {
+	if pr.closed {
+		return nil, errClosed
+	}
+	pr.sh.refs.Add(1)
+	c, err := newProgram(pr.sh)
+	if err != nil {
+		pr.sh.release()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (pr *program) Close() error {
+	if pr.closed {
+		return nil
+	}
+	pr.closed = true
+	err1 := pr.stream.Destroy()
+	err2 := pr.arena.Free()
+	pr.sh.release()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+func (pr *program) Stats() exec.Stats {
+	st := exec.Stats{Steps: len(pr.steps), Variants: map[string]int{}}
+	for _, s := range pr.steps {
+		st.Variants[s.node.Op.String()+"/"+s.variant]++
+	}
+	return st
+}
