@@ -3,4 +3,24 @@
 // is caught at the pass that broke it. Every pass must keep the graph's
 // results equal to the unfused graph's (the reference interpreter is the
 // oracle in tests).
+//
+// The passes, in pipeline order (names as KILN_FUSE=-name takes them):
+//
+//	conv_bn           Conv2D + BatchNorm → Conv2D on weights rewritten from the params
+//	fold              nodes of constants evaluated at compile time
+//	cse               duplicate nodes and constants merged
+//	simplify          identity ops removed, view chains and transpose pairs collapsed
+//	attention         Q·Kᵀ → scale → mask → Softmax → ·V spelled out → Attention
+//	transpose_matmul  a Transpose of a product operand → the product's transpose flag
+//	epilogue          MatMul/Gemm + bias + activation + residual → FusedMatMul,
+//	                  Conv2D + activation + residual → FusedConv2D
+//	norm              residual Add + LayerNorm/RMSNorm → AddLayerNorm/AddRMSNorm
+//	elementwise       regions of elementwise ops → FusedElementwise
+//	dce               nodes no output needs removed
+//
+// Every fusion asks one legality predicate (view.absorbable): an
+// intermediate that disappears into a fused node has all its consumers
+// inside the pattern, is not a graph output, and has the shape the fused
+// node expects. What a pass fused, and each near miss with its reason, is
+// in the Report.
 package fuse

@@ -8,10 +8,36 @@ import (
 	"github.com/kilnml/kiln/graph"
 )
 
-// Pass rewrites a graph in place and describes what it did.
+// Pass rewrites a graph in place and records what it did in log.
 type Pass struct {
 	Name string
-	Run  func(g *graph.Graph) ([]string, error)
+	Run  func(g *graph.Graph, log *Log) error
+}
+
+// Log is what one pass did: each fusion made, and each near miss (a
+// pattern that almost matched) with the reason it did not fuse, e.g.
+// "matmul_7 + add_8: matmul_7 has 2 consumers".
+type Log struct {
+	Fused    []string
+	NearMiss []string
+	seenMiss map[string]bool
+}
+
+func (l *Log) fused(format string, args ...any) {
+	l.Fused = append(l.Fused, fmt.Sprintf(format, args...))
+}
+
+// miss records a near miss once (passes may meet a pattern again after
+// rebuilding their view of the graph).
+func (l *Log) miss(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if l.seenMiss == nil {
+		l.seenMiss = map[string]bool{}
+	}
+	if !l.seenMiss[s] {
+		l.seenMiss[s] = true
+		l.NearMiss = append(l.NearMiss, s)
+	}
 }
 
 // Options select passes.
@@ -43,13 +69,28 @@ func ParseOptions(s string) Options {
 
 // Report lists what the passes did.
 type Report struct {
-	Lines []string // "pass: what happened"
+	Lines      []string // "pass: what happened", in order
+	Fusions    []string // "pass: fusion", every fusion made
+	NearMisses []string // "pass: pattern: reason", every near miss
 }
 
 func (r Report) String() string { return strings.Join(r.Lines, "\n") }
 
-// Passes is the pipeline in order. Passes register here as they are added.
+// Passes is the pipeline in order: Conv+BatchNorm folding first (it makes
+// weight arithmetic the constant folder may finish), clean-ups, then the
+// pattern fusions from the largest (attention) to the smallest
+// (elementwise regions, which take what the others left), and dead code
+// last.
 var Passes = []Pass{
+	{Name: "conv_bn", Run: convBatchNorm},
+	{Name: "fold", Run: foldConstants},
+	{Name: "cse", Run: commonSubexpressions},
+	{Name: "simplify", Run: simplify},
+	{Name: "attention", Run: attention},
+	{Name: "transpose_matmul", Run: transposeIntoMatMul},
+	{Name: "epilogue", Run: epilogues},
+	{Name: "norm", Run: residualNorms},
+	{Name: "elementwise", Run: elementwiseRegions},
 	{Name: "dce", Run: deadCode},
 }
 
@@ -68,28 +109,33 @@ func Run(g *graph.Graph, o Options) (Report, error) {
 			rep.Lines = append(rep.Lines, p.Name+": disabled")
 			continue
 		}
-		lines, err := p.Run(g)
-		if err != nil {
+		var log Log
+		if err := p.Run(g, &log); err != nil {
 			return rep, fmt.Errorf("fuse: pass %s: %w", p.Name, err)
 		}
 		if err := graph.Verify(g); err != nil {
 			return rep, fmt.Errorf("fuse: graph invalid after pass %s: %w", p.Name, err)
 		}
-		for _, l := range lines {
+		for _, l := range log.Fused {
 			rep.Lines = append(rep.Lines, p.Name+": "+l)
+			rep.Fusions = append(rep.Fusions, p.Name+": "+l)
+		}
+		for _, l := range log.NearMiss {
+			rep.Lines = append(rep.Lines, p.Name+": near miss: "+l)
+			rep.NearMisses = append(rep.NearMisses, p.Name+": "+l)
 		}
 	}
 	return rep, nil
 }
 
 // deadCode removes nodes no output depends on.
-func deadCode(g *graph.Graph) ([]string, error) {
+func deadCode(g *graph.Graph, log *Log) error {
 	before := len(g.Nodes)
 	if err := g.Prune(); err != nil {
-		return nil, err
+		return err
 	}
 	if d := before - len(g.Nodes); d > 0 {
-		return []string{fmt.Sprintf("removed %d dead nodes", d)}, nil
+		log.fused("removed %d dead nodes", d)
 	}
-	return nil, nil
+	return nil
 }

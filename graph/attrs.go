@@ -67,6 +67,9 @@ type Attrs struct {
 	Causal      bool    // Attention: query i sees keys up to i + (Sk - Sq)
 	Scale       float32 // Attention: 0 means 1/sqrt(head dim)
 	Interleaved bool    // RoPE: rotate pairs (2i, 2i+1) instead of halves
+
+	Program  []ElemInstr // FusedElementwise: the ops, in evaluation order
+	Epilogue Epilogue    // FusedMatMul, FusedConv2D: what is applied to the result
 }
 
 // clone deep-copies the slices so graphs never share attribute memory.
@@ -80,5 +83,6 @@ func (a Attrs) clone() Attrs {
 	a.Axes, a.Kernel, a.Strides, a.Pads, a.Dilations = cp(a.Axes), cp(a.Kernel), cp(a.Strides), cp(a.Pads), cp(a.Dilations)
 	a.Perm, a.Starts, a.Ends, a.Steps, a.Sizes, a.Reps = cp(a.Perm), cp(a.Starts), cp(a.Ends), cp(a.Steps), cp(a.Sizes), cp(a.Reps)
 	a.Shape = a.Shape.Clone()
+	a.Program = cloneProgram(a.Program)
 	return a
 }

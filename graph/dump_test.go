@@ -102,7 +102,7 @@ func TestDumpMentionsEverything(t *testing.T) {
 
 func TestParseOpRoundTrip(t *testing.T) {
 	ops := Ops()
-	if len(ops) != int(numOps)-1 || ops[0] != OpInput || ops[len(ops)-1] != OpRoPE {
+	if len(ops) != int(numOps)-1-len(FusedOps()) || ops[0] != OpInput || ops[len(ops)-1] != OpRoPE {
 		t.Fatalf("Ops() = %v", ops)
 	}
 	seen := map[string]bool{}

@@ -52,6 +52,8 @@ func init() {
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
 		OpPad: inferPad, OpTile: inferTile,
 		OpAttention: inferAttention, OpRoPE: inferRoPE,
+		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
+		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
 	}
 }
 
@@ -61,6 +63,8 @@ func arity(op Op) (func(int) bool, bool) {
 	exactly := func(k int) func(int) bool { return func(n int) bool { return n == k } }
 	between := func(lo, hi int) func(int) bool { return func(n int) bool { return n >= lo && n <= hi } }
 	switch {
+	case op.IsFused(): // the count depends on attributes: inference checks it
+		return nil, false
 	case op.IsUnary(), op.IsReduce():
 		return exactly(1), true
 	case op.IsBinary():

@@ -104,6 +104,14 @@ const (
 	OpAttention // softmax(Q·Kᵀ·scale + mask)·V over [B, H, S, D]
 	OpRoPE      // rotary embedding on the last axis
 
+	// Fused ops: made by the fuse passes, never by the builder (see
+	// fused.go for their inputs and attributes).
+	OpFusedElementwise // Attrs.Program evaluated per element, inputs broadcast
+	OpFusedMatMul      // MatMul with TransA/TransB and Attrs.Epilogue
+	OpAddLayerNorm     // LayerNorm(x + r): x, r, optional scale and bias
+	OpAddRMSNorm       // RMSNorm(x + r): x, r, optional scale
+	OpFusedConv2D      // Conv2D with Attrs.Epilogue
+
 	numOps
 )
 
@@ -128,6 +136,8 @@ var opNames = [numOps]string{
 	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile",
 	OpAttention: "Attention", OpRoPE: "RoPE",
+	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
+	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D",
 }
 
 func (o Op) String() string {
@@ -137,10 +147,11 @@ func (o Op) String() string {
 	return fmt.Sprintf("Op(%d)", uint8(o))
 }
 
-// Ops lists every real op kind (sources included, OpInvalid excluded).
+// Ops lists every op kind the builder makes (sources included, OpInvalid
+// and the fused ops of FusedOps excluded).
 func Ops() []Op {
-	out := make([]Op, 0, numOps-1)
-	for o := OpInput; o < numOps; o++ {
+	out := make([]Op, 0, firstFused-1)
+	for o := OpInput; o < firstFused; o++ {
 		out = append(out, o)
 	}
 	return out

@@ -33,6 +33,10 @@ func (imp *importer) inputs() error {
 			return fmt.Errorf("onnx: WithShape(%q): the model has no such input (inputs: %s)", name, inputNames(ins))
 		}
 	}
+	ins, err := imp.freeze(ins, byName)
+	if err != nil {
+		return err
+	}
 	dims, err := imp.bindDims(byName)
 	if err != nil {
 		return err
@@ -159,4 +163,36 @@ func inputNames(ins []*ValueInfo) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// freeze turns the inputs given WithInputValue into known constants and
+// returns the inputs that stay graph inputs.
+func (imp *importer) freeze(ins []*ValueInfo, byName map[string]*ValueInfo) ([]*ValueInfo, error) {
+	if len(imp.opts.values) == 0 {
+		return ins, nil
+	}
+	for name, t := range imp.opts.values {
+		vi := byName[name]
+		if vi == nil {
+			return nil, fmt.Errorf("onnx: WithInputValue(%q): the model has no such input (inputs: %s)", name, inputNames(ins))
+		}
+		if _, err := tensor.View(t.DType, t.Shape, t.Data); err != nil {
+			return nil, fmt.Errorf("onnx: WithInputValue(%q): %w", name, err)
+		}
+		if dt, err := DType(vi.ElemType); err != nil || dt != t.DType {
+			return nil, fmt.Errorf("onnx: WithInputValue(%q): the input is %s, the value %v", name, TypeName(vi.ElemType), t.DType)
+		}
+		if vi.HasShape && !declaredMatches(vi.Dims, t.Shape) {
+			return nil, fmt.Errorf("onnx: WithInputValue(%q): the input is declared %v, the value is %v", name, vi.Dims, t.Shape)
+		}
+		c := t.Clone()
+		imp.vals[name] = &value{name: name, known: &c}
+	}
+	kept := ins[:0:0]
+	for _, vi := range ins {
+		if _, frozen := imp.opts.values[vi.Name]; !frozen {
+			kept = append(kept, vi)
+		}
+	}
+	return kept, nil
 }

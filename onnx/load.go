@@ -19,6 +19,7 @@ type Option func(*options)
 
 type options struct {
 	shapes     map[string][]int
+	values     map[string]tensor.Tensor
 	dims       map[string]int
 	constLimit int
 	baseDir    string
@@ -31,6 +32,16 @@ type options struct {
 // bound to the given sizes for every other input that uses them too.
 func WithShape(input string, dims ...int) Option {
 	return func(o *options) { o.shapes[input] = slices.Clone(dims) }
+}
+
+// WithInputValue freezes a graph input to a value known at import time:
+// the input becomes a constant, so shape and axis arguments that an
+// exporter left as inputs (Reshape's shape, Slice's starts, ...) can be
+// static. The value's dtype and shape must match the input's declaration
+// (symbolic dims take the value's sizes). The compiled graph no longer
+// has that input.
+func WithInputValue(input string, value tensor.Tensor) Option {
+	return func(o *options) { o.values[input] = value }
 }
 
 // WithDim binds a symbolic dimension by name for every input that uses it,
@@ -97,7 +108,7 @@ func Parse(data []byte, opts ...Option) (*Model, error) {
 }
 
 func parse(data []byte, dir string, hasDir bool, opts []Option) (*Model, error) {
-	o := options{shapes: map[string][]int{}, dims: map[string]int{}, constLimit: 1}
+	o := options{shapes: map[string][]int{}, values: map[string]tensor.Tensor{}, dims: map[string]int{}, constLimit: 1}
 	for _, fn := range opts {
 		fn(&o)
 	}

@@ -192,9 +192,6 @@ func mapCumSum(c *ctx) (*graph.Node, error) {
 // mapLayerNorm: scale and bias broadcast to the normalised shape in ONNX;
 // kiln wants them exactly that shape, so they are expanded when needed.
 func mapLayerNorm(c *ctx) ([]*graph.Node, error) {
-	if c.used(1) || c.used(2) {
-		return nil, unsupportedf("the Mean and InvStdDev outputs")
-	}
 	x, err := c.need(0)
 	if err != nil {
 		return nil, err
@@ -237,7 +234,36 @@ func mapLayerNorm(c *ctx) ([]*graph.Node, error) {
 	}
 	bias, _ := fit(2)
 	y, err := c.apply(graph.OpLayerNorm, graph.Attrs{Axis: ax, Eps: eps}, nonNil(x, scale, bias)...)
-	return []*graph.Node{y}, err
+	if err != nil || !c.used(1) && !c.used(2) {
+		return []*graph.Node{y}, err
+	}
+	stash, err := c.attrInt("stash_type", 1)
+	if err != nil {
+		return nil, err
+	}
+	if stash != typeFloat {
+		return nil, unsupportedf("the Mean and InvStdDev outputs with stash_type %s", TypeName(int32(stash)))
+	}
+	mean, inv := layerNormStats(c.g, x, ax, eps)
+	return []*graph.Node{y, mean, inv}, nil
+}
+
+// layerNormStats computes LayerNormalization's optional Mean and
+// InvStdDev outputs: float32 (the stash type), with the normalised dims
+// kept as ones. They are separate nodes from the fused OpLayerNorm, which
+// does not expose its statistics; models that read them are rare.
+func layerNormStats(g *graph.Graph, x *graph.Node, ax int, eps float32) (mean, inv *graph.Node) {
+	if x.DType != tensor.F32 {
+		x = g.Cast(x, tensor.F32)
+	}
+	axes := make([]int, 0, x.Shape.Rank()-ax)
+	for i := ax; i < x.Shape.Rank(); i++ {
+		axes = append(axes, i)
+	}
+	mean = g.ReduceMean(x, true, axes...)
+	d := g.Sub(x, mean)
+	variance := g.ReduceMean(g.Mul(d, d), true, axes...)
+	return mean, g.Rsqrt(g.Add(variance, g.Scalar(eps)))
 }
 
 // dropLeadingOnes removes leading size-1 dims down to rank r (when they

@@ -1,129 +1,213 @@
 package ops
 
 import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
+// The fast F32 MatMul and Gemm kernels run on asm.Gemm (packed panels,
+// an AVX2+FMA micro-kernel or its pure-Go twin, a GEMV path for one-row
+// products), over the executor's worker pool. A B operand that is a
+// param or constant is packed once and packed again only when the
+// weights version moves.
+
 func init() {
-	RegisterFast(graph.OpMatMul, prepareMatMulGo)
-	RegisterFast(graph.OpGemm, prepareGemmGo)
+	RegisterFast(graph.OpMatMul, func(n *graph.Node, env Env) (Kernel, string, error) {
+		return prepareMatMulFast(n, env, asm.BestGemm())
+	})
+	RegisterFast(graph.OpGemm, func(n *graph.Node, env Env) (Kernel, string, error) {
+		return prepareGemmFast(n, env, asm.BestGemm())
+	})
 }
 
-// prepareMatMulGo handles F32 MatMul of any batch broadcast with the
-// portable blocked kernel, one product per batch entry.
-func prepareMatMulGo(n *graph.Node, env Env) (Kernel, string, error) {
-	if n.DType != tensor.F32 {
+// isWeight reports whether a node's value only changes through SetParam.
+func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == graph.OpConstant }
+
+// packedWeight is a B operand packed for one kernel, with the weights
+// version and the buffer it was packed from.
+type packedWeight struct {
+	pb      asm.PackedB
+	version *atomic.Uint64 // nil: the weights never change
+	have    bool
+	at      uint64
+	src     *float32
+}
+
+// get returns b packed, packing it first if it never was, the weights
+// version moved, or b is another buffer than last time.
+func (w *packedWeight) get(g *asm.Gemm, b []float32) (*asm.PackedB, error) {
+	var v uint64
+	if w.version != nil {
+		v = w.version.Load() // read before packing: a write during it repacks next run
+	}
+	src := unsafe.SliceData(b)
+	if !w.have || v != w.at || src != w.src {
+		if err := g.PackB(&w.pb, b); err != nil {
+			return nil, err
+		}
+		w.have, w.at, w.src = true, v, src
+	}
+	return &w.pb, nil
+}
+
+// checkTensors verifies the count, dtype and size of a kernel's tensors
+// against the node before any of them is read.
+func checkTensors(n *graph.Node, ins []tensor.Tensor, out tensor.Tensor) error {
+	if len(ins) != len(n.Inputs) {
+		return fmt.Errorf("%d inputs, want %d", len(ins), len(n.Inputs))
+	}
+	for i, in := range n.Inputs {
+		if ins[i].DType != in.DType || len(ins[i].Data) != in.Shape.NumElements()*in.DType.Size() {
+			return fmt.Errorf("input %d is %v with %d bytes, want %v%v", i, ins[i].DType, len(ins[i].Data), in.DType, in.Shape)
+		}
+	}
+	if out.DType != n.DType || len(out.Data) != n.Shape.NumElements()*n.DType.Size() {
+		return fmt.Errorf("result is %v with %d bytes, want %v%v", out.DType, len(out.Data), n.DType, n.Shape)
+	}
+	return nil
+}
+
+// prepareMatMulFast handles F32 MatMul with any batch broadcast. When
+// every batch entry uses the same B (B has no batch dims, or only 1s), the
+// batch folds into the rows of one product; otherwise the batch runs as
+// independent products at per-entry offsets.
+func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string, error) {
+	if n.DType != tensor.F32 || len(n.Inputs) != 2 || n.Inputs[0].DType != tensor.F32 || n.Inputs[1].DType != tensor.F32 {
 		return nil, "", nil
 	}
 	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
-	batch, m, k, nn, _, err := graph.MatMulDims(as, bs)
+	batch, m, k, nn, out, err := graph.MatMulDims(as, bs)
 	if err != nil {
 		return nil, "", err
 	}
-	// Element offsets of A and B for every batch entry (broadcast dims
-	// repeat an operand).
+	if !out.Equal(n.Shape) {
+		return nil, "", fmt.Errorf("result shape %v, want %v", n.Shape, out)
+	}
 	nb := batch.NumElements()
-	offA, offB := make([]int, nb), make([]int, nb)
-	if nb > 0 {
-		pa, pb := batchPart(as), batchPart(bs)
-		sa := tensor.BroadcastStrides(pa, batch)
-		sb := tensor.BroadcastStrides(pb, batch)
-		idx := make([]int, len(batch))
-		for e := range nb {
-			for d := range idx {
-				offA[e] += idx[d] * sa[d] * m * k
-				offB[e] += idx[d] * sb[d] * k * nn
-			}
-			for d := len(idx) - 1; d >= 0; d-- {
-				if idx[d]++; idx[d] < batch[d] {
-					break
-				}
-				idx[d] = 0
-			}
+	empty := nb == 0
+	offA := batchOffsets(as[:max(as.Rank()-2, 0)], batch, m*k)
+	offB := batchOffsets(bs[:max(bs.Rank()-2, 0)], batch, k*nn)
+	oneB := !empty
+	for _, o := range offB {
+		oneB = oneB && o == 0
+	}
+	cfg := asm.GemmConfig{M: m, N: nn, K: k, Alpha: 1}
+	var args asm.GemmArgs
+	if oneB {
+		// One B: A's batch is contiguous rows of one product, C's too.
+		cfg.M, nb = nb*m, 1
+	} else {
+		args.Batch, args.OffA, args.OffB = nb, offA, offB
+		args.OffC = make([]int, nb)
+		for e := range args.OffC {
+			args.OffC[e] = e * m * nn
 		}
 	}
-	g := &gemmArgs{m: m, n: nn, k: k, lda: k, ldb: nn, ldc: nn}
-	body := g.rows
+	g, err := asm.NewGemm(cfg, v, asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		return nil, "", err
+	}
+	var w *packedWeight
+	if oneB && isWeight(n.Inputs[1]) {
+		w = &packedWeight{version: env.WeightsVersion}
+	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
-		a, b, c := ins[0].F32(), ins[1].F32(), out.F32()
-		for e := range nb {
-			g.a, g.b, g.c = a[offA[e]:], b[offB[e]:], c[e*m*nn:]
-			g.run(env, body)
+		if err := checkTensors(n, ins, out); err != nil {
+			return err
 		}
-		return nil
-	}, "go", nil
+		if empty {
+			return nil
+		}
+		args.A, args.C = ins[0].F32(), out.F32()
+		if w != nil {
+			pb, err := w.get(g, ins[1].F32())
+			if err != nil {
+				return err
+			}
+			args.PackedB = pb
+		} else {
+			args.B = ins[1].F32()
+		}
+		err := g.Run(&args)
+		args.A, args.B, args.C = nil, nil, nil // keep no reference to the arena
+		return err
+	}, v.Name, nil
 }
 
-// batchPart is the batch dims of a matmul operand (none for 1-D or 2-D).
-func batchPart(s tensor.Shape) tensor.Shape {
-	if s.Rank() <= 2 {
-		return nil
-	}
-	return s[:s.Rank()-2]
-}
-
-// prepareGemmGo handles F32 Gemm: a transposed operand is copied into
-// scratch first (O(k·n), small next to the product), then alpha and the
-// beta·C term are applied on the result rows.
-func prepareGemmGo(n *graph.Node, env Env) (Kernel, string, error) {
-	if n.DType != tensor.F32 {
+// prepareGemmFast handles F32 Gemm: alpha scales A as it is packed,
+// transposes are resolved by packing, and beta·C is the epilogue's
+// residual (broadcast through its strides), added as tiles are finished.
+func prepareGemmFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string, error) {
+	if n.DType != tensor.F32 || len(n.Inputs) < 2 || len(n.Inputs) > 3 {
 		return nil, "", nil
 	}
+	for _, in := range n.Inputs {
+		if in.DType != tensor.F32 {
+			return nil, "", nil
+		}
+	}
 	at := n.Attrs
-	as := n.Inputs[0].Shape
+	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
+	if as.Rank() != 2 || bs.Rank() != 2 || n.Shape.Rank() != 2 {
+		return nil, "", fmt.Errorf("operands %v and %v must be 2-D", as, bs)
+	}
 	m, k := as[0], as[1]
 	if at.TransA {
 		m, k = k, m
 	}
-	nn := n.Shape[1]
-	var ta, tb []float32
-	if at.TransA {
-		ta = make([]float32, m*k)
-	}
+	k2, nn := bs[0], bs[1]
 	if at.TransB {
-		tb = make([]float32, k*nn)
+		k2, nn = nn, k2
 	}
-	var cStrides []int
+	if k2 != k || !n.Shape.Equal(tensor.Shape{m, nn}) {
+		return nil, "", fmt.Errorf("A %v, B %v (transA=%v transB=%v) do not give %v", as, bs, at.TransA, at.TransB, n.Shape)
+	}
+	cfg := asm.GemmConfig{M: m, N: nn, K: k, TransA: at.TransA, TransB: at.TransB, Alpha: at.Alpha}
+	g, err := asm.NewGemm(cfg, v, asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		return nil, "", err
+	}
+	var ep *asm.Epilogue
 	if len(n.Inputs) == 3 {
-		cStrides = tensor.BroadcastStrides(n.Inputs[2].Shape, n.Shape)
+		cs := n.Inputs[2].Shape
+		if s, err := tensor.Broadcast(cs, n.Shape); err != nil || !s.Equal(n.Shape) {
+			return nil, "", fmt.Errorf("C %v does not broadcast to %v", cs, n.Shape)
+		}
+		st := tensor.BroadcastStrides(cs, n.Shape)
+		ep = &asm.Epilogue{ResRowStride: st[0], ResColStride: st[1], ResScale: at.Beta}
 	}
-	g := &gemmArgs{m: m, n: nn, k: k, lda: k, ldb: nn, ldc: nn}
-	body := g.rows
+	args := asm.GemmArgs{Epilogue: ep}
+	var w *packedWeight
+	if isWeight(n.Inputs[1]) {
+		w = &packedWeight{version: env.WeightsVersion}
+	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
-		a, b, c := ins[0].F32(), ins[1].F32(), out.F32()
-		if ta != nil {
-			transpose2(ta, a, k, m)
-			a = ta
+		if err := checkTensors(n, ins, out); err != nil {
+			return err
 		}
-		if tb != nil {
-			transpose2(tb, b, nn, k)
-			b = tb
-		}
-		g.a, g.b, g.c = a, b, c
-		g.run(env, body)
-		if at.Alpha != 1 {
-			for i := range c {
-				c[i] *= at.Alpha
+		args.A, args.C = ins[0].F32(), out.F32()
+		if w != nil {
+			pb, err := w.get(g, ins[1].F32())
+			if err != nil {
+				return err
 			}
+			args.PackedB = pb
+		} else {
+			args.B = ins[1].F32()
 		}
-		if cStrides != nil && at.Beta != 0 {
-			cv := ins[2].F32()
-			for i := range m {
-				for j := range nn {
-					c[i*nn+j] += at.Beta * cv[i*cStrides[0]+j*cStrides[1]]
-				}
-			}
+		if ep != nil {
+			ep.Residual = ins[2].F32()
 		}
-		return nil
-	}, "go", nil
-}
-
-// transpose2 writes the transpose of src [rows×cols] into dst [cols×rows].
-func transpose2(dst, src []float32, rows, cols int) {
-	for i := range rows {
-		for j := range cols {
-			dst[j*rows+i] = src[i*cols+j]
+		err := g.Run(&args)
+		args.A, args.B, args.C = nil, nil, nil
+		if ep != nil {
+			ep.Residual = nil
 		}
-	}
+		return err
+	}, v.Name, nil
 }

@@ -1,25 +1,54 @@
 // Command kiln is kiln's command-line tool.
 //
-//	kiln info    version, platform, CPU features and kernel variants
-//	kiln demo    compile and run a built-in MiniLM-sized encoder
+//	kiln info      version, platform, CPU features and kernel variants
+//	kiln demo      compile and run a built-in MiniLM-sized encoder
+//	kiln run       run an ONNX model on .npy inputs, write .npy outputs
+//	kiln bench     time an ONNX model: median, p90 and min latency
+//	kiln inspect   an ONNX model's ops, fusion, memory plan and kernels
+//
+// Exit status: 0 on success, 1 when the command fails (a missing or bad
+// file, a model kiln cannot import, an input of the wrong shape), 2 for a
+// bad command line.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
 
 var commands = map[string]func(args []string) error{
-	"info": runInfo,
-	"demo": runDemo,
+	"info":    runInfo,
+	"demo":    runDemo,
+	"run":     runRun,
+	"bench":   runBench,
+	"inspect": runInspect,
 }
+
+const usage = `usage: kiln <command> [flags]
+
+  info      version, platform, CPU features and kernel variants
+  demo      compile and run a built-in MiniLM-sized encoder
+  run       kiln run model.onnx [--input name=file.npy ...] [--output dir]
+  bench     kiln bench model.onnx [--threads N] [--runs N] [--warmup N]
+  inspect   kiln inspect model.onnx
+
+kiln <command> -h describes a command's flags.`
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: kiln info | kiln demo [flags]")
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
-	if err := commands[os.Args[1]](os.Args[2:]); err != nil {
+	err := commands[os.Args[1]](os.Args[2:])
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ue):
+		fmt.Fprintln(os.Stderr, "kiln:", err)
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "kiln:", err)
 		os.Exit(1)
 	}

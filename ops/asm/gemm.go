@@ -65,7 +65,7 @@ func (c *GemmConfig) storedB() (rows, cols int) {
 
 // span is the number of elements a rows×cols matrix with stride ld
 // reaches (0 when empty).
-func span(rows, cols, ld int) int {
+func matSpan(rows, cols, ld int) int {
 	if rows == 0 || cols == 0 {
 		return 0
 	}
@@ -115,6 +115,7 @@ type Gemm struct {
 	tasks   []gemmTask
 	body    func(lo, hi int) // g.runTasks, bound once so For does not allocate
 	run     GemmArgs         // the operands of the current run
+	shared  gemmShared       // state of a product shared by all workers
 }
 
 // gemmTask is one worker's share: products [e0, e1), and within each the
@@ -145,11 +146,11 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 	g := &Gemm{cfg: cfg, v: v, par: par}
 	ar, ac := cfg.storedA()
 	br, bc := cfg.storedB()
-	g.needA, g.needB, g.needC = span(ar, ac, cfg.LDA), span(br, bc, cfg.LDB), span(cfg.M, cfg.N, cfg.LDC)
+	g.needA, g.needB, g.needC = matSpan(ar, ac, cfg.LDA), matSpan(br, bc, cfg.LDB), matSpan(cfg.M, cfg.N, cfg.LDC)
 	g.scratch = make([]gemmScratch, par.Threads)
 	g.tasks = make([]gemmTask, par.Threads)
 	kc := min(v.kc, max(cfg.K, 1))
-	mc := min(v.mc, roundUp(max(cfg.M, 1), v.mr))
+	mc := min(v.mc, gemmRoundUp(max(cfg.M, 1), v.mr))
 	for i := range g.scratch {
 		s := &g.scratch[i]
 		s.a = make([]float32, mc*kc)
@@ -159,6 +160,7 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 		}
 	}
 	g.body = g.runTasks
+	g.shared.itemBody, g.shared.packBody = g.runItems, g.packJobs
 	return g, nil
 }
 
@@ -174,7 +176,7 @@ func (g *Gemm) Variant() *GemmVariant { return g.v }
 // Config is the plan's config with leading dimensions filled in.
 func (g *Gemm) Config() GemmConfig { return g.cfg }
 
-func roundUp(x, m int) int { return (x + m - 1) / m * m }
+func gemmRoundUp(x, m int) int { return (x + m - 1) / m * m }
 
 // Sgemm computes one product serially with the best variant; it allocates
 // a plan, so prepared kernels should use NewGemm instead.
@@ -198,11 +200,6 @@ func (g *Gemm) Run(args *GemmArgs) error {
 	if cfg.M == 0 || cfg.N == 0 {
 		return nil
 	}
-	if args.PackedB == nil && !g.gemvRow() {
-		for i := range g.scratch {
-			g.scratch[i].ensureB(g)
-		}
-	}
 	work := 2 * cfg.M * cfg.N * max(cfg.K, 1) // flops of one product
 	threads := min(g.par.Threads, max(1, nb*work/parMinFlops))
 	if threads <= 1 {
@@ -210,25 +207,26 @@ func (g *Gemm) Run(args *GemmArgs) error {
 		g.runTasks(0, 1)
 		return nil
 	}
-	if nb >= threads || work < parMinFlops*threads {
-		// Many products or small ones: each worker takes whole products.
+	if nb >= threads && (nb%threads == 0 || nb >= 4*threads || work < parMinFlops*threads) {
+		// Many products, or small ones: each worker takes whole products.
 		for t := range threads {
 			g.tasks[t] = gemmTask{t * nb / threads, (t + 1) * nb / threads, 0, cfg.M, 0, cfg.N}
 		}
 		g.par.For(threads, 1, g.body)
 		return nil
 	}
-	// Few large products: split each one's C over the workers.
+	// Few products: all workers share each one.
+	per := min(threads, max(1, work/parMinFlops))
 	for e := range nb {
-		n := g.split(e, threads)
-		g.par.For(n, 1, g.body)
+		g.runShared(e, per)
 	}
 	return nil
 }
 
 // parMinFlops is the least work (flops) worth handing to another worker:
-// below it, waking a worker costs more than it saves.
-const parMinFlops = 1 << 21
+// below it, waking a worker costs more than it saves. (A variable so
+// tests can send tiny products down the parallel paths.)
+var parMinFlops = 1 << 22
 
 // gemvRow reports whether products take the one-row path: op(A) has one
 // row and B is pre-packed or row-major (a transposed unpacked B would be
@@ -239,7 +237,7 @@ func (g *Gemm) gemvRow() bool {
 
 func (s *gemmScratch) ensureB(g *Gemm) {
 	v := g.v
-	want := min(v.kc, max(g.cfg.K, 1)) * min(v.nc, roundUp(g.cfg.N, v.nr))
+	want := min(v.kc, max(g.cfg.K, 1)) * min(v.nc, gemmRoundUp(g.cfg.N, v.nr))
 	if len(s.b) < want {
 		s.b = make([]float32, want)
 	}
@@ -263,12 +261,13 @@ func (g *Gemm) check(args *GemmArgs) error {
 		need int
 		offs []int
 	}
-	ops := []operand{{"A", args.A, g.needA, args.OffA}, {"C", args.C, g.needC, args.OffC}}
-	if args.PackedB == nil {
-		ops = append(ops, operand{"B", args.B, g.needB, args.OffB})
+	ops := [3]operand{{"A", args.A, g.needA, args.OffA}, {"C", args.C, g.needC, args.OffC}, {"B", args.B, g.needB, args.OffB}}
+	nops := 3
+	if args.PackedB != nil {
+		nops = 2 // B is not read
 	}
-	for _, o := range ops {
-		if nb == 1 && args.Batch <= 1 {
+	for _, o := range ops[:nops] {
+		if args.Batch <= 1 {
 			if len(o.data) < o.need {
 				return fmt.Errorf("asm: gemm: %s has %d elements, needs %d", o.name, len(o.data), o.need)
 			}
@@ -292,6 +291,9 @@ func (g *Gemm) check(args *GemmArgs) error {
 		if err := ep.check(cfg.M, cfg.N, nb); err != nil {
 			return err
 		}
+		if overlaps(ep.Residual, args.C) {
+			return errors.New("asm: gemm epilogue: residual overlaps C")
+		}
 	}
 	return nil
 }
@@ -307,7 +309,7 @@ func overlaps(x, y []float32) bool {
 
 // offsets of product e's operands.
 func (g *Gemm) offsets(e int) (a, b, c int) {
-	if max(g.run.Batch, 1) == 1 && g.run.Batch <= 1 {
+	if g.run.Batch <= 1 {
 		return 0, 0, 0
 	}
 	if g.run.PackedB == nil {
@@ -376,8 +378,9 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 			if pb := g.run.PackedB; pb != nil {
 				bp = pb.block(pc, kc, jc, nc)
 			} else {
-				bp = s.b[:roundUp(nc, nr)*kc]
-				packB(bp, g.run.B[bo:], cfg, pc, kc, jc, nc, nr)
+				s.ensureB(g)
+				bp = s.b[:gemmRoundUp(nc, nr)*kc]
+				packB(v, bp, g.run.B[bo:], cfg, pc, kc, jc, nc)
 			}
 			flags := uint(0)
 			if pc > 0 || cfg.Accumulate {
@@ -386,8 +389,8 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 			last := pc+kc == cfg.K
 			for ic := m0; ic < m1; ic += v.mc {
 				mc := min(v.mc, m1-ic)
-				ap := s.a[:roundUp(mc, mr)*kc]
-				packA(ap, g.run.A[ao:], cfg, ic, mc, pc, kc, mr)
+				ap := s.a[:gemmRoundUp(mc, mr)*kc]
+				packA(v, ap, g.run.A[ao:], cfg, ic, mc, pc, kc)
 				for jr := 0; jr < nc; jr += nr {
 					nrv := min(nr, nc-jr)
 					bpan := bp[jr*kc : jr*kc+nr*kc]
@@ -418,14 +421,6 @@ func (g *Gemm) edgeTile(s *gemmScratch, kc int, apan, bpan []float32, ci, mrv, n
 	t := s.tile[:v.mr*v.nr]
 	v.micro(kc, &apan[0], &bpan[0], &t[0], v.nr, 0)
 	for r := range mrv {
-		src := t[r*v.nr : r*v.nr+nrv]
-		dst := c[ci+r*ldc : ci+r*ldc+nrv]
-		if flags&gemmAccumulate != 0 {
-			for j, x := range src {
-				dst[j] += x
-			}
-		} else {
-			copy(dst, src)
-		}
+		gemmMerge(c[ci+r*ldc:ci+r*ldc+nrv], t[r*v.nr:r*v.nr+nrv], flags&gemmAccumulate != 0)
 	}
 }

@@ -39,10 +39,45 @@ func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int, flags uint)
 //go:noescape
 func gemv16AVX2(k int, x, b *float32, ldb int, y *float32, flags uint)
 
+// gemmPackB16AVX2 copies a 16-column strip of B into a packed panel:
+//
+//	for p < k, j < 16: dst[p*16+j] = src[p*ld+j]
+//
+// with k >= 1, src reaching (k-1)*ld+16 floats and dst k*16 floats.
+//
+//go:noescape
+func gemmPackB16AVX2(k int, src *float32, ld int, dst *float32)
+
+// gemvRows4AVX2 adds four rows of a row-major B, scaled, into y:
+//
+//	for j < n:
+//		t := y[j] (flags&1 == 1) or 0 (flags&1 == 0)
+//		for r < 4: t = fma(x[r], b[r*ldb+j], t)
+//		y[j] = t
+//
+// with n >= 0, x = 4 floats, b reaching 3*ldb+n floats and y n floats. A
+// one-row product over an unpacked B calls it for each four rows, so B is
+// read row by row, sequentially, while y stays in L1.
+//
+//go:noescape
+func gemvRows4AVX2(n int, x, b *float32, ldb int, y *float32, flags uint)
+
+// gemmPackA6AVX2 interleaves six rows of A into a packed panel:
+//
+//	for p < 8*k8, r < 6: dst[p*6+r] = src[r*lda+p]
+//
+// with k8 >= 1, src reaching 5*lda+8*k8 floats and dst 48*k8 floats. It
+// transposes 6×8 blocks in registers (unpack, shuffle) and stores each
+// step's six values as a 16-byte and an 8-byte piece, so it writes
+// nothing past the panel.
+//
+//go:noescape
+func gemmPackA6AVX2(k8 int, src *float32, lda int, dst *float32)
+
 func init() {
 	gemmAsm = append(gemmAsm, &GemmVariant{
 		Name: "avx2", Feature: cpu.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
-		micro: gemmKernel6x16AVX2, gemv: gemv16AVX2,
+		micro: gemmKernel6x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2,
 	})
 }

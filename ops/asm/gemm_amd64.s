@@ -280,3 +280,316 @@ store:
 	VMOVUPS S0H, 32(PY)
 	VZEROUPPER
 	RET
+
+#undef K
+#undef PX
+#undef PB
+#undef LDB
+#undef LDB3
+#undef PY
+#undef FLAGS
+#undef K4
+#undef S0L
+#undef S0H
+#undef S1L
+#undef S1H
+#undef S2L
+#undef S2H
+#undef S3L
+#undef S3H
+#undef X0
+#undef X1
+#undef X2
+#undef X3
+
+// ---------------------------------------------------------------------
+// func gemmPackB16AVX2(k int, src *float32, ld int, dst *float32)
+// dst[p*16+j] = src[p*ld+j] for p < k, j < 16; see gemm_amd64.go.
+// ---------------------------------------------------------------------
+
+#define K    CX  // rows left
+#define SRC  SI  // source row p
+#define LD   R8  // source row stride in bytes
+#define LD3  R10 // 3*ld bytes
+#define DST  DI  // packed row p (64 bytes each)
+#define K4   R11 // groups of four rows
+
+TEXT ·gemmPackB16AVX2(SB), NOSPLIT, $0-32
+	MOVQ k+0(FP), K
+	MOVQ src+8(FP), SRC
+	MOVQ ld+16(FP), LD
+	MOVQ dst+24(FP), DST
+	SHLQ $2, LD               // ld in bytes
+	LEAQ (LD)(LD*2), LD3      // 3*ld bytes
+
+	// Split k into groups of four rows and a remainder of 0-3.
+	MOVQ  K, K4
+	SHRQ  $2, K4
+	ANDQ  $3, K
+	TESTQ K4, K4
+	JZ    tail
+
+loop4:
+	// Ask for the rows eight ahead (a strided walk the prefetcher may
+	// not follow), then copy four 64-byte rows.
+	PREFETCHT0 (SRC)(LD*8)
+	VMOVUPS    (SRC), Y0
+	VMOVUPS    32(SRC), Y1
+	VMOVUPS    (SRC)(LD*1), Y2
+	VMOVUPS    32(SRC)(LD*1), Y3
+	VMOVUPS    (SRC)(LD*2), Y4
+	VMOVUPS    32(SRC)(LD*2), Y5
+	VMOVUPS    (SRC)(LD3*1), Y6
+	VMOVUPS    32(SRC)(LD3*1), Y7
+	VMOVUPS    Y0, (DST)
+	VMOVUPS    Y1, 32(DST)
+	VMOVUPS    Y2, 64(DST)
+	VMOVUPS    Y3, 96(DST)
+	VMOVUPS    Y4, 128(DST)
+	VMOVUPS    Y5, 160(DST)
+	VMOVUPS    Y6, 192(DST)
+	VMOVUPS    Y7, 224(DST)
+	LEAQ       (SRC)(LD*4), SRC // next four source rows
+	ADDQ       $256, DST        // next four packed rows
+	DECQ       K4
+	JNZ        loop4
+
+tail:
+	// The last 0-3 rows.
+	TESTQ K, K
+	JZ    done
+
+loop1:
+	VMOVUPS (SRC), Y0
+	VMOVUPS 32(SRC), Y1
+	VMOVUPS Y0, (DST)
+	VMOVUPS Y1, 32(DST)
+	ADDQ    LD, SRC
+	ADDQ    $64, DST
+	DECQ    K
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+#undef K
+#undef SRC
+#undef LD
+#undef LD3
+#undef DST
+#undef K4
+
+// ---------------------------------------------------------------------
+// func gemvRows4AVX2(n int, x, b *float32, ldb int, y *float32, flags uint)
+// y[0:n] (+)= x[0]·B[0,:] + x[1]·B[1,:] + x[2]·B[2,:] + x[3]·B[3,:];
+// see gemm_amd64.go.
+// ---------------------------------------------------------------------
+
+#define N     CX  // columns left
+#define PB0   SI  // B row 0 at the current column
+#define LDB   R8  // B row stride in bytes
+#define LDB3  R10 // 3*ldb bytes
+#define PY    DX  // y at the current column
+#define FLAGS R9  // bit 0: accumulate into y
+#define XB0   Y12 // x[0..3] broadcast (scalar halves X12-X15 in the tail)
+#define XB1   Y13
+#define XB2   Y14
+#define XB3   Y15
+
+// COL8(off, acc) is eight columns at byte offset off: start from y (or
+// zero), then fuse-multiply-add the four rows in order.
+#define COL8(off, acc) \
+	VFMADD231PS off(PB0), XB0, acc;         \
+	VFMADD231PS off(PB0)(LDB*1), XB1, acc;  \
+	VFMADD231PS off(PB0)(LDB*2), XB2, acc;  \
+	VFMADD231PS off(PB0)(LDB3*1), XB3, acc; \
+	VMOVUPS     acc, off(PY)
+
+TEXT ·gemvRows4AVX2(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), N
+	MOVQ x+8(FP), AX
+	MOVQ b+16(FP), PB0
+	MOVQ ldb+24(FP), LDB
+	MOVQ y+32(FP), PY
+	MOVQ flags+40(FP), FLAGS
+	SHLQ $2, LDB              // ldb in bytes
+	LEAQ (LDB)(LDB*2), LDB3   // 3*ldb bytes
+
+	// Broadcast the four x values once.
+	VBROADCASTSS (AX), XB0
+	VBROADCASTSS 4(AX), XB1
+	VBROADCASTSS 8(AX), XB2
+	VBROADCASTSS 12(AX), XB3
+
+loop32:
+	// 32 columns per iteration as four independent chains.
+	CMPQ N, $32
+	JLT  loop8
+	TESTQ $1, FLAGS
+	JZ   zero32
+	VMOVUPS (PY), Y0          // accumulate: start from y
+	VMOVUPS 32(PY), Y1
+	VMOVUPS 64(PY), Y2
+	VMOVUPS 96(PY), Y3
+	JMP  fma32
+
+zero32:
+	VXORPS Y0, Y0, Y0         // overwrite: start from zero, never read y
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+fma32:
+	COL8(0, Y0)
+	COL8(32, Y1)
+	COL8(64, Y2)
+	COL8(96, Y3)
+	ADDQ $128, PB0
+	ADDQ $128, PY
+	SUBQ $32, N
+	JMP  loop32
+
+loop8:
+	// Eight columns at a time.
+	CMPQ N, $8
+	JLT  tail
+	VXORPS Y0, Y0, Y0
+	TESTQ $1, FLAGS
+	JZ   fma8
+	VMOVUPS (PY), Y0
+
+fma8:
+	COL8(0, Y0)
+	ADDQ $32, PB0
+	ADDQ $32, PY
+	SUBQ $8, N
+	JMP  loop8
+
+tail:
+	// The last 0-7 columns one at a time, with scalar FMAs.
+	TESTQ N, N
+	JZ    done
+
+loop1:
+	VXORPS X4, X4, X4
+	TESTQ  $1, FLAGS
+	JZ     fma1
+	VMOVSS (PY), X4
+
+fma1:
+	VFMADD231SS (PB0), X12, X4
+	VFMADD231SS (PB0)(LDB*1), X13, X4
+	VFMADD231SS (PB0)(LDB*2), X14, X4
+	VFMADD231SS (PB0)(LDB3*1), X15, X4
+	VMOVSS      X4, (PY)
+	ADDQ        $4, PB0
+	ADDQ        $4, PY
+	DECQ        N
+	JNZ         loop1
+
+done:
+	VZEROUPPER
+	RET
+
+#undef N
+#undef PB0
+#undef LDB
+#undef LDB3
+#undef PY
+#undef FLAGS
+#undef XB0
+#undef XB1
+#undef XB2
+#undef XB3
+#undef COL8
+
+// ---------------------------------------------------------------------
+// func gemmPackA6AVX2(k8 int, src *float32, lda int, dst *float32)
+// dst[p*6+r] = src[r*lda+p] for r < 6, p < 8*k8; see gemm_amd64.go.
+// ---------------------------------------------------------------------
+
+#define G     CX  // groups of eight steps left
+#define SRC   SI  // row 0 at the current step
+#define SRC3  R10 // row 3 at the current step
+#define LDA   R8  // row stride in bytes
+#define DST   DI  // packed step p (24 bytes each)
+#define R0    Y0  // eight steps of rows 0-5
+#define R1    Y1
+#define R2    Y2
+#define R3    Y3
+#define R4    Y4
+#define R5    Y5
+#define T0    Y6  // interleaved pairs of rows
+#define T1    Y7
+#define T2    Y8
+#define T3    Y9
+#define T4    Y10 // rows 4,5 of steps 0,1 | 4,5
+#define T5    Y11 // rows 4,5 of steps 2,3 | 6,7
+#define U0    Y12 // rows 0-3 of step 0 | step 4
+#define U1    Y13 // step 1 | 5
+#define U2    Y14 // step 2 | 6
+#define U3    Y15 // step 3 | 7
+
+TEXT ·gemmPackA6AVX2(SB), NOSPLIT, $0-32
+	MOVQ k8+0(FP), G
+	MOVQ src+8(FP), SRC
+	MOVQ lda+16(FP), LDA
+	MOVQ dst+24(FP), DST
+	SHLQ $2, LDA              // lda in bytes
+	LEAQ (LDA)(LDA*2), SRC3   // 3*lda bytes
+	ADDQ SRC, SRC3            // row 3
+
+loop:
+	// Load eight steps of each row.
+	VMOVUPS (SRC), R0
+	VMOVUPS (SRC)(LDA*1), R1
+	VMOVUPS (SRC)(LDA*2), R2
+	VMOVUPS (SRC3), R3
+	VMOVUPS (SRC3)(LDA*1), R4
+	VMOVUPS (SRC3)(LDA*2), R5
+
+	// Interleave row pairs: T0 = r0[0] r1[0] r0[1] r1[1] | steps 4,5;
+	// T1 the same for steps 2,3 | 6,7; likewise rows 2,3 and 4,5.
+	VUNPCKLPS R1, R0, T0
+	VUNPCKHPS R1, R0, T1
+	VUNPCKLPS R3, R2, T2
+	VUNPCKHPS R3, R2, T3
+	VUNPCKLPS R5, R4, T4
+	VUNPCKHPS R5, R4, T5
+
+	// Gather rows 0-3 of each step: U0 = step 0 | step 4, and so on.
+	VSHUFPS $0x44, T2, T0, U0
+	VSHUFPS $0xEE, T2, T0, U1
+	VSHUFPS $0x44, T3, T1, U2
+	VSHUFPS $0xEE, T3, T1, U3
+
+	// Steps 0-3: rows 0-3 as 16 bytes at 24p, rows 4-5 as 8 bytes at 24p+16.
+	VMOVUPS X12, (DST)
+	VMOVLPS X10, 16(DST)
+	VMOVUPS X13, 24(DST)
+	VMOVHPS X10, 40(DST)
+	VMOVUPS X14, 48(DST)
+	VMOVLPS X11, 64(DST)
+	VMOVUPS X15, 72(DST)
+	VMOVHPS X11, 88(DST)
+
+	// Steps 4-7 from the upper lanes.
+	VEXTRACTF128 $1, U0, 96(DST)
+	VEXTRACTF128 $1, U1, 120(DST)
+	VEXTRACTF128 $1, U2, 144(DST)
+	VEXTRACTF128 $1, U3, 168(DST)
+	VEXTRACTF128 $1, T4, X10
+	VEXTRACTF128 $1, T5, X11
+	VMOVLPS      X10, 112(DST)
+	VMOVHPS      X10, 136(DST)
+	VMOVLPS      X11, 160(DST)
+	VMOVHPS      X11, 184(DST)
+
+	ADDQ $32, SRC             // next eight steps of every row
+	ADDQ $32, SRC3
+	ADDQ $192, DST            // 8 steps × 6 floats
+	DECQ G
+	JNZ  loop
+	VZEROUPPER
+	RET

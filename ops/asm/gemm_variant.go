@@ -26,6 +26,30 @@ type microKernel func(k int, a, b, c *float32, ldc int, flags uint)
 // panel is the case ldb = NR.
 type gemvKernel func(k int, x, b *float32, ldb int, y *float32, flags uint)
 
+// packKernel copies a 16-column strip of a row-major matrix into a packed
+// panel:
+//
+//	for p < k, j < 16: dst[p*16+j] = src[p*ld+j]
+//
+// k >= 1; src reaches (k-1)*ld+16 floats, dst k*16.
+type packKernel func(k int, src *float32, ld int, dst *float32)
+
+// rowsKernel adds four scaled rows of a row-major B into y:
+//
+//	for j < n: y[j] = (y[j] or 0) + x[0]*b[j] + x[1]*b[ldb+j] + x[2]*b[2*ldb+j] + x[3]*b[3*ldb+j]
+//
+// (the old y is kept only with flags&gemmAccumulate). n >= 0; x holds 4
+// floats, b reaches 3*ldb+n, y n.
+type rowsKernel func(n int, x, b *float32, ldb int, y *float32, flags uint)
+
+// packAKernel interleaves six rows of a row-major A, eight steps at a
+// time:
+//
+//	for p < 8*k8, r < 6: dst[p*6+r] = src[r*lda+p]
+//
+// k8 >= 1; src reaches 5*lda+8*k8 floats, dst 48*k8.
+type packAKernel func(k8 int, src *float32, lda int, dst *float32)
+
 // gemmAccumulate is the flag bit that adds the product to C.
 const gemmAccumulate uint = 1
 
@@ -42,6 +66,9 @@ type GemmVariant struct {
 	kc, mc, nc int // depth, rows and columns of the cache blocks
 	micro      microKernel
 	gemv       gemvKernel
+	packB16    packKernel // used for full 16-column strips of a row-major B
+	gemvRows4  rowsKernel // one-row products over a row-major B
+	packA6     packAKernel // full six-row panels of a row-major A (MR = 6)
 }
 
 // Tile returns the micro-tile shape (rows, columns).
@@ -63,7 +90,7 @@ func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
 var gemmGo = &GemmVariant{
 	Name: "go", Feature: cpu.Generic,
 	mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
-	micro: gemmKernel6x16Go, gemv: gemv16Go,
+	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA6: gemmPackA6Go,
 }
 
 // gemmAsm is filled by the architecture's init, best first.

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kilnml/kiln/exec"
+)
+
+const benchUsage = `usage: kiln bench model.onnx [--threads N] [--runs N] [--warmup N] [--input name=file.npy ...] [--shape name=d0,d1,...]
+
+Compiles an ONNX model for the CPU, runs it --warmup times untimed, then
+--runs times timed, and prints the median, p90, min and mean latency and
+the throughput. A progress bar is drawn on stderr when it is a terminal
+and the timed runs should take over two seconds (--progress on|off forces
+it).
+
+Inputs without --input get random values of the right shape and dtype:
+floats uniform in [-1, 1); bools true or false with equal odds; integers
+uniform in [0, n), where n is the smallest size of the axis the input
+indexes in any Gather reading it (through reshapes, casts and the like):
+token ids stay inside the embedding table. Integer inputs that index
+nothing (attention masks, token types) get 0 or 1.
+`
+
+// benchResult is what --json prints.
+type benchResult struct {
+	Model      string  `json:"model"`
+	Threads    int     `json:"threads"`
+	Runs       int     `json:"runs"`
+	Warmup     int     `json:"warmup"`
+	MedianMs   float64 `json:"median_ms"`
+	P90Ms      float64 `json:"p90_ms"`
+	MinMs      float64 `json:"min_ms"`
+	MeanMs     float64 `json:"mean_ms"`
+	RunsPerSec float64 `json:"runs_per_s"`
+	Batch      int     `json:"batch"`
+	CompileMs  float64 `json:"compile_ms"`
+}
+
+func runBench(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var mf modelFlags
+	mf.register(fs)
+	var inputs listFlag
+	fs.Var(&inputs, "input", "an input's value, `name=file.npy` (repeatable; random otherwise)")
+	runs := fs.Int("runs", 20, "timed runs")
+	warmup := fs.Int("warmup", 3, "untimed runs first")
+	seed := fs.Uint64("seed", 1, "seed for random inputs")
+	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on or off")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage, "\nflags:\n"); fs.PrintDefaults() }
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := modelArg("bench", pos)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *runs < 1:
+		return usagef("--runs %d: want at least 1", *runs)
+	case *warmup < 0:
+		return usagef("--warmup %d: want 0 or more", *warmup)
+	case *progress != "auto" && *progress != "on" && *progress != "off":
+		return usagef("--progress %q: want auto, on or off", *progress)
+	}
+	files, err := inputSpecs(inputs)
+	if err != nil {
+		return err
+	}
+	given, err := readInputs(files)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	c, err := mf.loadModel(path, given)
+	if err != nil {
+		return err
+	}
+	defer c.cg.Close()
+	compileTime := time.Since(t0)
+	in, err := feeds(c, given, *seed)
+	if err != nil {
+		return err
+	}
+	ti := typed(in)
+	threads := mf.threads
+	if threads == 0 {
+		threads = exec.DefaultPool().Workers()
+	}
+	var warm time.Duration
+	for range *warmup {
+		t := time.Now()
+		if _, err := c.cg.RunTyped(ti...); err != nil {
+			return err
+		}
+		warm += time.Since(t)
+	}
+	bar := newProgress(stderr, *runs, *progress == "on" ||
+		*progress == "auto" && isTerminal(stderr) && *warmup > 0 && warm/time.Duration(*warmup)*time.Duration(*runs) > 2*time.Second)
+	times := make([]time.Duration, *runs)
+	for i := range times {
+		t := time.Now()
+		if _, err := c.cg.RunTyped(ti...); err != nil {
+			bar.done()
+			return err
+		}
+		times[i] = time.Since(t)
+		bar.update(i+1, times[:i+1])
+	}
+	bar.done()
+
+	r := benchResult{Model: path, Threads: threads, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	var total time.Duration
+	for _, t := range times {
+		total += t
+	}
+	r.MedianMs = ms(median(sorted))
+	r.P90Ms = ms(sorted[int(math.Ceil(0.9*float64(len(sorted))))-1])
+	r.MinMs = ms(sorted[0])
+	r.MeanMs = ms(total) / float64(len(times))
+	r.RunsPerSec = float64(len(times)) / total.Seconds()
+	if len(in) > 0 && in[0].info.Shape.Rank() > 0 {
+		r.Batch = in[0].info.Shape[0]
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	var ins []string
+	for _, f := range in {
+		src := "file"
+		if f.random {
+			src = "random"
+		}
+		ins = append(ins, fmt.Sprintf("%s %v%v (%s)", f.info.Name, f.info.DType, f.info.Shape, src))
+	}
+	p := c.cg.Plan()
+	fmt.Fprintf(stdout, "model %s: compiled in %v, %d steps, arena %s, weights %s\n", path,
+		compileTime.Round(time.Millisecond), c.cg.Stats().Steps, human(p.ArenaBytes), human(p.WeightBytes))
+	fmt.Fprintf(stdout, "inputs: %s\n", strings.Join(ins, ", "))
+	fmt.Fprintf(stdout, "threads %d, %d warm-up runs, %d timed runs\n", threads, *warmup, *runs)
+	fmt.Fprintf(stdout, "latency: median %.4g ms, p90 %.4g ms, min %.4g ms, mean %.4g ms\n", r.MedianMs, r.P90Ms, r.MinMs, r.MeanMs)
+	fmt.Fprintf(stdout, "throughput: %.4g runs/s", r.RunsPerSec)
+	if r.Batch > 1 {
+		fmt.Fprintf(stdout, " (%.4g items/s at batch %d, the first dim of %s)", r.RunsPerSec*float64(r.Batch), r.Batch, in[0].info.Name)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+// human prints a byte count in the largest binary unit it reaches.
+func human(b int) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// median of a sorted list: the mean of the middle two for even lengths.
+func median(sorted []time.Duration) time.Duration {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// isTerminal reports whether w is a character device (a terminal), where
+// a redrawn progress line belongs; logs and pipes get none.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress draws "[#####.....] 12/20  eta 3s" on one redrawn line.
+type progress struct {
+	w     io.Writer
+	total int
+	on    bool
+	last  time.Time
+}
+
+func newProgress(w io.Writer, total int, on bool) *progress {
+	return &progress{w: w, total: total, on: on}
+}
+
+func (p *progress) update(done int, times []time.Duration) {
+	if !p.on || done < p.total && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	fill := width * done / p.total
+	var sum time.Duration
+	for _, t := range times {
+		sum += t
+	}
+	eta := sum / time.Duration(len(times)) * time.Duration(p.total-done)
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d  eta %v   ", strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+		done, p.total, eta.Round(100*time.Millisecond))
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,130 @@
+package fuse_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln"
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/demo"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Benchmarks of issue 5's targets. Run on a quiet machine, e.g.
+//
+//	go test ./fuse -run '^$' -bench . -benchtime 10x -count 5
+//
+// and compare medians. Variants:
+//
+//	fused      every pass, fast kernels
+//	off        KILN_FUSE=off, fast kernels
+//	off-gemm   KILN_FUSE=off, but every MatMul runs on the same ops/asm
+//	           GEMM the fused products use (an empty-epilogue FusedMatMul),
+//	           so the ratio to fused is what fusion alone buys while plain
+//	           MatMul has no assembly kernel of its own
+//
+// Each reports the arena bytes of its plan.
+
+// withAsmMatMul returns a copy of g whose MatMul nodes are plain
+// FusedMatMul nodes (no epilogue, no transposes): the same products on the
+// fused kernels' GEMM.
+func withAsmMatMul(tb testing.TB, g *graph.Graph) *graph.Graph {
+	c := g.Clone()
+	for _, n := range append([]*graph.Node(nil), c.Nodes...) {
+		if n.Op != graph.OpMatMul {
+			continue
+		}
+		f, err := c.Insert(graph.OpFusedMatMul, graph.Attrs{}, n.Inputs...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := c.ReplaceUses(n, f); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := c.Prune(); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func benchRun(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[string]tensor.Tensor, inputs []kiln.TypedInput) {
+	cg, err := s.Compile(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cg.Close()
+	for _, p := range cg.Params() {
+		w := weights[p.Name]
+		if err := cg.SetParamTyped(p.Name, w.Data, w.DType); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := cg.RunTyped(inputs...); err != nil { // first run: packing, static steps
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		if _, err := cg.RunTyped(inputs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU time of the process per run: on a shared machine it moves far
+	// less than wall time with the load of other processes.
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cg.Plan().ArenaBytes), "arena-bytes") // after ResetTimer, which drops metrics
+}
+
+func BenchmarkDemoEncoder(b *testing.B) {
+	c := demo.MiniLM
+	g := demo.Encoder(c)
+	feeds := demoFeeds(b, c, g)
+	inputs := []kiln.TypedInput{
+		{Name: "input_ids", Data: feeds["input_ids"].Data, DType: tensor.I64},
+		{Name: "attention_mask", Data: feeds["attention_mask"].Data, DType: tensor.F32},
+	}
+	b.Run("fused", func(b *testing.B) { benchRun(b, session(true, false), g, feeds, inputs) })
+	b.Run("off", func(b *testing.B) { benchRun(b, session(false, false), g, feeds, inputs) })
+	b.Run("off-gemm", func(b *testing.B) { benchRun(b, session(false, false), withAsmMatMul(b, g), feeds, inputs) })
+}
+
+// attentionGraph is softmax(q·kᵀ/√d + mask)·v spelled out on [1, 12,
+// 1024, 64], as an exported model has it; fused, it is one Attention.
+func attentionGraph(seq, heads, d int) *graph.Graph {
+	g := graph.New()
+	q := g.Input("q", tensor.F32, 1, heads, seq, d)
+	k := g.Input("k", tensor.F32, 1, heads, seq, d)
+	v := g.Input("v", tensor.F32, 1, heads, seq, d)
+	mask := g.Input("mask", tensor.F32, 1, 1, 1, seq)
+	s := g.Mul(g.MatMul(q, g.Transpose(k, 0, 1, 3, 2)), g.Scalar(float32(1/math.Sqrt(float64(d)))))
+	g.Output(g.MatMul(g.Softmax(g.Add(s, mask), -1), v))
+	return g
+}
+
+func BenchmarkAttention(b *testing.B) {
+	const seq, heads, d = 1024, 12, 64
+	g := attentionGraph(seq, heads, d)
+	r := rand.New(rand.NewPCG(1, 2))
+	var inputs []kiln.TypedInput
+	for _, n := range g.Inputs() {
+		v := make([]float32, n.Shape.NumElements())
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		if n.Name == "mask" {
+			for i := range v {
+				v[i] = 0
+				if i >= seq-seq/8 {
+					v[i] = -10000
+				}
+			}
+		}
+		inputs = append(inputs, kiln.TypedInput{Name: n.Name, Data: tensor.Bytes(v), DType: tensor.F32})
+	}
+	b.Run("fused", func(b *testing.B) { benchRun(b, session(true, false), g, nil, inputs) })
+	b.Run("off", func(b *testing.B) { benchRun(b, session(false, false), g, nil, inputs) })
+	b.Run("off-gemm", func(b *testing.B) { benchRun(b, session(false, false), withAsmMatMul(b, g), nil, inputs) })
+}
+

@@ -1,0 +1,150 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/kilnml/kiln/tensor"
+)
+
+// The fused ops are made by the fuse passes, never by the builder: each
+// stands for a subgraph of builder ops and computes exactly what that
+// subgraph computes (the reference kernels are built from the same
+// formulas). Their inputs:
+//
+//	FusedElementwise  any inputs; Attrs.Program is evaluated once per element
+//	                  of the broadcast of all input shapes
+//	FusedMatMul       a, b [, bias] [, residual]: numpy matmul of a (or aᵀ on
+//	                  its last two dims with TransA) and b (bᵀ with TransB),
+//	                  then Attrs.Epilogue
+//	AddLayerNorm      x, r [, scale [, bias]]: LayerNorm(x + r), r
+//	                  broadcasting to x
+//	AddRMSNorm        x, r [, scale]: RMSNorm(x + r)
+//	FusedConv2D       x, w [, bias] [, residual]: Conv2D (bias present when
+//	                  Epilogue.Bias), then the epilogue's activation and
+//	                  residual
+
+// firstFused is the first op kind that only passes make.
+const firstFused = OpFusedElementwise
+
+// FusedOps lists the op kinds that only fusion passes make.
+func FusedOps() []Op {
+	var out []Op
+	for o := firstFused; o < numOps; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// IsFused reports whether only fusion passes make the op.
+func (o Op) IsFused() bool { return o >= firstFused && o < numOps }
+
+// ElemRef is an operand of an ElemInstr: input Index of the fused node, or
+// (Instr set) the result of the program's instruction Index, which must
+// come earlier.
+type ElemRef struct {
+	Instr bool
+	Index int
+}
+
+// ElemInstr is one elementwise op (unary, binary, Where or Cast) of a
+// FusedElementwise program. Every instruction works at the node's output
+// shape; node inputs broadcast to it.
+type ElemInstr struct {
+	Op       Op
+	Args     []ElemRef
+	Alpha    float32      // LeakyRelu
+	Min, Max float32      // Clip
+	To       tensor.DType // Cast
+	// DType is the result's dtype; inference fills it in.
+	DType tensor.DType
+}
+
+// Attrs are the instruction's attributes as the op's own node holds them.
+func (in ElemInstr) Attrs() Attrs {
+	return Attrs{Alpha: in.Alpha, Min: in.Min, Max: in.Max, To: in.To}
+}
+
+// ElemInstrOf makes the instruction computing node n's op (with its
+// attributes) on args.
+func ElemInstrOf(n *Node, args ...ElemRef) ElemInstr {
+	return ElemInstr{Op: n.Op, Args: append([]ElemRef(nil), args...), Alpha: n.Attrs.Alpha,
+		Min: n.Attrs.Min, Max: n.Attrs.Max, To: n.Attrs.To, DType: n.DType}
+}
+
+func cloneProgram(p []ElemInstr) []ElemInstr {
+	if p == nil {
+		return nil
+	}
+	out := make([]ElemInstr, len(p))
+	for i, in := range p {
+		in.Args = append([]ElemRef(nil), in.Args...)
+		out[i] = in
+	}
+	return out
+}
+
+// Epilogue is what FusedMatMul and FusedConv2D apply to the product, in
+// this order: add the bias, apply the activation, add the residual.
+type Epilogue struct {
+	// Bias: an extra input added along the output's last axis (FusedMatMul:
+	// shape [N] or [1, ..., 1, N]) or channel axis (FusedConv2D: [M], the
+	// conv's own bias input).
+	Bias bool
+	// Act is OpInvalid for none, or one of EpilogueActs.
+	Act Op
+	// Residual: an extra input of exactly the output's shape, added last.
+	Residual bool
+}
+
+// EpilogueActs are the activations an Epilogue may apply.
+var EpilogueActs = []Op{OpRelu, OpGelu, OpGeluTanh, OpSilu, OpSigmoid, OpTanh}
+
+// IsEpilogueAct reports whether op is one of EpilogueActs.
+func IsEpilogueAct(op Op) bool {
+	for _, a := range EpilogueActs {
+		if a == op {
+			return true
+		}
+	}
+	return false
+}
+
+// Inputs is how many inputs the epilogue adds to the product's two.
+func (e Epilogue) Inputs() int { return b2i(e.Bias) + b2i(e.Residual) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Insert adds a node of any non-source op, like Apply, but returns an
+// inference error instead of recording it on the graph: a pass can try a
+// rewrite and keep the graph usable when it does not fit.
+func (g *Graph) Insert(op Op, a Attrs, ins ...*Node) (*Node, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	if op.IsSource() || op == OpInvalid || op >= numOps {
+		return nil, fmt.Errorf("graph: Insert: %v is not an op with inputs", op)
+	}
+	for i, in := range ins {
+		if !g.owns(in) {
+			return nil, fmt.Errorf("graph: Insert %v: input %d is not a node of this graph", op, i)
+		}
+	}
+	a = a.clone()
+	dt, s, err := infer(op, &a, ins)
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("graph: Insert %v (inputs %s): %w", op, describe(ins), err)
+	}
+	n := g.append(&Node{Op: op, Inputs: append([]*Node(nil), ins...), Attrs: a, DType: dt, Shape: s})
+	if !n.Valid() {
+		return nil, g.err
+	}
+	return n, nil
+}

@@ -1,0 +1,70 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ---------------------------------------------------------------------
+// func axpyF32AVX2(y, x *float32, n int, a float32)
+// y[i] += a·x[i]; see conv_amd64.go. The tail uses masked loads and a
+// masked store, so nothing past y[n-1] is touched.
+// ---------------------------------------------------------------------
+
+#define PY   DI
+#define PX   SI
+#define N    CX
+#define TMP  AX
+#define NEG  BX
+#define A    Y15 // a in every lane
+#define MASK Y14
+
+TEXT ·axpyF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ         y+0(FP), PY
+	MOVQ         x+8(FP), PX
+	MOVQ         n+16(FP), N
+	VBROADCASTSS a+24(FP), A
+
+axpy32:
+	CMPQ        N, $32
+	JB          axpy8
+	VMOVUPS     (PX), Y0
+	VMOVUPS     32(PX), Y1
+	VMOVUPS     64(PX), Y2
+	VMOVUPS     96(PX), Y3
+	VFMADD213PS (PY), A, Y0   // a·x + y
+	VFMADD213PS 32(PY), A, Y1
+	VFMADD213PS 64(PY), A, Y2
+	VFMADD213PS 96(PY), A, Y3
+	VMOVUPS     Y0, (PY)
+	VMOVUPS     Y1, 32(PY)
+	VMOVUPS     Y2, 64(PY)
+	VMOVUPS     Y3, 96(PY)
+	ADDQ        $128, PX
+	ADDQ        $128, PY
+	SUBQ        $32, N
+	JMP         axpy32
+
+axpy8:
+	CMPQ        N, $8
+	JB          axpyTail
+	VMOVUPS     (PX), Y0
+	VFMADD213PS (PY), A, Y0
+	VMOVUPS     Y0, (PY)
+	ADDQ        $32, PX
+	ADDQ        $32, PY
+	SUBQ        $8, N
+	JMP         axpy8
+
+axpyTail:
+	TESTQ       N, N
+	JZ          axpyDone
+	LEAQ        ·rowTailMask+32(SB), TMP // lanes 0..N-1 (see row_amd64.s)
+	MOVQ        N, NEG
+	NEGQ        NEG
+	VMOVDQU     (TMP)(NEG*4), MASK
+	VMASKMOVPS  (PX), MASK, Y0
+	VMASKMOVPS  (PY), MASK, Y1
+	VFMADD213PS Y1, A, Y0
+	VMASKMOVPS  Y0, MASK, (PY)
+
+axpyDone:
+	VZEROUPPER
+	RET

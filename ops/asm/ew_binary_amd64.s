@@ -1,0 +1,223 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 binary elementwise kernels: dst[i] = x[i] op y[i] (VV), x[i] op s
+// (VS) and s op y[i] (SV) for n a multiple of 8 (checked in Go). The
+// loops take 4 vectors (32 floats) per step, then single vectors. Every
+// vector is loaded before its result is stored, so dst may be x or y.
+// With stream set (R8), dst is 32-byte aligned and the stores are
+// non-temporal, fenced at the end.
+
+// Each OP_* computes D = A op B, keeping A and B; T and U are scratch.
+#define OP_ADD(B, A, D, T, U) VADDPS B, A, D
+#define OP_SUB(B, A, D, T, U) VSUBPS B, A, D
+#define OP_MUL(B, A, D, T, U) VMULPS B, A, D
+#define OP_DIV(B, A, D, T, U) VDIVPS B, A, D
+
+// VMAXPS returns its second source (B in max(A, B)) on a tie or a NaN, so
+// taking it both ways round and ANDing turns max(-0, +0) into +0, as Go's
+// max; lanes with a NaN operand are then set to all ones (a NaN).
+#define OP_MAX(B, A, D, T, U) \
+	VCMPPS $3, B, A, U \
+	VMAXPS B, A, T     \
+	VMAXPS A, B, D     \
+	VANDPS T, D, D     \
+	VORPS  U, D, D
+
+// Both ways round and ORed: min(-0, +0) = -0, and a NaN operand is in one
+// of the two results, which OR keeps a NaN.
+#define OP_MIN(B, A, D, T, U) \
+	VMINPS B, A, T \
+	VMINPS A, B, D \
+	VORPS  T, D, D
+
+// STORE4 and STORE1 write Y8..Y11 (Y8) at DI, non-temporally if R8 != 0.
+#define STORE4 \
+	TESTQ    R8, R8      \
+	JNZ      nt4         \
+	VMOVUPS  Y8, (DI)    \
+	VMOVUPS  Y9, 32(DI)  \
+	VMOVUPS  Y10, 64(DI) \
+	VMOVUPS  Y11, 96(DI) \
+	JMP      adv4        \
+nt4:                     \
+	VMOVNTPS Y8, (DI)    \
+	VMOVNTPS Y9, 32(DI)  \
+	VMOVNTPS Y10, 64(DI) \
+	VMOVNTPS Y11, 96(DI) \
+adv4:
+
+#define STORE1 \
+	TESTQ    R8, R8   \
+	JNZ      nt1      \
+	VMOVUPS  Y8, (DI) \
+	JMP      adv1     \
+nt1:                  \
+	VMOVNTPS Y8, (DI) \
+adv1:
+
+#define FINISH \
+	TESTQ R8, R8 \
+	JZ    ret    \
+	SFENCE       \
+ret:             \
+	VZEROUPPER   \
+	RET
+
+// dst = DI, x = SI, y = DX; CX counts 8-float blocks.
+#define VV(NAME, OP) \
+TEXT NAME(SB), NOSPLIT, $0-33 \
+	MOVQ dst+0(FP), DI         \
+	MOVQ x+8(FP), SI           \
+	MOVQ y+16(FP), DX          \
+	MOVQ n+24(FP), CX          \
+	MOVBLZX stream+32(FP), R8  \
+	SHRQ $3, CX                \
+	MOVQ CX, BX                \
+	SHRQ $2, BX                \
+	ANDQ $3, CX                \
+	TESTQ BX, BX               \
+	JZ   tail                  \
+loop4:                         \
+	VMOVUPS (SI), Y0           \
+	VMOVUPS 32(SI), Y1         \
+	VMOVUPS 64(SI), Y2         \
+	VMOVUPS 96(SI), Y3         \
+	VMOVUPS (DX), Y4           \
+	VMOVUPS 32(DX), Y5         \
+	VMOVUPS 64(DX), Y6         \
+	VMOVUPS 96(DX), Y7         \
+	OP(Y4, Y0, Y8, Y12, Y13)   \
+	OP(Y5, Y1, Y9, Y14, Y15)   \
+	OP(Y6, Y2, Y10, Y12, Y13)  \
+	OP(Y7, Y3, Y11, Y14, Y15)  \
+	STORE4                     \
+	ADDQ $128, SI              \
+	ADDQ $128, DX              \
+	ADDQ $128, DI              \
+	DECQ BX                    \
+	JNZ  loop4                 \
+tail:                          \
+	TESTQ CX, CX               \
+	JZ   done                  \
+loop1:                         \
+	VMOVUPS (SI), Y0           \
+	VMOVUPS (DX), Y4           \
+	OP(Y4, Y0, Y8, Y12, Y13)   \
+	STORE1                     \
+	ADDQ $32, SI               \
+	ADDQ $32, DX               \
+	ADDQ $32, DI               \
+	DECQ CX                    \
+	JNZ  loop1                 \
+done:                          \
+	FINISH
+
+// VS: the scalar s, broadcast into Y15, is the B operand.
+#define VS(NAME, OP) \
+TEXT NAME(SB), NOSPLIT, $0-33 \
+	MOVQ dst+0(FP), DI         \
+	MOVQ x+8(FP), SI           \
+	VBROADCASTSS s+16(FP), Y15 \
+	MOVQ n+24(FP), CX          \
+	MOVBLZX stream+32(FP), R8  \
+	SHRQ $3, CX                \
+	MOVQ CX, BX                \
+	SHRQ $2, BX                \
+	ANDQ $3, CX                \
+	TESTQ BX, BX               \
+	JZ   tail                  \
+loop4:                         \
+	VMOVUPS (SI), Y0           \
+	VMOVUPS 32(SI), Y1         \
+	VMOVUPS 64(SI), Y2         \
+	VMOVUPS 96(SI), Y3         \
+	OP(Y15, Y0, Y8, Y12, Y13)  \
+	OP(Y15, Y1, Y9, Y4, Y5)    \
+	OP(Y15, Y2, Y10, Y6, Y7)   \
+	OP(Y15, Y3, Y11, Y12, Y13) \
+	STORE4                     \
+	ADDQ $128, SI              \
+	ADDQ $128, DI              \
+	DECQ BX                    \
+	JNZ  loop4                 \
+tail:                          \
+	TESTQ CX, CX               \
+	JZ   done                  \
+loop1:                         \
+	VMOVUPS (SI), Y0           \
+	OP(Y15, Y0, Y8, Y12, Y13)  \
+	STORE1                     \
+	ADDQ $32, SI               \
+	ADDQ $32, DI               \
+	DECQ CX                    \
+	JNZ  loop1                 \
+done:                          \
+	FINISH
+
+// SV: the scalar s, broadcast into Y15, is the A operand.
+#define SV(NAME, OP) \
+TEXT NAME(SB), NOSPLIT, $0-33 \
+	MOVQ dst+0(FP), DI         \
+	VBROADCASTSS s+8(FP), Y15  \
+	MOVQ y+16(FP), SI          \
+	MOVQ n+24(FP), CX          \
+	MOVBLZX stream+32(FP), R8  \
+	SHRQ $3, CX                \
+	MOVQ CX, BX                \
+	SHRQ $2, BX                \
+	ANDQ $3, CX                \
+	TESTQ BX, BX               \
+	JZ   tail                  \
+loop4:                         \
+	VMOVUPS (SI), Y0           \
+	VMOVUPS 32(SI), Y1         \
+	VMOVUPS 64(SI), Y2         \
+	VMOVUPS 96(SI), Y3         \
+	OP(Y0, Y15, Y8, Y12, Y13)  \
+	OP(Y1, Y15, Y9, Y4, Y5)    \
+	OP(Y2, Y15, Y10, Y6, Y7)   \
+	OP(Y3, Y15, Y11, Y12, Y13) \
+	STORE4                     \
+	ADDQ $128, SI              \
+	ADDQ $128, DI              \
+	DECQ BX                    \
+	JNZ  loop4                 \
+tail:                          \
+	TESTQ CX, CX               \
+	JZ   done                  \
+loop1:                         \
+	VMOVUPS (SI), Y0           \
+	OP(Y0, Y15, Y8, Y12, Y13)  \
+	STORE1                     \
+	ADDQ $32, SI               \
+	ADDQ $32, DI               \
+	DECQ CX                    \
+	JNZ  loop1                 \
+done:                          \
+	FINISH
+
+// func ewAddVVAVX2(dst, x, y *float32, n int, stream bool) and the rest (ew_amd64.go).
+VV(·ewAddVVAVX2, OP_ADD)
+VV(·ewSubVVAVX2, OP_SUB)
+VV(·ewMulVVAVX2, OP_MUL)
+VV(·ewDivVVAVX2, OP_DIV)
+VV(·ewMaxVVAVX2, OP_MAX)
+VV(·ewMinVVAVX2, OP_MIN)
+
+// func ewAddVSAVX2(dst, x *float32, s float32, n int, stream bool) and the rest.
+VS(·ewAddVSAVX2, OP_ADD)
+VS(·ewSubVSAVX2, OP_SUB)
+VS(·ewMulVSAVX2, OP_MUL)
+VS(·ewDivVSAVX2, OP_DIV)
+VS(·ewMaxVSAVX2, OP_MAX)
+VS(·ewMinVSAVX2, OP_MIN)
+
+// func ewAddSVAVX2(dst *float32, s float32, y *float32, n int, stream bool) and the rest.
+SV(·ewAddSVAVX2, OP_ADD)
+SV(·ewSubSVAVX2, OP_SUB)
+SV(·ewMulSVAVX2, OP_MUL)
+SV(·ewDivSVAVX2, OP_DIV)
+SV(·ewMaxSVAVX2, OP_MAX)
+SV(·ewMinSVAVX2, OP_MIN)

@@ -1,0 +1,257 @@
+package asm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// EwUnary names a float32 elementwise function.
+type EwUnary int
+
+// The unary functions. The transcendental ones are within 4 ulp of the
+// float64 function over all of float32 (math_accuracy_test.go), overflow
+// to ±Inf and underflow to ±0 where the exact result does, and return NaN
+// for NaN.
+const (
+	EwExp      EwUnary = iota // e^x
+	EwLog                     // ln x: -Inf at ±0, NaN below 0
+	EwTanh                    // tanh x
+	EwSigmoid                 // 1/(1+e^-x)
+	EwErf                     // erf x
+	EwGelu                    // x·Φ(x) = x/2·(1+erf(x/√2))
+	EwGeluTanh                // x/2·(1+tanh(√(2/π)·(x+0.044715x³)))
+	EwSilu                    // x·sigmoid(x)
+	EwRelu                    // x < 0 ? 0 : x (NaN stays NaN, -0 stays -0)
+	EwNeg                     // -x
+	EwAbs                     // |x|
+	ewNumUnary
+)
+
+var ewUnaryNames = [ewNumUnary]string{"exp", "log", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh", "silu", "relu", "neg", "abs"}
+
+func (op EwUnary) String() string {
+	if op >= 0 && op < ewNumUnary {
+		return ewUnaryNames[op]
+	}
+	return fmt.Sprintf("EwUnary(%d)", int(op))
+}
+
+// EwBinary names a float32 elementwise operation of two operands.
+type EwBinary int
+
+// The binary operations: + - × ÷ correctly rounded (as the float64
+// reference rounded once), Max and Min NaN if either operand is NaN, with
+// max(-0, +0) = +0 and min(-0, +0) = -0 like Go's max and min.
+const (
+	EwAdd EwBinary = iota
+	EwSub
+	EwMul
+	EwDiv
+	EwMax
+	EwMin
+	ewNumBinary
+)
+
+var ewBinaryNames = [ewNumBinary]string{"add", "sub", "mul", "div", "max", "min"}
+
+func (op EwBinary) String() string {
+	if op >= 0 && op < ewNumBinary {
+		return ewBinaryNames[op]
+	}
+	return fmt.Sprintf("EwBinary(%d)", int(op))
+}
+
+// Kernel primitives: n elements, n a multiple of the variant's block;
+// pointers valid for n elements; stream: dst is 32-byte aligned and the
+// kernel may bypass the cache when storing (the Go twins ignore it). The
+// methods below check all of it.
+type (
+	ewUnaryFunc func(dst, x *float32, n int, stream bool)
+	ewVVFunc    func(dst, x, y *float32, n int, stream bool)                  // dst[i] = x[i] op y[i]
+	ewVSFunc    func(dst, x *float32, s float32, n int, stream bool)          // dst[i] = x[i] op s
+	ewSVFunc    func(dst *float32, s float32, y *float32, n int, stream bool) // dst[i] = s op y[i]
+)
+
+// ewStreamBytes is the output size from which the assembly stores
+// around the cache, as the runtime's memmove does from 1 MiB: an output
+// that large would only evict the inputs and be written back anyway.
+const ewStreamBytes = 1 << 20
+
+// EwKernels is one implementation of the elementwise kernels. An assembly
+// variant runs whole blocks of elements; the few left over run through the
+// Go twins, which compute the same bits.
+type EwKernels struct {
+	// Name is what reports show: "avx2" (assembly) or "go" (pure Go).
+	Name string
+	// Feature is the ops/cpu variant the kernels need.
+	Feature cpu.Variant
+
+	block int // elements per assembly step (1 for Go)
+	unary [ewNumUnary]ewUnaryFunc
+	vv    [ewNumBinary]ewVVFunc
+	vs    [ewNumBinary]ewVSFunc
+	sv    [ewNumBinary]ewSVFunc
+}
+
+// ewGo is the pure-Go variant: the twins.
+var ewGo = &EwKernels{Name: "go", Feature: cpu.Generic, block: 1,
+	unary: ewUnaryGo, vv: ewVVGo, vs: ewVSGo, sv: ewSVGo}
+
+// ewAsm is filled by the architecture's init, best first.
+var ewAsm []*EwKernels
+
+// EwVariants lists the variants this CPU and build can run, best first,
+// ending with "go". KILN_CPU does not shorten it (tests run them all).
+func EwVariants() []*EwKernels {
+	in := cpu.Detect()
+	var vs []*EwKernels
+	for _, v := range ewAsm {
+		if slices.Contains(in.Supported, v.Feature) {
+			vs = append(vs, v)
+		}
+	}
+	return append(vs, ewGo)
+}
+
+// BestEw is the variant kernels should use: the best one cpu.Allows
+// (which honours KILN_CPU), chosen once.
+var BestEw = sync.OnceValue(func() *EwKernels {
+	for _, v := range ewAsm {
+		if cpu.Allows(v.Feature) {
+			return v
+		}
+	}
+	return ewGo
+})
+
+// ErrEwAlias is returned when an output partly overlaps an input: the
+// kernels allow an output to be exactly an input (in place) or disjoint
+// from it.
+var ErrEwAlias = errors.New("asm: elementwise output partly overlaps an input")
+
+// ewCheck validates an output against an input of the same length.
+func ewCheck(dst, x []float32) error {
+	if len(dst) != len(x) {
+		return fmt.Errorf("asm: elementwise lengths %d and %d differ", len(dst), len(x))
+	}
+	if len(x) > 0 && &dst[0] != &x[0] && ewOverlap(dst, x) {
+		return ErrEwAlias
+	}
+	return nil
+}
+
+// ewOverlap reports whether two non-empty slices share memory.
+func ewOverlap(a, b []float32) bool {
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+4*uintptr(len(b)) && b0 < a0+4*uintptr(len(a))
+}
+
+// split divides an output into a head and a tail for the Go twins and a
+// middle of whole blocks for the assembly: the head is empty unless the
+// output is large enough to stream, when it runs up to the first 32-byte
+// boundary.
+func (k *EwKernels) split(dst []float32) (head, body int, stream bool) {
+	n := len(dst)
+	if k.block == 1 {
+		return 0, n, false
+	}
+	if 4*n >= ewStreamBytes {
+		if a := uintptr(unsafe.Pointer(&dst[0])); a%4 == 0 {
+			head, stream = int(-a%32/4), true
+		}
+	}
+	body = n - head
+	return head, body - body%k.block, stream
+}
+
+// Unary sets dst[i] = op(x[i]). dst may be x.
+func (k *EwKernels) Unary(op EwUnary, dst, x []float32) error {
+	if op < 0 || op >= ewNumUnary {
+		return fmt.Errorf("asm: unknown %v", op)
+	}
+	if err := ewCheck(dst, x); err != nil {
+		return err
+	}
+	h, m, stream := k.split(dst)
+	if h > 0 {
+		ewUnaryGo[op](&dst[0], &x[0], h, false)
+	}
+	if m > 0 {
+		k.unary[op](&dst[h], &x[h], m, stream)
+	}
+	if e := h + m; e < len(x) {
+		ewUnaryGo[op](&dst[e], &x[e], len(x)-e, false)
+	}
+	return nil
+}
+
+// Binary sets dst[i] = x[i] op y[i]. dst may be x or y.
+func (k *EwKernels) Binary(op EwBinary, dst, x, y []float32) error {
+	if op < 0 || op >= ewNumBinary {
+		return fmt.Errorf("asm: unknown %v", op)
+	}
+	if err := ewCheck(dst, x); err != nil {
+		return err
+	}
+	if err := ewCheck(dst, y); err != nil {
+		return err
+	}
+	h, m, stream := k.split(dst)
+	if h > 0 {
+		ewVVGo[op](&dst[0], &x[0], &y[0], h, false)
+	}
+	if m > 0 {
+		k.vv[op](&dst[h], &x[h], &y[h], m, stream)
+	}
+	if e := h + m; e < len(x) {
+		ewVVGo[op](&dst[e], &x[e], &y[e], len(x)-e, false)
+	}
+	return nil
+}
+
+// BinaryScalar sets dst[i] = x[i] op s. dst may be x.
+func (k *EwKernels) BinaryScalar(op EwBinary, dst, x []float32, s float32) error {
+	if op < 0 || op >= ewNumBinary {
+		return fmt.Errorf("asm: unknown %v", op)
+	}
+	if err := ewCheck(dst, x); err != nil {
+		return err
+	}
+	h, m, stream := k.split(dst)
+	if h > 0 {
+		ewVSGo[op](&dst[0], &x[0], s, h, false)
+	}
+	if m > 0 {
+		k.vs[op](&dst[h], &x[h], s, m, stream)
+	}
+	if e := h + m; e < len(x) {
+		ewVSGo[op](&dst[e], &x[e], s, len(x)-e, false)
+	}
+	return nil
+}
+
+// ScalarBinary sets dst[i] = s op y[i]. dst may be y.
+func (k *EwKernels) ScalarBinary(op EwBinary, dst []float32, s float32, y []float32) error {
+	if op < 0 || op >= ewNumBinary {
+		return fmt.Errorf("asm: unknown %v", op)
+	}
+	if err := ewCheck(dst, y); err != nil {
+		return err
+	}
+	h, m, stream := k.split(dst)
+	if h > 0 {
+		ewSVGo[op](&dst[0], s, &y[0], h, false)
+	}
+	if m > 0 {
+		k.sv[op](&dst[h], s, &y[h], m, stream)
+	}
+	if e := h + m; e < len(y) {
+		ewSVGo[op](&dst[e], s, &y[e], len(y)-e, false)
+	}
+	return nil
+}

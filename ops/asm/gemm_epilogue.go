@@ -1,0 +1,147 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+)
+
+// Activation is an elementwise function an Epilogue applies.
+type Activation uint8
+
+// The activations, with the formulas of kiln's reference kernels
+// (evaluated in float64, rounded once).
+const (
+	ActNone     Activation = iota
+	ActRelu                // x < 0 ? 0 : x (NaN stays NaN)
+	ActGelu                // x/2 · (1 + erf(x/√2))
+	ActGeluTanh            // x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³)))
+	ActSilu                // x / (1 + e^-x)
+	ActSigmoid             // 1 / (1 + e^-x)
+	ActTanh                // tanh x
+	numActs
+)
+
+var actNames = [numActs]string{"none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh"}
+
+func (a Activation) String() string {
+	if a < numActs {
+		return actNames[a]
+	}
+	return fmt.Sprintf("Activation(%d)", uint8(a))
+}
+
+const sqrt2OverPi = 0.7978845608028654 // √(2/π)
+
+// Apply applies the activation to seg in place.
+func (a Activation) Apply(seg []float32) {
+	switch a {
+	case ActRelu:
+		for i, x := range seg {
+			if x < 0 {
+				seg[i] = 0
+			}
+		}
+	case ActGelu:
+		for i, x := range seg {
+			v := float64(x)
+			seg[i] = float32(v / 2 * (1 + math.Erf(v/math.Sqrt2)))
+		}
+	case ActGeluTanh:
+		for i, x := range seg {
+			v := float64(x)
+			seg[i] = float32(v / 2 * (1 + math.Tanh(sqrt2OverPi*(v+0.044715*v*v*v))))
+		}
+	case ActSilu:
+		for i, x := range seg {
+			v := float64(x)
+			seg[i] = float32(v / (1 + math.Exp(-v)))
+		}
+	case ActSigmoid:
+		for i, x := range seg {
+			seg[i] = float32(1 / (1 + math.Exp(-float64(x))))
+		}
+	case ActTanh:
+		for i, x := range seg {
+			seg[i] = float32(math.Tanh(float64(x)))
+		}
+	}
+}
+
+// Epilogue is what a product does to each tile of C once the tile is
+// final, while it is still in cache, in this order:
+//
+//	C[i,j] += Bias[j]
+//	C[i,j]  = act(C[i,j])                  (ActFunc if set, else Act)
+//	C[i,j] += ResScale · Residual[e·ResBatchStride + i·ResRowStride + j·ResColStride]
+//
+// (e is the product's index in a batch). It is applied after any
+// accumulation, to row segments of finished tiles.
+type Epilogue struct {
+	// Bias, if set, holds at least N values, one per column.
+	Bias []float32
+	// Act is a built-in activation.
+	Act Activation
+	// ActFunc, if set, replaces Act: it transforms a finished row segment
+	// in place (e.g. a vectorised kernel). It is called concurrently on
+	// disjoint segments and must not keep them.
+	ActFunc func(seg []float32)
+	// Residual, if set, is added after the activation, scaled by
+	// ResScale (1 for a plain residual add), with non-negative strides
+	// (0 broadcasts). It must not overlap C.
+	Residual                                   []float32
+	ResRowStride, ResColStride, ResBatchStride int
+	ResScale                                   float32
+}
+
+// check validates the epilogue for nb products of m×n.
+func (ep *Epilogue) check(m, n, nb int) error {
+	if ep.Act >= numActs {
+		return fmt.Errorf("asm: gemm epilogue: unknown %v", ep.Act)
+	}
+	if ep.Bias != nil && len(ep.Bias) < n {
+		return fmt.Errorf("asm: gemm epilogue: bias has %d values for %d columns", len(ep.Bias), n)
+	}
+	if ep.Residual != nil && m > 0 && n > 0 {
+		rs, cs, bs := ep.ResRowStride, ep.ResColStride, ep.ResBatchStride
+		const maxStride = 1 << 40
+		if rs < 0 || cs < 0 || bs < 0 || rs > maxStride || cs > maxStride || bs > maxStride {
+			return fmt.Errorf("asm: gemm epilogue: residual strides %d, %d, %d", rs, cs, bs)
+		}
+		if need := (nb-1)*bs + (m-1)*rs + (n-1)*cs + 1; len(ep.Residual) < need {
+			return fmt.Errorf("asm: gemm epilogue: residual has %d elements, needs %d", len(ep.Residual), need)
+		}
+	}
+	return nil
+}
+
+// apply runs the epilogue on rows [i0, i0+rows) × columns [j0, j0+cols)
+// of product e, whose C starts at co.
+func (ep *Epilogue) apply(c []float32, co, ldc, e, i0, rows, j0, cols int) {
+	for i := i0; i < i0+rows; i++ {
+		seg := c[co+i*ldc+j0 : co+i*ldc+j0+cols]
+		if ep.Bias != nil {
+			for j, b := range ep.Bias[j0 : j0+cols] {
+				seg[j] += b
+			}
+		}
+		if ep.ActFunc != nil {
+			ep.ActFunc(seg)
+		} else if ep.Act != ActNone {
+			ep.Act.Apply(seg)
+		}
+		if ep.Residual == nil {
+			continue
+		}
+		base := e*ep.ResBatchStride + i*ep.ResRowStride + j0*ep.ResColStride
+		s := ep.ResScale
+		if cs := ep.ResColStride; cs == 1 {
+			for j, r := range ep.Residual[base : base+cols] {
+				seg[j] += float32(s * r) // the conversion forbids fusing into an FMA: same result everywhere
+			}
+		} else {
+			for j := range seg {
+				seg[j] += float32(s * ep.Residual[base+j*cs])
+			}
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package asm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Packing copies blocks of op(A) and op(B) into the order the micro-kernel
+// reads them: A in panels of MR rows stored step by step (kc×MR), B in
+// panels of NR columns (kc×NR). Panels past the matrix edge are padded
+// with zeros, so every tile computes full width and the extra rows and
+// columns are simply not written back. Transposes are resolved here: the
+// kernels only ever see packed panels.
+
+// packA packs op(A)[i0:i0+mc, p0:p0+kc], scaled by Alpha, into
+// ceil(mc/mr) panels of kc×mr.
+func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int) {
+	mr := v.mr
+	lda, alpha := cfg.LDA, cfg.Alpha
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		pan := dst[ir*kc : (ir+mr)*kc]
+		switch {
+		case cfg.TransA:
+			// A is stored K×M: one step's rows are contiguous.
+			for p := range kc {
+				src := a[(p0+p)*lda+i0+ir:][:rows]
+				d := pan[p*mr : p*mr+mr]
+				if alpha == 1 {
+					copy(d, src)
+				} else {
+					for r, x := range src {
+						d[r] = alpha * x
+					}
+				}
+				clear(d[rows:])
+			}
+		case mr == 6 && rows == 6 && kc >= 8:
+			// A full panel: the variant's packer for whole groups of
+			// eight steps, Go for the last kc%8.
+			src := a[(i0+ir)*lda+p0:]
+			_ = src[5*lda+kc-1] // the six row segments are inside A
+			k8 := kc / 8
+			v.packA6(k8, &src[0], lda, &pan[0])
+			if t := 8 * k8; t < kc {
+				var rp [6]*float32
+				for r := range rp {
+					rp[r] = &src[r*lda+t]
+				}
+				pack6(pan[6*t:6*kc], &rp, kc-t)
+			}
+			scalePanel(pan[:6*kc], alpha)
+		case mr == 6 && kc <= len(gemmZeroRow):
+			var src [6]*float32
+			for r := range src {
+				if r < rows {
+					row := a[(i0+ir+r)*lda+p0:][:kc] // the row segment is inside A
+					src[r] = &row[0]
+				} else {
+					src[r] = &gemmZeroRow[0] // a panel past M's edge reads zeros
+				}
+			}
+			pack6(pan[:6*kc], &src, kc)
+			scalePanel(pan[:6*kc], alpha)
+		default:
+			for r := range mr {
+				if r >= rows {
+					for p := range kc {
+						pan[p*mr+r] = 0
+					}
+					continue
+				}
+				src := a[(i0+ir+r)*lda+p0:][:kc]
+				for p, x := range src {
+					pan[p*mr+r] = alpha * x
+				}
+			}
+		}
+	}
+}
+
+// scalePanel multiplies a packed panel by alpha unless it is 1.
+func scalePanel(pan []float32, alpha float32) {
+	if alpha != 1 {
+		for i := range pan {
+			pan[i] *= alpha
+		}
+	}
+}
+
+// gemmZeroRow stands in for rows past the edge of A.
+var gemmZeroRow [1024]float32
+
+// pack6 interleaves six rows of kc floats: dst[p*6+r] = src[r][p]. The
+// caller has checked that dst holds 6*kc floats and each row kc; indexing
+// through unsafe.Add keeps bounds checks out of the loop, which otherwise
+// cost as much as the copying.
+func pack6(dst []float32, src *[6]*float32, kc int) {
+	d := unsafe.Pointer(&dst[:6*kc][0])
+	s0, s1, s2 := unsafe.Pointer(src[0]), unsafe.Pointer(src[1]), unsafe.Pointer(src[2])
+	s3, s4, s5 := unsafe.Pointer(src[3]), unsafe.Pointer(src[4]), unsafe.Pointer(src[5])
+	for p := range kc {
+		o := (*[6]float32)(unsafe.Add(d, 24*p))
+		o[0] = *(*float32)(unsafe.Add(s0, 4*p))
+		o[1] = *(*float32)(unsafe.Add(s1, 4*p))
+		o[2] = *(*float32)(unsafe.Add(s2, 4*p))
+		o[3] = *(*float32)(unsafe.Add(s3, 4*p))
+		o[4] = *(*float32)(unsafe.Add(s4, 4*p))
+		o[5] = *(*float32)(unsafe.Add(s5, 4*p))
+	}
+}
+
+// packB packs op(B)[p0:p0+kc, j0:j0+nc] into ceil(nc/nr) panels of kc×nr,
+// full 16-column strips of a row-major B with v's packer.
+func packB(v *GemmVariant, dst, b []float32, cfg *GemmConfig, p0, kc, j0, nc int) {
+	nr := v.nr
+	ldb := cfg.LDB
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		pan := dst[jr*kc : (jr+nr)*kc]
+		switch {
+		case cfg.TransB:
+			// B is stored N×K: column j of op(B) is row j of B.
+			for c := range nr {
+				if c >= cols {
+					for p := range kc {
+						pan[p*nr+c] = 0
+					}
+					continue
+				}
+				src := b[(j0+jr+c)*ldb+p0:][:kc]
+				for p, x := range src {
+					pan[p*nr+c] = x
+				}
+			}
+		case cols == 16 && nr == 16:
+			src := b[p0*ldb+j0+jr:]
+			_ = src[(kc-1)*ldb+15] // the strip is inside B
+			v.packB16(kc, &src[0], ldb, &pan[0])
+		default:
+			for p := range kc {
+				d := pan[p*nr : p*nr+nr]
+				copy(d, b[(p0+p)*ldb+j0+jr:][:cols])
+				clear(d[cols:])
+			}
+		}
+	}
+}
+
+// PackedB is op(B) packed once for a plan's variant, for a B that does
+// not change between runs (weights): running then skips B's packing. The
+// layout is KC-deep blocks, each holding every NR-column panel.
+type PackedB struct {
+	v       *GemmVariant
+	k, n    int
+	npad    int // N rounded up to NR
+	data    []float32
+	Version uint64 // free for the owner: e.g. the weights version it was packed from
+}
+
+func (pb *PackedB) variantName() string {
+	if pb.v == nil {
+		return "no variant"
+	}
+	return pb.v.Name
+}
+
+// Bytes is the size of the packed buffer.
+func (pb *PackedB) Bytes() int { return 4 * len(pb.data) }
+
+// PackB packs b (op(B) as the plan's config describes it) into pb,
+// reusing pb's buffer when it is large enough.
+func (g *Gemm) PackB(pb *PackedB, b []float32) error {
+	cfg, v := &g.cfg, g.v
+	if len(b) < g.needB {
+		return fmt.Errorf("asm: gemm: B has %d elements, needs %d", len(b), g.needB)
+	}
+	npad := gemmRoundUp(cfg.N, v.nr)
+	size := cfg.K * npad
+	if cap(pb.data) < size {
+		pb.data = make([]float32, size)
+	}
+	pb.v, pb.k, pb.n, pb.npad, pb.data = v, cfg.K, cfg.N, npad, pb.data[:size]
+	if cfg.N == 0 {
+		return nil
+	}
+	for pc := 0; pc < cfg.K; pc += v.kc {
+		kc := min(v.kc, cfg.K-pc)
+		packB(v, pb.data[pc*npad:pc*npad+kc*npad], b, cfg, pc, kc, 0, cfg.N)
+	}
+	return nil
+}
+
+// block returns the panels of depth block [pc, pc+kc) covering columns
+// [jc, jc+nc); jc is a multiple of NR.
+func (pb *PackedB) block(pc, kc, jc, nc int) []float32 {
+	base := pc*pb.npad + jc*kc
+	return pb.data[base : base+gemmRoundUp(nc, pb.v.nr)*kc]
+}

@@ -1,0 +1,156 @@
+package asm
+
+import "sync/atomic"
+
+// Sharing one product among workers. B is packed once into a buffer all
+// workers read (in parallel, unless it is pre-packed or one-row products
+// read it in place), then C is cut into more blocks than workers and each
+// worker takes the next block from a counter until none are left, so a
+// worker whose core is busy elsewhere simply takes fewer blocks.
+
+// gemmShared is the state of the product being shared.
+type gemmShared struct {
+	e             int              // the product
+	tm, tn        int              // grid of C blocks: tm rows × tn columns
+	pm, pn        int              // row and column panels of C
+	next          atomic.Int64     // next block to hand out
+	full          PackedB          // B packed for the run when not pre-packed
+	src           []float32        // B being packed
+	packs, groups int              // packing jobs, column groups per depth block
+	itemBody      func(lo, hi int) // g.runItems
+	packBody      func(lo, hi int) // g.packJobs
+}
+
+// sharedPackMax caps the floats of B packed whole for one run (16 MiB);
+// past it workers split C statically and pack their own blocks. (A
+// variable so tests can reach that path.)
+var sharedPackMax = 1 << 22
+
+const (
+	// packGroupPanels is how many NR-column panels one packing job does.
+	packGroupPanels = 8
+	// blocksPerWorker is how many C blocks each worker should get on
+	// average, enough to even out a slow worker.
+	blocksPerWorker = 4
+	// minBlockRows keeps each block tall enough that a packed B panel is
+	// reused by several A panels before it leaves L1.
+	minBlockRows = 48
+)
+
+// runShared computes product e with up to threads workers.
+func (g *Gemm) runShared(e, threads int) {
+	cfg, v, sh := &g.cfg, g.v, &g.shared
+	gemv := g.gemvRow()
+	npad := gemmRoundUp(cfg.N, v.nr)
+	if !gemv && g.run.PackedB == nil {
+		if cfg.K*npad > sharedPackMax {
+			g.runStatic(e, threads)
+			return
+		}
+		g.packShared(e, threads)
+		g.run.PackedB = &sh.full
+		defer func() { g.run.PackedB = nil }()
+	}
+	sh.e = e
+	sh.pm, sh.pn = (cfg.M+v.mr-1)/v.mr, (cfg.N+v.nr-1)/v.nr
+	work := 2 * cfg.M * cfg.N * max(cfg.K, 1)
+	target := min(blocksPerWorker*threads, max(threads, work/max(1, parMinFlops/4)))
+	if gemv {
+		sh.tm = 1
+	} else {
+		sh.tm = max(1, min(target, sh.pm, (cfg.M+minBlockRows-1)/minBlockRows))
+	}
+	sh.tn = max(1, min(sh.pn, (target+sh.tm-1)/sh.tm))
+	sh.next.Store(0)
+	g.par.For(threads, 1, sh.itemBody)
+}
+
+// runItems is the For body of a shared product: worker slots [lo, hi)
+// take blocks until none are left.
+func (g *Gemm) runItems(lo, hi int) {
+	sh, v := &g.shared, g.v
+	items := int64(sh.tm * sh.tn)
+	for t := lo; t < hi; t++ {
+		s := &g.scratch[t]
+		for {
+			i := sh.next.Add(1) - 1
+			if i >= items {
+				break
+			}
+			im, in := int(i)/sh.tn, int(i)%sh.tn
+			m0, m1 := im*sh.pm/sh.tm*v.mr, min(g.cfg.M, (im+1)*sh.pm/sh.tm*v.mr)
+			n0, n1 := in*sh.pn/sh.tn*v.nr, min(g.cfg.N, (in+1)*sh.pn/sh.tn*v.nr)
+			g.product(s, sh.e, m0, m1, n0, n1)
+		}
+	}
+}
+
+// packShared packs product e's B whole into the shared buffer, jobs of
+// packGroupPanels panels of one depth block split over the workers.
+func (g *Gemm) packShared(e, threads int) {
+	cfg, v, sh := &g.cfg, g.v, &g.shared
+	npad := gemmRoundUp(cfg.N, v.nr)
+	if size := cfg.K * npad; cap(sh.full.data) < size {
+		sh.full.data = make([]float32, size)
+	}
+	sh.full.v, sh.full.k, sh.full.n, sh.full.npad = v, cfg.K, cfg.N, npad
+	sh.full.data = sh.full.data[:cfg.K*npad]
+	_, bo, _ := g.offsets(e)
+	sh.src = g.run.B[bo:]
+	sh.groups = (npad/v.nr + packGroupPanels - 1) / packGroupPanels
+	sh.packs = (cfg.K + v.kc - 1) / v.kc * sh.groups
+	g.par.For(sh.packs, 1, sh.packBody)
+	sh.src = nil
+}
+
+// packJobs is the For body of packShared.
+func (g *Gemm) packJobs(lo, hi int) {
+	cfg, v, sh := &g.cfg, g.v, &g.shared
+	for j := lo; j < hi; j++ {
+		pc, grp := j/sh.groups*v.kc, j%sh.groups
+		kc := min(v.kc, cfg.K-pc)
+		j0 := grp * packGroupPanels * v.nr
+		nc := min(packGroupPanels*v.nr, cfg.N-j0)
+		packB(v, sh.full.block(pc, kc, j0, nc), sh.src, cfg, pc, kc, j0, nc)
+	}
+}
+
+// runStatic splits product e's C into one block per worker, each packing
+// its own panels (for a B too large to pack whole).
+func (g *Gemm) runStatic(e, threads int) {
+	if n := g.split(e, threads); n > 1 {
+		g.par.For(n, 1, g.body)
+	} else {
+		g.runTasks(0, 1)
+	}
+}
+
+// split divides product e's C into at most threads blocks, fills g.tasks
+// and returns how many: the rows×columns grid whose largest block costs
+// least, counting micro-tiles (about 6 cycles per step of k) and packing
+// (about 1 cycle per element; A is packed once per NC columns, B once per
+// block of rows).
+func (g *Gemm) split(e, threads int) int {
+	cfg, v := &g.cfg, g.v
+	pm, pn := (cfg.M+v.mr-1)/v.mr, (cfg.N+v.nr-1)/v.nr
+	tm, tn, best := 1, 1, -1
+	for m := 1; m <= threads; m++ {
+		n := threads / m
+		if threads%m != 0 || m > pm || n > pn {
+			continue
+		}
+		rows, cols := (pm+m-1)/m, (pn+n-1)/n
+		cost := rows*cols*cfg.K*6 + rows*v.mr*cfg.K*((cols*v.nr+v.nc-1)/v.nc) + cols*v.nr*cfg.K
+		if best < 0 || cost < best {
+			best, tm, tn = cost, m, n
+		}
+	}
+	for im := range tm {
+		for in := range tn {
+			g.tasks[im*tn+in] = gemmTask{e, e + 1,
+				im * pm / tm * v.mr, min(cfg.M, (im+1)*pm/tm*v.mr),
+				in * pn / tn * v.nr, min(cfg.N, (in+1)*pn/tn*v.nr)}
+		}
+	}
+	return tm * tn
+}

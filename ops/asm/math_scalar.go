@@ -1,0 +1,138 @@
+package asm
+
+import "math"
+
+// Single-precision transcendental functions, one element at a time: the
+// reference loops of the assembly in math_amd64.s, which computes the same
+// steps in the same order on 8 lanes, so the two agree bit for bit.
+//
+// Only two kinds of operation are used, so that Go reproduces the
+// assembly exactly on every architecture: plain float32 operations, each
+// rounded once (products are written float32(a*b) so that no compiler
+// fuses them into an FMA), and fused multiply-adds whose exact result is
+// a float32 by construction (the error terms of two-product splits),
+// which ewFMAExact computes in float64 without a second rounding.
+//
+// Range reductions and the minimax coefficients are kiln's own, fitted
+// with the Remez exchange in _math_fit/remez.py (mpmath), which records
+// the target function, interval, weight and the fitted error of each.
+// Measured accuracy against float64 over all of float32 is in
+// math_accuracy_test.go.
+
+// Constants of the exponential. exp(h + l) = 2^n · e^r with
+// n = round(h·log2(e)) and r = h - n·ln2Hi - n·ln2Lo + l; ln2Hi has 16
+// significant bits, so n·ln2Hi is exact for |n| < 256 and h - n·ln2Hi is
+// exact by Sterbenz's lemma.
+const (
+	ewLog2e  = float32(1.44269504088896341)
+	ewLn2Hi  = float32(0.693145751953125)     // 0xB172p-16
+	ewLn2Lo  = float32(1.4286068203094172e-6) // ln 2 - ewLn2Hi
+	ewExpMin = float32(-120)                  // below: result 0 (or the subnormal of a scaled product)
+	ewExpMax = float32(89)                    // above: +Inf
+	// e^r ≈ 1 + r + r²·(c0 + c1·r + c2·r² + c3·r³ + c4·r⁴) on
+	// |r| <= 0.3467; relative error 1.8e-10 (0.003 ulp).
+	ewExpC0 = float32(0.4999999343740728)
+	ewExpC1 = float32(0.1666652047773748)
+	ewExpC2 = float32(0.04166838985963146)
+	ewExpC3 = float32(0.008368735564420764)
+	ewExpC4 = float32(0.0013814559927897156)
+)
+
+// ewFMAExact is a·b + c for operands whose exact result is a float32 (or
+// rounds to a subnormal once): a·b is exact in float64 (48 bits) and so
+// is the sum, so the only rounding is the conversion, as in VFMADD.
+func ewFMAExact(a, b, c float32) float32 {
+	return float32(float64(a)*float64(b) + float64(c))
+}
+
+// ewRound rounds to the nearest integer, ties to even (VROUNDPS $0).
+func ewRound(x float32) float32 { return float32(math.RoundToEven(float64(x))) }
+
+// ewPow2 is 2^k for -126 <= k <= 127, built in the exponent bits.
+func ewPow2(k int32) float32 { return math.Float32frombits(uint32(k+127) << 23) }
+
+// ewExpCore returns p and n with e^(h+l) = p·2^n, p in about [0.7, 1.42].
+// h is clamped to [ewExpMin, ewExpMax] first (NaN stays NaN, and then p
+// is NaN); l must be small next to h's ulp-scale (an error term).
+func ewExpCore(h, l float32) (p, n float32) {
+	h = min(max(h, ewExpMin), ewExpMax)
+	n = ewRound(float32(h * ewLog2e))
+	r := h - float32(n*ewLn2Hi) // exact
+	r -= float32(n * ewLn2Lo)
+	r += l
+	q := float32(ewExpC4*r) + ewExpC3
+	q = float32(q*r) + ewExpC2
+	q = float32(q*r) + ewExpC1
+	q = float32(q*r) + ewExpC0
+	s := float32(r * r)
+	p = float32(float32(s*q)+r) + 1
+	return p, n
+}
+
+// ewScale is v·2^n for an integer n in [-174, 129], as two exact
+// power-of-two factors so that only the last product rounds (once, to a
+// subnormal or to ±Inf when it must).
+func ewScale(v, n float32) float32 {
+	k := int32(n) // NaN: v is NaN too, any k will do
+	k1 := k >> 1
+	return float32(v*ewPow2(k1)) * ewPow2(k-k1)
+}
+
+// ewExp is e^x.
+func ewExp(x float32) float32 {
+	p, n := ewExpCore(x, 0)
+	return ewScale(p, n)
+}
+
+// Constants of the logarithm. x = 2^k·m with m in [√½, √2) found in the
+// bits, f = m-1, log(1+f) = f - f²/2 + f³·P(f).
+const (
+	ewLogSqrtHalf = 0x3F3504F3        // bits of √½
+	ewLogTiny     = float32(0x1p-126) // smallest normal: below, prescale
+	ewLogPrescale = float32(0x1p23)   // makes a subnormal normal
+	// (log1p(f) - f + f²/2)/f³ ≈ c0 + ... + c7·f⁷ on [√½-1, √2-1],
+	// weighted by f³/log1p(f): error 5.8e-9·2^-24 scale (0.1 ulp).
+	ewLogC0 = float32(0.3333333170705679)
+	ewLogC1 = float32(-0.2500082104973626)
+	ewLogC2 = float32(0.20001226956002094)
+	ewLogC3 = float32(-0.16623356814718931)
+	ewLogC4 = float32(0.14201755660045565)
+	ewLogC5 = float32(-0.13160185549621792)
+	ewLogC6 = float32(0.12761596174267123)
+	ewLogC7 = float32(-0.07634512248123833)
+)
+
+// ewLog is the natural logarithm: -Inf at ±0, NaN below 0 and for NaN,
+// +Inf at +Inf.
+func ewLog(x float32) float32 {
+	switch {
+	case x == 0:
+		return float32(math.Inf(-1))
+	case x < 0:
+		return float32(math.NaN())
+	case !(x < float32(math.Inf(1))): // +Inf, NaN
+		return x
+	}
+	adj := float32(0)
+	if x < ewLogTiny {
+		x = float32(x * ewLogPrescale)
+		adj = -23
+	}
+	b := int32(math.Float32bits(x))
+	k := (b - ewLogSqrtHalf) >> 23
+	m := math.Float32frombits(uint32(b - k<<23))
+	e := float32(k) + adj
+	f := m - 1 // exact
+	q := float32(ewLogC7*f) + ewLogC6
+	q = float32(q*f) + ewLogC5
+	q = float32(q*f) + ewLogC4
+	q = float32(q*f) + ewLogC3
+	q = float32(q*f) + ewLogC2
+	q = float32(q*f) + ewLogC1
+	q = float32(q*f) + ewLogC0
+	q = float32(q*f) - 0.5
+	lo := float32(float32(f*f) * q)
+	r := lo + float32(e*ewLn2Lo)
+	r += f
+	return float32(e*ewLn2Hi) + r // e·ln2Hi is exact
+}

@@ -1,0 +1,125 @@
+package asm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Pool2D is a prepared max or average pooling over NCHW data (dense
+// windows: dilations are ignored). Each output row first folds the
+// window's input rows into one row with a vector primitive (AccMax, or
+// AccAdd into float64), then reduces each output's columns of that row.
+// As in the reference kernel, padding never wins a max and only counts in
+// an average's divisor with countPad; a window with no input cell gives
+// -Inf (max) or NaN (0/0, an average without countPad). Output rows are
+// spread over par; each worker has its own row buffer.
+type Pool2D struct {
+	g               ConvGeom
+	isMax, countPad bool
+	k               *RowKernels
+	x0, x1          []int // per output column, the input columns it covers
+	ws              []poolScratch
+	c               *Chunks
+	x, y            []float32 // operands of the current run
+}
+
+type poolScratch struct {
+	f []float32 // max: the folded row
+	d []float64 // average: the folded row's sums
+}
+
+// NewPool2D prepares a pooling of geometry g (M must equal C) with row
+// kernels k (nil: the best) over par.
+func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2D, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if g.M != g.C {
+		return nil, fmt.Errorf("asm: pool: %d output channels for %d input channels", g.M, g.C)
+	}
+	if k == nil {
+		k = BestRows()
+	}
+	p := &Pool2D{g: g, isMax: isMax, countPad: countPad, k: k}
+	p.x0, p.x1 = make([]int, g.OW), make([]int, g.OW)
+	for ox := range g.OW {
+		p.x0[ox] = min(max(ox*g.SW-g.PL, 0), g.W)
+		p.x1[ox] = max(min(ox*g.SW-g.PL+g.KW, g.W), p.x0[ox])
+	}
+	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
+	p.ws = make([]poolScratch, p.c.N())
+	for i := range p.ws {
+		if isMax {
+			p.ws[i].f = make([]float32, g.W)
+		} else {
+			p.ws[i].d = make([]float64, g.W)
+		}
+	}
+	return p, nil
+}
+
+// Run pools x [N,C,H,W] into y [N,C,OH,OW]; y must not overlap x.
+func (p *Pool2D) Run(y, x []float32) error {
+	g := &p.g
+	if len(x) != g.N*g.C*g.H*g.W || len(y) != g.N*g.C*g.OH*g.OW {
+		return fmt.Errorf("asm: pool: got x %d, y %d elements; want %d, %d", len(x), len(y), g.N*g.C*g.H*g.W, g.N*g.C*g.OH*g.OW)
+	}
+	if overlap32(y, x) {
+		return errors.New("asm: pool: output overlaps the input")
+	}
+	p.x, p.y = x, y
+	p.c.Do()
+	p.x, p.y = nil, nil
+	return nil
+}
+
+// rows computes output rows [lo, hi), numbered over (plane, oy).
+func (p *Pool2D) rows(ch, lo, hi int) {
+	g, s := &p.g, &p.ws[ch]
+	hw := g.H * g.W
+	negInf := float32(math.Inf(-1))
+	for it := lo; it < hi; it++ {
+		plane, oy := it/g.OH, it%g.OH
+		xp := p.x[plane*hw : (plane+1)*hw]
+		yrow := p.y[it*g.OW : (it+1)*g.OW]
+		y0, y1 := max(oy*g.SH-g.PT, 0), min(oy*g.SH-g.PT+g.KH, g.H)
+		if p.isMax {
+			if y0 >= y1 {
+				fill(yrow, negInf)
+				continue
+			}
+			acc := s.f
+			copy(acc, xp[y0*g.W:(y0+1)*g.W])
+			for r := y0 + 1; r < y1; r++ {
+				p.k.AccMax(acc, xp[r*g.W:(r+1)*g.W])
+			}
+			for ox := range yrow {
+				m := negInf
+				for _, v := range acc[p.x0[ox]:p.x1[ox]] {
+					m = max(m, v) // the builtin keeps a NaN
+				}
+				yrow[ox] = m
+			}
+			continue
+		}
+		acc := s.d
+		clear(acc)
+		for r := y0; r < y1; r++ {
+			p.k.AccAdd(acc, xp[r*g.W:(r+1)*g.W])
+		}
+		rows := max(y1-y0, 0)
+		for ox := range yrow {
+			a, b := p.x0[ox], p.x1[ox]
+			var sum float64
+			for _, v := range acc[a:b] {
+				sum += v
+			}
+			div := g.KH * g.KW
+			if !p.countPad {
+				div = rows * (b - a)
+			}
+			yrow[ox] = float32(sum / float64(div))
+		}
+	}
+}

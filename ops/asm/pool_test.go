@@ -1,0 +1,105 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// poolRef is the definition of pooling in float64 (dense windows; a
+// window without input cells gives -Inf, or NaN for an average that does
+// not count the padding).
+func poolRef(g ConvGeom, x []float32, isMax, countPad bool) []float64 {
+	y := make([]float64, 0, g.N*g.C*g.OH*g.OW)
+	for plane := range g.N * g.C {
+		for oy := range g.OH {
+			for ox := range g.OW {
+				best, sum, cells := math.Inf(-1), 0.0, 0
+				for ky := range g.KH {
+					for kx := range g.KW {
+						iy, ix := oy*g.SH-g.PT+ky, ox*g.SW-g.PL+kx
+						if iy < 0 || iy >= g.H || ix < 0 || ix >= g.W {
+							continue
+						}
+						v := float64(x[(plane*g.H+iy)*g.W+ix])
+						if v != v || best != best {
+							best = math.NaN()
+						} else {
+							best = math.Max(best, v)
+						}
+						sum += v
+						cells++
+					}
+				}
+				switch {
+				case isMax:
+					y = append(y, best)
+				case countPad:
+					y = append(y, sum/float64(g.KH*g.KW))
+				default:
+					y = append(y, sum/float64(cells))
+				}
+			}
+		}
+	}
+	return y
+}
+
+func TestPool2DRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, k := range RowVariants() {
+		for trial := range 300 {
+			kh, kw := 1+r.IntN(4), 1+r.IntN(4)
+			c := 1 + r.IntN(4)
+			g := tgeom{N: 1 + r.IntN(2), C: c, M: c, H: 1 + r.IntN(40), W: 1 + r.IntN(40), KH: kh, KW: kw,
+				SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), PT: r.IntN(kh), PL: r.IntN(kw), PB: r.IntN(kh), PR: r.IntN(kw)}.normalised()
+			if g.OH == 0 || g.OW == 0 {
+				continue
+			}
+			isMax, countPad := r.IntN(2) == 0, r.IntN(2) == 0
+			x := randFloats(r, g.N*g.C*g.H*g.W)
+			if trial%5 == 0 { // specials: NaN must win a max, infinities pass through
+				x[r.IntN(len(x))] = float32(math.NaN())
+				x[r.IntN(len(x))] = float32(math.Inf(1))
+				x[r.IntN(len(x))] = float32(math.Inf(-1))
+			}
+			t.Run(fmt.Sprintf("%s/%d", k.Name, trial), func(t *testing.T) {
+				p, err := NewPool2D(g, isMax, countPad, k, goPar(1+r.IntN(3)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := newGuarded(g.N*g.C*g.OH*g.OW, 3)
+				if err := p.Run(out.Data, x); err != nil {
+					t.Fatal(err)
+				}
+				out.check(t, "pool")
+				want := poolRef(g, x, isMax, countPad)
+				for i, v := range out.Data {
+					tol := 0.0 // a max is exact
+					if !isMax {
+						tol = 1e-7
+					}
+					if !closeTo(v, float64(float32(want[i])), tol, 0) {
+						t.Fatalf("%+v max=%v countPad=%v: element %d = %v, want %v", g, isMax, countPad, i, v, want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestPool2DErrors(t *testing.T) {
+	g := tgeom{N: 1, C: 2, M: 2, H: 4, W: 4, KH: 2, KW: 2}.normalised()
+	p, err := NewPool2D(g, true, false, nil, Par{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(make([]float32, 17), make([]float32, 32)); err == nil {
+		t.Error("wrong output length accepted")
+	}
+	g.M = 3
+	if _, err := NewPool2D(g, true, false, nil, Par{}); err == nil {
+		t.Error("channel mismatch accepted")
+	}
+}

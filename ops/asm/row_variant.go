@@ -1,0 +1,84 @@
+package asm
+
+import (
+	"slices"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// RowKernels is one implementation of the row-wise kernel families:
+// reductions (reduce_*), softmax and normalisation rows (row_*), the
+// blocked 32-bit transpose (transpose_*) and the inner steps of direct
+// convolution and pooling (conv_*, pool_*, which also use the reduction
+// accumulators). The primitives below take
+// pointers and lengths; the exported methods check slice lengths in Go
+// and only then call them, so assembly never sees an unchecked length.
+type RowKernels struct {
+	// Name is what reports show: "avx2" (assembly) or "go" (pure Go).
+	Name string
+	// Feature is the ops/cpu variant the primitives need.
+	Feature cpu.Variant
+
+	// sum returns Σ x[i], accumulated in float64.
+	sum func(x *float32, n int) float64
+	// sumSqDev returns Σ (x[i]-c)², accumulated in float64.
+	sumSqDev func(x *float32, n int, c float64) float64
+	// max and min return the extreme of x[:n] (n >= 0; ∓Inf when n is
+	// 0), NaN when any element is NaN.
+	max, min func(x *float32, n int) float32
+	// accAdd does acc[i] += float64(x[i]).
+	accAdd func(acc *float64, x *float32, n int)
+	// accMax and accMin do acc[i] = max(acc[i], x[i]) (min), NaN when
+	// either is NaN.
+	accMax, accMin func(acc, x *float32, n int)
+	// expShift sets y[i] = exp(x[i]-m) (y may be nil: nothing stored)
+	// and returns Σ exp(x[i]-m) in float64. m must be at least every
+	// x[i] (the row max) or NaN; see expDiff.
+	expShift func(y, x *float32, n int, m float32) float64
+	// scale does y[i] *= s.
+	scale func(y *float32, n int, s float32)
+	// norm sets y[i] = ((x[i]-mhi)-mlo)·r·scale[i·sstep] + bias[i·bstep]
+	// with sstep, bstep in {0, 1} (0 reads element 0 for every i).
+	norm func(y, x, scale, bias *float32, n, sstep, bstep int, mhi, mlo, r float32)
+	// axpy does y[i] += a·x[i].
+	axpy func(y, x *float32, n int, a float32)
+	// transpose8 transposes a rows×cols block (both multiples of 8) of
+	// 32-bit words: dst[j·ldd+i] = src[i·lds+j].
+	transpose8 func(dst *uint32, ldd int, src *uint32, lds int, rows, cols int)
+}
+
+// rowsGo is the pure-Go variant: the twins of the assembly primitives.
+var rowsGo = &RowKernels{
+	Name: "go", Feature: cpu.Generic,
+	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
+	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
+	expShift: expShiftGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
+	transpose8: transpose8Go,
+}
+
+// rowsAsm is filled by the architecture's init, best first.
+var rowsAsm []*RowKernels
+
+// RowVariants lists the variants this CPU and build can run, best first,
+// ending with "go". KILN_CPU does not shorten it (tests run them all).
+func RowVariants() []*RowKernels {
+	in := cpu.Detect()
+	var vs []*RowKernels
+	for _, v := range rowsAsm {
+		if slices.Contains(in.Supported, v.Feature) {
+			vs = append(vs, v)
+		}
+	}
+	return append(vs, rowsGo)
+}
+
+// BestRows is the variant kernels should use: the best one cpu.Allows
+// (which honours KILN_CPU).
+func BestRows() *RowKernels {
+	for _, v := range rowsAsm {
+		if cpu.Allows(v.Feature) {
+			return v
+		}
+	}
+	return rowsGo
+}

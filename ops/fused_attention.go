@@ -1,0 +1,315 @@
+package ops
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// The fast F32 Attention kernel is flash-style: for a block of queries it
+// walks the keys in blocks, computing the block's scores with one GEMM,
+// folding them into a running (online) softmax — per query row the
+// largest score m and the sum l of exp(score - m) so far, the output rows
+// rescaled whenever m grows — and accumulating P·V with a second GEMM
+// straight into the output rows. Memory is one bq×bk score block per
+// worker, never the [Sq, Sk] score matrix. Causal key blocks that no
+// query of the block can see are skipped. Work is split over the workers
+// by (batch, head, query block).
+
+func init() {
+	RegisterFast(graph.OpAttention, prepareAttentionFlash)
+}
+
+// Block sizes: a 128×256 score block (128 KiB) stays in L2 next to the
+// packed panels; larger query blocks pack each key block fewer times.
+// Variables so benchmarks can tune them.
+var (
+	flashBQ = 128
+	flashBK = 256
+)
+
+type flashPlan struct {
+	b, h, hk, sq, sk, d, dv int
+	group                   int
+	scale                   float32
+	causal                  bool
+	mask                    int
+	mst                     []int
+	bq, bk                  int
+	ld                      int // row stride of the score block: bk + 1 (a sentinel column)
+	nqb, nkb                int
+	tasks                   int
+	rk                      *asm.RowKernels
+}
+
+// flashWorker is one worker's scratch: a score block, per query row the
+// running max m, the running sum l and the scale c of the output rows
+// (which hold the unnormalised output divided by c), and GEMM plans
+// indexed by [last query block][last key block] (edge blocks have other
+// shapes).
+type flashWorker struct {
+	s, m, l, c []float32
+	qk, pv     [2][2]*asm.Gemm
+	qkArgs     asm.GemmArgs
+	pvArgs     asm.GemmArgs
+	err        error // the first GEMM failure of a run
+}
+
+func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
+	if nd.DType != tensor.F32 {
+		return nil, "", nil
+	}
+	if _, err := prepareAttention(nd); err != nil {
+		return nil, "", nil // the reference kernel reports it
+	}
+	q, k, v := nd.Inputs[0].Shape, nd.Inputs[1].Shape, nd.Inputs[2].Shape
+	p := &flashPlan{b: q[0], h: q[1], hk: k[1], sq: q[2], sk: k[2], d: q[3], dv: v[3],
+		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: nd.Attrs.Scale, rk: asm.BestRows()}
+	if p.scale == 0 && p.d > 0 {
+		p.scale = float32(1 / math.Sqrt(float64(p.d)))
+	}
+	if len(nd.Inputs) == 4 {
+		p.mask = maskAdd
+		if nd.Inputs[3].DType == tensor.Bool {
+			p.mask = maskBool
+		}
+		p.mst = tensor.BroadcastStrides(nd.Inputs[3].Shape, tensor.Shape{p.b, p.h, p.sq, p.sk})
+	}
+	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
+	p.ld = p.bk + 1
+	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
+	p.tasks = p.b * p.h * p.nqb
+	workers := max(1, min(env.Threads, p.tasks))
+	ws := make([]*flashWorker, workers)
+	for i := range ws {
+		w, err := p.newWorker()
+		if err != nil {
+			return nil, "", nil
+		}
+		ws[i] = w
+	}
+	var ins []tensor.Tensor
+	var out tensor.Tensor
+	var next atomic.Int64
+	body := func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			// Workers take tasks as they free up, so a worker the OS
+			// delays holds up no fixed share; the costliest causal blocks
+			// (the last queries) go first.
+			for t := int(next.Add(1)) - 1; t < p.tasks; t = int(next.Add(1)) - 1 {
+				p.task(ws[c], ins, out, p.tasks-1-t)
+			}
+		}
+	}
+	variant := "flash-" + asm.BestGemm().Name
+	return sizeChecked(nd, func(in []tensor.Tensor, o tensor.Tensor) error {
+		if p.sq == 0 || p.dv == 0 || p.b == 0 || p.h == 0 {
+			return nil
+		}
+		ins, out = in, o
+		next.Store(0)
+		env.For(workers, 1, body)
+		ins, out = nil, tensor.Tensor{}
+		for _, w := range ws {
+			if err := w.err; err != nil {
+				w.err = nil
+				return err
+			}
+		}
+		return nil
+	}), variant, nil
+}
+
+func (p *flashPlan) newWorker() (*flashWorker, error) {
+	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq), c: make([]float32, p.bq)}
+	if p.sk == 0 {
+		return w, nil
+	}
+	mqs := [2]int{p.bq, p.sq - (p.nqb-1)*p.bq}
+	nks := [2]int{p.bk, p.sk - (p.nkb-1)*p.bk}
+	for i, mq := range mqs {
+		for j, nk := range nks {
+			if mq <= 0 || nk <= 0 {
+				continue
+			}
+			var err error
+			w.qk[i][j], err = asm.NewGemm(asm.GemmConfig{M: mq, N: nk, K: p.d, TransB: true,
+				LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: p.scale}, nil, asm.Par{})
+			if err != nil {
+				return nil, err
+			}
+			w.pv[i][j], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.dv, K: nk,
+				LDA: p.ld, LDB: p.dv, LDC: p.dv, Alpha: 1, Accumulate: true}, nil, asm.Par{})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return w, nil
+}
+
+// task computes query block qb of head h of batch b (t = (b·H + h)·nqb + qb).
+func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor, t int) {
+	qb := t % p.nqb
+	bh := t / p.nqb
+	b, h := bh/p.h, bh%p.h
+	i0 := qb * p.bq
+	mq := min(p.bq, p.sq-i0)
+	qe := 0
+	if mq != p.bq {
+		qe = 1
+	}
+	qs, ks, vs, ys := ins[0].F32(), ins[1].F32(), ins[2].F32(), out.F32()
+	kvh := b*p.hk + h/p.group
+	qrow := (bh*p.sq + i0) * p.d
+	yrows := ys[(bh*p.sq+i0)*p.dv:][:mq*p.dv]
+	clear(yrows)
+	m, l, c := w.m[:mq], w.l[:mq], w.c[:mq]
+	for i := range m {
+		m[i], l[i], c[i] = float32(math.Inf(-1)), 0, 1
+	}
+	// The last key any query of the block may see.
+	lastKey := p.sk - 1
+	if p.causal {
+		lastKey = min(lastKey, i0+mq-1+p.sk-p.sq)
+	}
+	for kb := 0; kb < p.nkb && kb*p.bk <= lastKey; kb++ {
+		j0 := kb * p.bk
+		nk := min(p.bk, p.sk-j0)
+		ke := 0
+		if nk != p.bk {
+			ke = 1
+		}
+		w.qkArgs = asm.GemmArgs{A: qs[qrow:], B: ks[(kvh*p.sk+j0)*p.d:], C: w.s}
+		if err := w.qk[qe][ke].Run(&w.qkArgs); err != nil && w.err == nil {
+			w.err = err
+		}
+		p.maskBlock(w.s, ins, b, h, i0, mq, j0, nk)
+		p.softmaxBlock(w, yrows, mq, nk)
+		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[(kvh*p.sk+j0)*p.dv:], C: yrows}
+		if err := w.pv[qe][ke].Run(&w.pvArgs); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	w.qkArgs, w.pvArgs = asm.GemmArgs{}, asm.GemmArgs{}
+	for i := range mq {
+		row := yrows[i*p.dv : (i+1)*p.dv]
+		if l[i] == 0 { // every key masked: zeros, as the reference
+			clear(row)
+			continue
+		}
+		p.rk.Scale(row, c[i]/l[i])
+	}
+}
+
+// maskBlock applies causality and the mask to a block of scaled scores.
+func (p *flashPlan) maskBlock(s []float32, ins []tensor.Tensor, b, h, i0, mq, j0, nk int) {
+	ninf := float32(math.Inf(-1))
+	var add []float32
+	var keep []uint8
+	switch p.mask {
+	case maskAdd:
+		add = ins[3].F32()
+	case maskBool:
+		keep = ins[3].Data
+	}
+	for i := range mq {
+		row := s[i*p.ld : i*p.ld+nk]
+		if p.mask != maskNone {
+			base := b*p.mst[0] + h*p.mst[1] + (i0+i)*p.mst[2] + j0*p.mst[3]
+			st := p.mst[3]
+			switch {
+			case add != nil && st == 1:
+				p.rk.Axpy(row, add[base:base+nk], 1)
+			case add != nil:
+				for j := range row {
+					row[j] += add[base+j*st]
+				}
+			default:
+				for j := range row {
+					if keep[base+j*st] == 0 {
+						row[j] = ninf
+					}
+				}
+			}
+		}
+		if p.causal {
+			// Query i0+i sees keys up to i0+i+sk-sq.
+			for j := max(0, i0+i+p.sk-p.sq+1-j0); j < nk; j++ {
+				row[j] = ninf
+			}
+		}
+	}
+}
+
+// softmaxBlock folds a block of scores into the running softmax of each
+// query row. The row kernels' Softmax does the exponentials: with the new
+// running max m' appended as a sentinel (the row's largest element), it
+// leaves exp(s - m')/Σ' with Σ' = 1 + Σ exp(s - m'), and 1/Σ' in the
+// sentinel. So the block's weights come out divided by Σ', and the output
+// rows, kept divided by a per-row scale c, are rescaled by
+// c·exp(m - m')/Σ' before the P·V product adds to them; c becomes Σ'.
+func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
+	for i := range mq {
+		row := w.s[i*p.ld : i*p.ld+nk+1]
+		best := max(w.m[i], p.rk.Max(row[:nk]))
+		if math.IsInf(float64(best), -1) { // nothing visible yet
+			clear(row[:nk])
+			continue
+		}
+		row[nk] = best
+		p.rk.Softmax(row, row)
+		sigma := 1 / row[nk]
+		corr := exp32(w.m[i] - best)
+		w.l[i] = w.l[i]*corr + (sigma - 1)
+		if f := w.c[i] * corr / sigma; f != 1 {
+			p.rk.Scale(y[i*p.dv:(i+1)*p.dv], f)
+		}
+		w.c[i], w.m[i] = sigma, best
+	}
+}
+
+// Constants of exp: x = n·ln2 + r with ln2 split in two parts so that
+// n·ln2hi is exact, and the Cephes expf polynomial for e^r on |r| <= ln2/2
+// (relative error about 1 ulp).
+const (
+	expLog2e = 1.44269504088896341
+	expLn2hi = 0.693359375
+	expLn2lo = -2.12194440e-4
+	expP0    = 1.9875691500e-4
+	expP1    = 1.3981999507e-3
+	expP2    = 8.3334519073e-3
+	expP3    = 4.1665795894e-2
+	expP4    = 1.6666665459e-1
+	expP5    = 5.0000001201e-1
+)
+
+// exp32 is e^x for float32, about 1 ulp of error. Beyond float32's range it gives 0 or +Inf; NaN stays NaN.
+func exp32(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x < -87.33654:
+		return 0
+	case x > 88.72283:
+		return float32(math.Inf(1))
+	}
+	t := x * expLog2e
+	ni := int32(t) // toward zero; then to nearest
+	if d := t - float32(ni); d > 0.5 {
+		ni++
+	} else if d < -0.5 {
+		ni--
+	}
+	n := float32(ni)
+	r := x - n*expLn2hi - n*expLn2lo
+	q := ((((expP0*r+expP1)*r+expP2)*r+expP3)*r+expP4)*r + expP5
+	e := q*r*r + r + 1
+	if ni > 127 { // 2^128 is not a float32: scale in two steps
+		return e * 2 * math.Float32frombits(uint32(ni-1+127)<<23)
+	}
+	return e * math.Float32frombits(uint32(ni+127)<<23)
+}

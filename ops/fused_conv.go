@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// FusedConv2D is the Conv2D kernel followed, on its own output while the
+// step runs, by the epilogue's activation and residual add (each rounded
+// as the unfused kernels round). The fast variant composes the best conv
+// kernel kiln has (PrepareFast on the plain conv) with a parallel epilogue.
+
+func init() {
+	Register(Entry{Op: graph.OpFusedConv2D, DTypes: nativeFloats, Reference: prepareFusedConv, Tol: 1e-5})
+	RegisterFast(graph.OpFusedConv2D, prepareFusedConvFast)
+}
+
+// convShadow is the plain Conv2D node the fused one starts with, and the
+// index of the residual input (-1 for none).
+func convShadow(nd *graph.Node) (*graph.Node, int, error) {
+	e := nd.Attrs.Epilogue
+	conv := 2 + btoi(e.Bias)
+	if len(nd.Inputs) != conv+btoi(e.Residual) {
+		return nil, 0, fmt.Errorf("%d inputs for epilogue %+v", len(nd.Inputs), e)
+	}
+	if e.Act != graph.OpInvalid && !graph.IsEpilogueAct(e.Act) {
+		return nil, 0, fmt.Errorf("activation %v", e.Act)
+	}
+	at := nd.Attrs
+	at.Epilogue = graph.Epilogue{}
+	res := -1
+	if e.Residual {
+		res = conv
+		if !nd.Inputs[res].Shape.Equal(nd.Shape) {
+			return nil, 0, fmt.Errorf("residual %v, want %v", nd.Inputs[res].Shape, nd.Shape)
+		}
+	}
+	return &graph.Node{Op: graph.OpConv2D, Inputs: nd.Inputs[:conv], Attrs: at, DType: nd.DType, Shape: nd.Shape}, res, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func prepareFusedConv(nd *graph.Node) (Kernel, error) {
+	shadow, res, err := convShadow(nd)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := PrepareReference(shadow)
+	if err != nil {
+		return nil, err
+	}
+	return fusedConvKernel(nd, conv, res, Serial)
+}
+
+func prepareFusedConvFast(nd *graph.Node, env Env) (Kernel, string, error) {
+	shadow, res, err := convShadow(nd)
+	if err != nil {
+		return nil, "", nil
+	}
+	conv, variant, err := PrepareFast(shadow, env)
+	if err != nil {
+		return nil, "", nil
+	}
+	k, err := fusedConvKernel(nd, conv, res, env)
+	if err != nil {
+		return nil, "", nil
+	}
+	return k, "conv-" + variant + "+epilogue", nil
+}
+
+// fusedConvKernel runs conv, then the epilogue over the output in chunks.
+func fusedConvKernel(nd *graph.Node, conv Kernel, res int, env Env) (Kernel, error) {
+	dt := nd.DType
+	if dt != tensor.F32 && dt != tensor.F64 {
+		return nil, fmt.Errorf("dtype %v has no fused conv kernel", dt)
+	}
+	var act func(float64) float64
+	if a := nd.Attrs.Epilogue.Act; a != graph.OpInvalid {
+		var err error
+		if act, err = floatUnaryFunc(&graph.Node{Op: a}); err != nil {
+			return nil, err
+		}
+	}
+	nconv := len(nd.Inputs) - btoi(res >= 0)
+	total := nd.Shape.NumElements()
+	var out tensor.Tensor
+	var resid tensor.Tensor
+	body := func(lo, hi int) {
+		if dt == tensor.F32 {
+			epilogueRange(tensor.Elems[float32](out.Data)[lo:hi], elemsOrNil[float32](resid, lo, hi), act)
+		} else {
+			epilogueRange(tensor.Elems[float64](out.Data)[lo:hi], elemsOrNil[float64](resid, lo, hi), act)
+		}
+	}
+	return sizeChecked(nd, func(ins []tensor.Tensor, o tensor.Tensor) error {
+		if err := conv(ins[:nconv], o); err != nil {
+			return err
+		}
+		if act == nil && res < 0 {
+			return nil
+		}
+		out = o
+		if res >= 0 {
+			resid = ins[res]
+		}
+		env.For(total, 1<<14, body)
+		out, resid = tensor.Tensor{}, tensor.Tensor{}
+		return nil
+	}), nil
+}
+
+func elemsOrNil[T float32 | float64](t tensor.Tensor, lo, hi int) []T {
+	if t.Data == nil {
+		return nil
+	}
+	return tensor.Elems[T](t.Data)[lo:hi]
+}
+
+// epilogueRange applies act, then adds res, rounding after each as the
+// separate kernels would.
+func epilogueRange[T float32 | float64](y, res []T, act func(float64) float64) {
+	for i, v := range y {
+		if act != nil {
+			v = T(act(float64(v)))
+		}
+		if res != nil {
+			v = T(float64(v) + float64(res[i]))
+		}
+		y[i] = v
+	}
+}

@@ -1,0 +1,205 @@
+package ops
+
+import (
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// The F32 fast path of FusedElementwise: programs whose inputs and results
+// are all F32 or Bool run on float32 tiles, the transcendental and
+// arithmetic instructions through ops/asm's vectorised elementwise kernels
+// (within a few ulp of the reference formulas; + - × ÷ exactly), the rest
+// with the reference formula per element. A flat F32 input is read in
+// place, without a copy into a tile. Bool values are 0 and 1.
+
+var ewUnaryOf = map[graph.Op]asm.EwUnary{
+	graph.OpExp: asm.EwExp, graph.OpLog: asm.EwLog, graph.OpTanh: asm.EwTanh, graph.OpSigmoid: asm.EwSigmoid,
+	graph.OpErf: asm.EwErf, graph.OpGelu: asm.EwGelu, graph.OpGeluTanh: asm.EwGeluTanh, graph.OpSilu: asm.EwSilu,
+	graph.OpRelu: asm.EwRelu, graph.OpNeg: asm.EwNeg, graph.OpAbs: asm.EwAbs,
+}
+
+var ewBinaryOf = map[graph.Op]asm.EwBinary{
+	graph.OpAdd: asm.EwAdd, graph.OpSub: asm.EwSub, graph.OpMul: asm.EwMul, graph.OpDiv: asm.EwDiv,
+	graph.OpMax: asm.EwMax, graph.OpMin: asm.EwMin,
+}
+
+// elem32Plan is an elemPlan whose values all fit float32 tiles.
+type elem32Plan struct {
+	*elemPlan
+	ew    *asm.EwKernels
+	vecUn []asm.EwUnary  // by step: the vector unary, when the step has one
+	vecBi []asm.EwBinary // by step: the vector binary, when the step has one
+	hasUn []bool
+	hasBi []bool
+}
+
+func newElem32Plan(p *elemPlan) *elem32Plan {
+	for _, in := range p.ins {
+		if in.dt != tensor.F32 && in.dt != tensor.Bool {
+			return nil
+		}
+	}
+	q := &elem32Plan{elemPlan: p, ew: asm.BestEw(), vecUn: make([]asm.EwUnary, len(p.steps)),
+		vecBi: make([]asm.EwBinary, len(p.steps)), hasUn: make([]bool, len(p.steps)), hasBi: make([]bool, len(p.steps))}
+	for i, st := range p.steps {
+		if st.dt != tensor.F32 && st.dt != tensor.Bool {
+			return nil
+		}
+		switch st.kind {
+		case elemUnary:
+			q.vecUn[i], q.hasUn[i] = ewUnaryOf[st.op]
+		case elemArith:
+			q.vecBi[i], q.hasBi[i] = ewBinaryOf[st.op]
+		}
+	}
+	return q
+}
+
+// elem32Scratch is one worker's float32 tiles; slots of flat F32 inputs
+// are pointed at the input instead.
+type elem32Scratch struct {
+	own   [][]float32
+	slots [][]float32
+	idx   []int
+	wide  []float64 // a float64 tile for gathers through loadInput
+}
+
+func (p *elem32Plan) newScratch() *elem32Scratch {
+	n := len(p.ins) + len(p.steps)
+	s := &elem32Scratch{own: make([][]float32, n), slots: make([][]float32, n), idx: make([]int, len(p.shape)),
+		wide: make([]float64, elemTile)}
+	for i := range s.own {
+		s.own[i] = make([]float32, elemTile)
+	}
+	return s
+}
+
+// run evaluates output elements [lo, hi).
+func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tensor, lo, hi int) {
+	for t0 := lo; t0 < hi; t0 += elemTile {
+		m := min(elemTile, hi-t0)
+		for k, in := range p.ins {
+			switch {
+			case in.flat && in.dt == tensor.F32:
+				s.slots[k] = ins[k].F32()[t0 : t0+m]
+			case in.dt == tensor.F32 && in.scalar:
+				v := ins[k].F32()[0]
+				t := s.own[k][:m]
+				for i := range t {
+					t[i] = v
+				}
+				s.slots[k] = t
+			default: // broadcast or Bool: gather through the float64 loader
+				loadInput(p.shape, &p.ins[k], s.idx, s.wide[:m], ins[k], t0)
+				t := s.own[k][:m]
+				for i, v := range s.wide[:m] {
+					t[i] = float32(v)
+				}
+				s.slots[k] = t
+			}
+		}
+		for i := range p.steps {
+			d := len(p.ins) + i
+			s.slots[d] = s.own[d][:m]
+			p.eval(i, s.slots, d)
+		}
+		y := s.slots[p.result]
+		if out.DType == tensor.F32 {
+			copy(out.F32()[t0:t0+m], y)
+		} else {
+			d := out.Data[t0 : t0+m]
+			for i, v := range y {
+				d[i] = boolByte(v != 0)
+			}
+		}
+	}
+}
+
+func b2f32(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// eval computes step i into slot d.
+func (p *elem32Plan) eval(i int, slots [][]float32, d int) {
+	st := &p.steps[i]
+	y := slots[d]
+	a := slots[st.args[0]]
+	switch {
+	case p.hasUn[i]:
+		_ = p.ew.Unary(p.vecUn[i], y, a) // equal lengths: cannot fail
+		return
+	case p.hasBi[i]:
+		_ = p.ew.Binary(p.vecBi[i], y, a, slots[st.args[1]])
+		return
+	}
+	switch st.kind {
+	case elemUnary:
+		for j, x := range a {
+			y[j] = float32(st.f1(float64(x)))
+		}
+	case elemArith:
+		b := slots[st.args[1]]
+		for j, x := range a {
+			y[j] = float32(st.f2(float64(x), float64(b[j])))
+		}
+	case elemNot:
+		for j, x := range a {
+			y[j] = b2f32(x == 0)
+		}
+	case elemCompare:
+		b := slots[st.args[1]]
+		switch st.op {
+		case graph.OpEqual:
+			for j, x := range a {
+				y[j] = b2f32(x == b[j])
+			}
+		case graph.OpLess:
+			for j, x := range a {
+				y[j] = b2f32(x < b[j])
+			}
+		case graph.OpLessOrEqual:
+			for j, x := range a {
+				y[j] = b2f32(x <= b[j])
+			}
+		case graph.OpGreater:
+			for j, x := range a {
+				y[j] = b2f32(x > b[j])
+			}
+		case graph.OpGreaterOrEqual:
+			for j, x := range a {
+				y[j] = b2f32(x >= b[j])
+			}
+		}
+	case elemAnd:
+		b := slots[st.args[1]]
+		for j, x := range a {
+			y[j] = b2f32(x != 0 && b[j] != 0)
+		}
+	case elemOr:
+		b := slots[st.args[1]]
+		for j, x := range a {
+			y[j] = b2f32(x != 0 || b[j] != 0)
+		}
+	case elemWhere:
+		b, c := slots[st.args[1]], slots[st.args[2]]
+		for j, x := range a {
+			if x != 0 {
+				y[j] = b[j]
+			} else {
+				y[j] = c[j]
+			}
+		}
+	case elemCast:
+		if st.dt == tensor.Bool {
+			for j, x := range a {
+				y[j] = b2f32(x != 0)
+			}
+		} else {
+			copy(y, a)
+		}
+	}
+}
