@@ -127,4 +127,3 @@ func BenchmarkAttention(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchRun(b, session(false, false), g, nil, inputs) })
 	b.Run("off-gemm", func(b *testing.B) { benchRun(b, session(false, false), withAsmMatMul(b, g), nil, inputs) })
 }
-

@@ -448,7 +448,8 @@ func readPBs(dir, kind string) ([]tensor.Tensor, error) {
 
 // conformClose applies the ONNX backend tests' tolerance,
 // |got-want| <= 1e-7 + 1e-3·|want| for floats (one ulp, at
-// most 2^-7 relative, for bfloat16), exact equality for integers and bools; NaNs must match NaNs.
+// most 2^-7 relative, for bfloat16), exact equality for integers and
+// bools; NaNs must match NaNs.
 func conformClose(got, want tensor.Tensor) error {
 	if got.DType != want.DType || !got.Shape.Equal(want.Shape) {
 		return fmt.Errorf("got %v %v, want %v %v", got.DType, got.Shape, want.DType, want.Shape)

@@ -23,11 +23,11 @@ func init() {
 	RegisterFast(graph.OpAttention, prepareAttentionFlash)
 }
 
-// Block sizes: a 128×256 score block (128 KiB) stays in L2 next to the
+// Block sizes: a 256×256 score block (256 KiB) stays in L2 next to the
 // packed panels; larger query blocks pack each key block fewer times.
 // Variables so benchmarks can tune them.
 var (
-	flashBQ = 128
+	flashBQ = 256
 	flashBK = 256
 )
 

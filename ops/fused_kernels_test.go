@@ -260,7 +260,12 @@ func TestFusedMatMulMatchesChain(t *testing.T) {
 				g.Output(f)
 				feeds := fusedPair(t, g, uint64(i))
 				if dt == tensor.F32 {
-					checkFast(t, f, feeds, 2e-5)
+					// Both places the fast kernel can apply the epilogue.
+					for _, tiles := range []bool{false, true} {
+						epilogueInTiles = tiles
+						checkFast(t, f, feeds, 2e-5)
+					}
+					epilogueInTiles = false
 				}
 			}
 		})

@@ -319,3 +319,36 @@ func TestRunBindsSymbolicDims(t *testing.T) {
 		t.Errorf("--shape against the file: %v", err)
 	}
 }
+
+// TestRunConvertsInputDType: a float64 file for a float32 input is
+// converted at the boundary and gives the float32 file's result.
+func TestRunConvertsInputDType(t *testing.T) {
+	dir := filepath.Join(modelsDir, "mlp")
+	x, err := npy.ReadFile(filepath.Join(dir, "in_x.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x64, err := tensor.FromFloat64s(tensor.F64, x.Shape, x.Float64s())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	if err := npy.WriteFile(filepath.Join(tmp, "x64.npy"), x64); err != nil {
+		t.Fatal(err)
+	}
+	var outs []tensor.Tensor
+	for _, f := range []string{filepath.Join(dir, "in_x.npy"), filepath.Join(tmp, "x64.npy")} {
+		od := t.TempDir()
+		if _, _, err := capture(t, runRun, filepath.Join(dir, "model.onnx"), "--input", "x="+f, "--output", od); err != nil {
+			t.Fatal(err)
+		}
+		y, err := npy.ReadFile(filepath.Join(od, "y.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, y)
+	}
+	if !bytes.Equal(outs[0].Data, outs[1].Data) {
+		t.Errorf("float64 input gave a different result")
+	}
+}

@@ -13,4 +13,12 @@
 // matrix product with BLIS-style packing, any shape and layout, optional
 // pre-packed B (weights), a GEMV path for one-row products and an
 // epilogue (bias, activation, residual) applied to each finished tile.
+//
+// Elementwise (ew_*.go, ew_binary_amd64.s; math_*.go, math_amd64.s):
+// EwKernels runs float32 unary functions (exp, log, tanh, sigmoid, erf,
+// GELU in both forms, SiLU, relu, neg, abs) and + - × ÷ max min against a
+// vector or a scalar. The transcendental functions use kiln's own range
+// reductions and Remez-fitted polynomials (_math_fit/), stay within 4 ulp
+// of float64 over all of float32, and their twins compute the same bits.
+// BestEw is the dispatch point.
 package asm

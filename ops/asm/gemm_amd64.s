@@ -593,3 +593,76 @@ loop:
 	JNZ  loop
 	VZEROUPPER
 	RET
+
+#undef G
+#undef SRC
+#undef SRC3
+#undef LDA
+#undef DST
+#undef R0
+#undef R1
+#undef R2
+#undef R3
+#undef R4
+#undef R5
+#undef T0
+#undef T1
+#undef T2
+#undef T3
+#undef T4
+#undef T5
+#undef U0
+#undef U1
+#undef U2
+#undef U3
+
+// ---------------------------------------------------------------------
+// func gemmPackB64AVX2(k int, src *float32, ld int, dst *float32, pstride int)
+// Four 16-column panels at once: dst[q*pstride+p*16+j] = src[p*ld+16q+j]
+// for q < 4, p < k, j < 16; see gemm_amd64.go.
+// ---------------------------------------------------------------------
+
+#define K    CX  // rows left
+#define SRC  SI  // source row p, column 0 of the four panels
+#define LD   R8  // source row stride in bytes
+#define DST  DI  // row p of panel 0
+#define PS   R9  // panel stride in bytes
+#define PS3  R10 // 3 panel strides
+
+TEXT ·gemmPackB64AVX2(SB), NOSPLIT, $0-40
+	MOVQ k+0(FP), K
+	MOVQ src+8(FP), SRC
+	MOVQ ld+16(FP), LD
+	MOVQ dst+24(FP), DST
+	MOVQ pstride+32(FP), PS
+	SHLQ $2, LD               // ld in bytes
+	SHLQ $2, PS               // panel stride in bytes
+	LEAQ (PS)(PS*2), PS3
+
+loop:
+	// One source row: 64 floats (four lines read in order), then each
+	// panel's 16 into its row p.
+	PREFETCHT0 (SRC)(LD*4)    // four rows ahead
+	PREFETCHT0 128(SRC)(LD*4)
+	VMOVUPS    (SRC), Y0
+	VMOVUPS    32(SRC), Y1
+	VMOVUPS    64(SRC), Y2
+	VMOVUPS    96(SRC), Y3
+	VMOVUPS    128(SRC), Y4
+	VMOVUPS    160(SRC), Y5
+	VMOVUPS    192(SRC), Y6
+	VMOVUPS    224(SRC), Y7
+	VMOVUPS    Y0, (DST)
+	VMOVUPS    Y1, 32(DST)
+	VMOVUPS    Y2, (DST)(PS*1)
+	VMOVUPS    Y3, 32(DST)(PS*1)
+	VMOVUPS    Y4, (DST)(PS*2)
+	VMOVUPS    Y5, 32(DST)(PS*2)
+	VMOVUPS    Y6, (DST)(PS3*1)
+	VMOVUPS    Y7, 32(DST)(PS3*1)
+	ADDQ       LD, SRC        // next source row
+	ADDQ       $64, DST       // next packed row
+	DECQ       K
+	JNZ        loop
+	VZEROUPPER
+	RET

@@ -107,3 +107,15 @@ func gemmPackA6Go(k8 int, src *float32, lda int, dst *float32) {
 	}
 	pack6(unsafe.Slice(dst, 48*k8), &rows, 8*k8)
 }
+
+// gemmPackB64Go is the pure-Go twin of the four-strip B packer (see
+// pack4Kernel for the loop it computes).
+func gemmPackB64Go(k int, src *float32, ld int, dst *float32, pstride int) {
+	s := unsafe.Slice(src, (k-1)*ld+64)
+	d := unsafe.Slice(dst, 3*pstride+16*k)
+	for q := range 4 {
+		for p := range k {
+			*(*[16]float32)(d[q*pstride+16*p:]) = *(*[16]float32)(s[p*ld+16*q:])
+		}
+	}
+}

@@ -236,3 +236,31 @@ func TestGemmPackAKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmPackB64Kernels: the four-strip packer against plain copies, bit
+// for bit, with guards around the four panels' span.
+func TestGemmPackB64Kernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 27))
+	for _, v := range GemmVariants() {
+		for k := 1; k <= 9; k++ {
+			for _, ld := range []int{64, 65, 100} {
+				ps := 16*k + r.IntN(3)*16
+				src := newGemmOperand(k, 64, ld, r.IntN(8), func(i, j int) float32 { return math.Float32frombits(r.Uint32()) })
+				dst := newGemmOperand(4, 16*k, ps, r.IntN(8), func(i, j int) float32 { return 0 })
+				snap, ssnap := dst.snapshot(), src.snapshot()
+				v.packB64(k, &src.data[0], ld, &dst.data[0], ps)
+				dst.checkOutside(t, snap, 4, 16*k, ps)
+				src.checkSame(t, ssnap, "src")
+				for q := range 4 {
+					for p := range k {
+						for j := range 16 {
+							if math.Float32bits(dst.data[q*ps+p*16+j]) != math.Float32bits(src.data[p*ld+16*q+j]) {
+								t.Fatalf("%s k=%d ld=%d: panel %d [%d,%d] not copied", v.Name, k, ld, q, p, j)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -111,10 +111,10 @@ func pack6(dst []float32, src *[6]*float32, kc int) {
 }
 
 // packB packs op(B)[p0:p0+kc, j0:j0+nc] into ceil(nc/nr) panels of kc×nr,
-// full 16-column strips of a row-major B with v's packer.
+// full 16-column strips of a row-major B with v's packers (four at a
+// time where it can).
 func packB(v *GemmVariant, dst, b []float32, cfg *GemmConfig, p0, kc, j0, nc int) {
-	nr := v.nr
-	ldb := cfg.LDB
+	nr, ldb := v.nr, cfg.LDB
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		pan := dst[jr*kc : (jr+nr)*kc]
@@ -133,6 +133,12 @@ func packB(v *GemmVariant, dst, b []float32, cfg *GemmConfig, p0, kc, j0, nc int
 					pan[p*nr+c] = x
 				}
 			}
+		case nr == 16 && jr+64 <= nc:
+			src := b[p0*ldb+j0+jr:]
+			_ = src[(kc-1)*ldb+63]        // the four strips are inside B
+			_ = dst[(jr+3*nr)*kc+16*kc-1] // and their panels inside dst
+			v.packB64(kc, &src[0], ldb, &pan[0], nr*kc)
+			jr += 3 * nr
 		case cols == 16 && nr == 16:
 			src := b[p0*ldb+j0+jr:]
 			_ = src[(kc-1)*ldb+15] // the strip is inside B

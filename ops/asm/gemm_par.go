@@ -26,16 +26,8 @@ type gemmShared struct {
 // variable so tests can reach that path.)
 var sharedPackMax = 1 << 22
 
-const (
-	// packGroupPanels is how many NR-column panels one packing job does.
-	packGroupPanels = 8
-	// blocksPerWorker is how many C blocks each worker should get on
-	// average, enough to even out a slow worker.
-	blocksPerWorker = 4
-	// minBlockRows keeps each block tall enough that a packed B panel is
-	// reused by several A panels before it leaves L1.
-	minBlockRows = 48
-)
+// packGroupPanels is how many NR-column panels one packing job does.
+const packGroupPanels = 8
 
 // runShared computes product e with up to threads workers.
 func (g *Gemm) runShared(e, threads int) {
@@ -53,16 +45,43 @@ func (g *Gemm) runShared(e, threads int) {
 	}
 	sh.e = e
 	sh.pm, sh.pn = (cfg.M+v.mr-1)/v.mr, (cfg.N+v.nr-1)/v.nr
-	work := 2 * cfg.M * cfg.N * max(cfg.K, 1)
-	target := min(blocksPerWorker*threads, max(threads, work/max(1, parMinFlops/4)))
-	if gemv {
-		sh.tm = 1
-	} else {
-		sh.tm = max(1, min(target, sh.pm, (cfg.M+minBlockRows-1)/minBlockRows))
-	}
-	sh.tn = max(1, min(sh.pn, (target+sh.tm-1)/sh.tm))
+	sh.tm, sh.tn = g.grid(threads, gemv)
 	sh.next.Store(0)
 	g.par.For(threads, 1, sh.itemBody)
+}
+
+// grid picks how many row and column blocks to cut C into for threads
+// workers. Estimated cycles, minimised over grids of threads to
+// 8·threads blocks:
+//
+//	A packing, again for every column block:   M·K·tn / 2
+//	B streamed from L3, again per row block:   K·N·tm / 4
+//	imbalance, a quarter block per worker:     work / (tm·tn) / 4
+//
+// with work = M·N·K/16 cycles (16 FMAs a cycle). One-row products cut
+// only their columns.
+func (g *Gemm) grid(threads int, gemv bool) (tm, tn int) {
+	cfg, sh := &g.cfg, &g.shared
+	maxBlocks := 8 * threads
+	if gemv {
+		return 1, max(1, min(sh.pn, 4*threads))
+	}
+	m, n, k := float64(cfg.M), float64(cfg.N), float64(cfg.K)
+	work := m * n * k / 16
+	best := -1.0
+	tm, tn = 1, 1
+	for a := 1; a <= min(sh.pm, maxBlocks); a++ {
+		for b := 1; b <= min(sh.pn, maxBlocks/a); b++ {
+			if a*b < threads {
+				continue
+			}
+			c := m*k*float64(b)/2 + k*n*float64(a)/4 + work/float64(a*b)/4
+			if best < 0 || c < best {
+				best, tm, tn = c, a, b
+			}
+		}
+	}
+	return tm, tn
 }
 
 // runItems is the For body of a shared product: worker slots [lo, hi)

@@ -42,6 +42,14 @@ type packKernel func(k int, src *float32, ld int, dst *float32)
 // floats, b reaches 3*ldb+n, y n.
 type rowsKernel func(n int, x, b *float32, ldb int, y *float32, flags uint)
 
+// pack4Kernel packs four adjacent 16-column strips of a row-major matrix:
+//
+//	for q < 4, p < k, j < 16: dst[q*pstride+p*16+j] = src[p*ld+16*q+j]
+//
+// k >= 1; src reaches (k-1)*ld+64 floats, pstride >= 16*k, dst reaches
+// 3*pstride+16*k.
+type pack4Kernel func(k int, src *float32, ld int, dst *float32, pstride int)
+
 // packAKernel interleaves six rows of a row-major A, eight steps at a
 // time:
 //
@@ -66,9 +74,10 @@ type GemmVariant struct {
 	kc, mc, nc int // depth, rows and columns of the cache blocks
 	micro      microKernel
 	gemv       gemvKernel
-	packB16    packKernel // used for full 16-column strips of a row-major B
-	gemvRows4  rowsKernel // one-row products over a row-major B
+	packB16    packKernel  // used for full 16-column strips of a row-major B
+	gemvRows4  rowsKernel  // one-row products over a row-major B
 	packA6     packAKernel // full six-row panels of a row-major A (MR = 6)
+	packB64    pack4Kernel // four full 16-column strips of a row-major B
 }
 
 // Tile returns the micro-tile shape (rows, columns).
@@ -89,8 +98,8 @@ func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
 // the AVX2 variant's tile so both pack the same way.
 var gemmGo = &GemmVariant{
 	Name: "go", Feature: cpu.Generic,
-	mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
-	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA6: gemmPackA6Go,
+	mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
+	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA6: gemmPackA6Go, packB64: gemmPackB64Go,
 }
 
 // gemmAsm is filled by the architecture's init, best first.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -12,7 +14,7 @@ import (
 // GELU-tanh), over every 97th float32 bit pattern (both signs, all
 // exponents, NaNs and infinities) plus dense sweeps around the points
 // where the algorithms switch or the results overflow, underflow or go
-// subnormal. KILN_EW_EXHAUSTIVE=1 sweeps all 2^32 patterns instead.
+// subnormal (see ewStride for the step).
 
 // ewMaxULP is the accuracy the kernels promise (the issue asks for 4).
 const ewMaxULP = 4.0
@@ -73,9 +75,10 @@ func ulpErr(got float32, want float64) float64 {
 	if math.Abs(want) > 0x1p128 { // beyond float32: +Inf is the correct result
 		want = math.Copysign(0x1p128, want)
 	}
-	_, e := math.Frexp(want) // want = f·2^e, f in [0.5, 1)
-	e = max(e-1, -126)       // exponent of the float32 binade
-	return math.Abs(g-want) / math.Ldexp(1, e-23)
+	// The float32 spacing at want: 2^(e-23) for want in [2^e, 2^(e+1)),
+	// e >= -126 (the subnormals share the smallest normal binade's).
+	e := max(int(math.Float64bits(want)>>52&0x7FF)-1023, -126)
+	return math.Abs(g-want) / math.Float64frombits(uint64(e-23+1023)<<52)
 }
 
 // ewSweep is the inputs of the accuracy test: every stride-th bit
@@ -109,49 +112,113 @@ func ewSweep(stride uint64) []float32 {
 	return xs
 }
 
-func ewStride() uint64 {
-	if os.Getenv("KILN_EW_EXHAUSTIVE") != "" {
-		return 1
-	}
-	if testing.Short() {
+// ewStride is the sweep's step through the bit patterns: every 97th
+// for assembly variants, every 997th for the Go twins (which are slower,
+// and which TestEwTwinBits shows equal to the assembly where there is
+// one); -short takes every 9973rd. TestEwMathExhaustive takes them all.
+func ewStride(v *EwKernels) uint64 {
+	switch {
+	case testing.Short():
 		return 9973
+	case v == ewGo:
+		return 997
 	}
 	return 97
 }
 
-// ewWorst runs f over xs in blocks and returns the worst error and where.
-func ewWorst(op EwUnary, xs []float32, f func(dst, x []float32)) (worst float64, at float32) {
+// ewWorst runs f over xs in blocks, on every CPU, and returns the worst
+// error and where.
+func ewWorst(op EwUnary, xs []float32, f func(dst, x []float32) error) (worst float64, at float32, err error) {
 	ref := ewRef64[op]
-	out := make([]float32, 4096)
-	for lo := 0; lo < len(xs); lo += len(out) {
-		x := xs[lo:min(lo+len(out), len(xs))]
-		f(out[:len(x)], x)
-		for i, v := range x {
-			if e := ulpErr(out[i], ref(float64(v))); e > worst || math.IsNaN(e) {
-				worst, at = e, v
+	const block = 4096
+	parts := runtime.GOMAXPROCS(0)
+	type result struct {
+		worst float64
+		at    float32
+		err   error
+	}
+	res := make([]result, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := make([]float32, block)
+			r := &res[p]
+			lo0, hi0 := p*len(xs)/parts, (p+1)*len(xs)/parts
+			for lo := lo0; lo < hi0; lo += block {
+				x := xs[lo:min(lo+block, hi0)]
+				if err := f(out[:len(x)], x); err != nil {
+					r.err = err
+					return
+				}
+				for i, v := range x {
+					if e := ulpErr(out[i], ref(float64(v))); e > r.worst || math.IsNaN(e) {
+						r.worst, r.at = e, v
+					}
+				}
 			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range res {
+		if r.err != nil {
+			return 0, 0, r.err
+		}
+		if r.worst > worst || math.IsNaN(r.worst) {
+			worst, at = r.worst, r.at
 		}
 	}
-	return worst, at
+	return worst, at, nil
 }
 
 func TestEwMathAccuracy(t *testing.T) {
-	xs := ewSweep(ewStride())
 	for _, v := range EwVariants() {
+		xs := ewSweep(ewStride(v))
 		for op := range EwUnary(ewNumUnary) {
 			t.Run(fmt.Sprintf("%s/%v", v.Name, op), func(t *testing.T) {
-				worst, at := ewWorst(op, xs, func(dst, x []float32) {
-					if err := v.Unary(op, dst, x); err != nil {
-						t.Fatal(err)
-					}
-				})
+				worst, at, err := ewWorst(op, xs, func(dst, x []float32) error { return v.Unary(op, dst, x) })
+				if err != nil {
+					t.Fatal(err)
+				}
 				t.Logf("%v %s: max error %.3f ulp at %v (%d inputs)", op, v.Name, worst, at, len(xs))
 				if !(worst <= ewMaxULP) {
-					got := []float32{0}
-					_ = v.Unary(op, got, []float32{at})
+					got := make([]float32, 8)
+					_ = v.Unary(op, got, []float32{at, at, at, at, at, at, at, at})
 					t.Errorf("%v(%v) = %v, want %v: %.3f ulp > %v", op, at, got[0], ewRef64[op](float64(at)), worst, ewMaxULP)
 				}
 			})
+		}
+	}
+}
+
+// TestEwMathExhaustive sweeps all 2^32 bit patterns through the best
+// variant when KILN_EW_EXHAUSTIVE is set (minutes per function); the
+// patterns are generated block by block rather than held in memory.
+func TestEwMathExhaustive(t *testing.T) {
+	if os.Getenv("KILN_EW_EXHAUSTIVE") == "" {
+		t.Skip("set KILN_EW_EXHAUSTIVE=1 to sweep every float32")
+	}
+	v := BestEw()
+	for op := range EwUnary(ewNumUnary) {
+		worst, at := 0.0, float32(0)
+		const chunk = 1 << 24
+		xs := make([]float32, chunk)
+		for base := uint64(0); base < 1<<32; base += chunk {
+			for i := range xs {
+				xs[i] = math.Float32frombits(uint32(base) + uint32(i))
+			}
+			w, a, err := ewWorst(op, xs, func(dst, x []float32) error { return v.Unary(op, dst, x) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w > worst || math.IsNaN(w) {
+				worst, at = w, a
+			}
+		}
+		t.Logf("%v %s: max error %.3f ulp at %v (all 2^32 inputs)", op, v.Name, worst, at)
+		if !(worst <= ewMaxULP) {
+			t.Errorf("%v: %.3f ulp at %v", op, worst, at)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func TestTuneTmp(t *testing.T) {
 	fmt.Sscanf(os.Getenv("TUNE"), "%d,%d,%d", &s[0], &s[1], &s[2])
 	m, k, n := s[0], s[1], s[2]
 	v := BestGemm()
-	blks := [][3]int{{256, 144, 2048}, {256, 288, 2048}, {256, 384, 2048}, {256, 480, 2048}, {320, 288, 2048}, {192, 480, 2048}, {256, 240, 2048}}
+	blks := [][3]int{{256, 288, 2048}}
 	if os.Getenv("BLK") == "1" {
 		blks = blks[:1]
 	}
@@ -87,79 +87,45 @@ func TestMicroTmp(t *testing.T) {
 	t.Logf("micro in L1: median %.1f p90 %.1f; A streamed from L2 (24 panels): median %.1f p90 %.1f", res[len(res)/2], res[len(res)*9/10], res2[len(res2)/2], res2[len(res2)*9/10])
 }
 
-func TestKernExpTmp(t *testing.T) {
+
+func TestMicroCtxTmp(t *testing.T) {
 	if os.Getenv("TUNE") == "" {
 		t.Skip()
 	}
 	runtime.LockOSThread()
-	base := BestGemm().withBlocking(256, 288, 2048)
-	vs := map[string]*GemmVariant{"base": base}
-	for name, f := range map[string]microKernel{"nopf": gemmExpNoPf, "pfB": gemmExpPfB} {
-		w := *base
-		w.micro = f
-		vs[name] = &w
-	}
-	names := []string{"base", "nopf", "pfB"}
-	m, k, n := 1024, 1024, 1024
-	r := rand.New(rand.NewPCG(1, 2))
-	A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	for i := range A { A[i] = gemmRand(r) }
-	for i := range B { B[i] = gemmRand(r) }
-	fl := 2 * float64(m) * float64(n) * float64(k)
+	v := BestGemm()
+	kc, ldc := 256, 1024
+	a := make([]float32, kc*6*48)
+	b := make([]float32, kc*16*64)
+	c := make([]float32, 288*ldc)
 	res := map[string][]float64{}
-	iso := map[string][]float64{}
-	kc := 256
-	a := make([]float32, kc*6*24)
-	b := make([]float32, kc*16)
-	c := make([]float32, 1024*6)
-	for range 15 {
-		for _, nm := range names {
-			g, _ := NewGemm(GemmConfig{M: m, N: n, K: k, Alpha: 1}, vs[nm], Par{})
+	names := []string{"L1 C", "C walk rows", "C walk rows+B panels"}
+	for range 21 {
+		for ni, nm := range names {
 			c0 := threadCPU()
-			g.Run(&GemmArgs{A: A, B: B, C: C})
-			res[nm] = append(res[nm], fl/(threadCPU()-c0).Seconds()/1e9)
-			c0 = threadCPU()
-			for range 400 {
-				for ir := range 24 {
-					vs[nm].micro(kc, &a[ir*kc*6], &b[0], &c[0], 1024, 1)
+			calls := 0
+			for rep := range 8 {
+				for jr := range 64 {
+					for ir := range 48 {
+						ci := 0
+						bi := 0
+						if ni >= 1 {
+							ci = (ir*6)*ldc + jr*16
+						}
+						if ni == 2 {
+							bi = jr * kc * 16
+						}
+						_ = rep
+						v.micro(kc, &a[ir*kc*6], &b[bi], &c[ci], ldc, 1)
+						calls++
+					}
 				}
 			}
-			iso[nm] = append(iso[nm], 400*24*float64(kc)*192/(threadCPU()-c0).Seconds()/1e9)
+			res[nm] = append(res[nm], float64(calls)*float64(kc)*192/(threadCPU()-c0).Seconds()/1e9)
 		}
 	}
 	for _, nm := range names {
 		sort.Float64s(res[nm])
-		sort.Float64s(iso[nm])
-		t.Logf("%6s: gemm1024 median %.1f p90 %.1f | isolated median %.1f p90 %.1f", nm, res[nm][7], res[nm][13], iso[nm][7], iso[nm][13])
-	}
-}
-
-func TestPackExpTmp(t *testing.T) {
-	if os.Getenv("TUNE") == "" {
-		t.Skip()
-	}
-	runtime.LockOSThread()
-	for _, ld := range []int{1024, 2048, 1536} {
-		kc, nc := 256, ld
-		B := make([]float32, 1024*ld)
-		dst := make([]float32, kc*nc)
-		var r1, r2 []float64
-		for rep := range 21 {
-			pc := (rep % 4) * kc
-			c0 := threadCPU()
-			for j := 0; j < nc; j += 16 {
-				gemmPackB16AVX2(kc, &B[pc*ld+j], ld, &dst[j*kc])
-			}
-			r1 = append(r1, float64((threadCPU()-c0).Microseconds()))
-			pc = ((rep + 2) % 4) * kc
-			c0 = threadCPU()
-			for j := 0; j < nc; j += 64 {
-				gemmExpPack64(kc, &B[pc*ld+j], ld, &dst[j*kc], kc*16)
-			}
-			r2 = append(r2, float64((threadCPU()-c0).Microseconds()))
-		}
-		sort.Float64s(r1)
-		sort.Float64s(r2)
-		t.Logf("ld %d: pack16 median %.0f µs, pack64 median %.0f µs (block %d KB)", ld, r1[10], r2[10], kc*nc*4/1024)
+		t.Logf("%-22s median %.1f p90 %.1f", nm, res[nm][10], res[nm][18])
 	}
 }

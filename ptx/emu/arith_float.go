@@ -29,7 +29,10 @@ func floatIn(th *thread, o *operand, t typ, ftz bool) float64 {
 // floatOut rounds x (exact or odd; for f64 already rounded) to type t
 // with mode r, applies .sat and .ftz, and encodes it.
 func floatOut(x float64, t typ, r rounding, satF, ftz bool) uint64 {
-	if t != tF64 {
+	switch {
+	case t == tF32 && (r == rRN || r == rNone):
+		x = float64(toF32(x))
+	case t != tF64:
 		x = roundTo(x, fmtOf(t), r)
 	}
 	if satF {
@@ -98,6 +101,15 @@ func decFloatArith(d *dec) error {
 			in.fn = func(th *thread, in *inst) {
 				th.put(&in.op[0], f32bits(float32(f32(th.v(&in.op[1]))*f32(th.v(&in.op[2])))))
 			}
+		}
+		return nil
+	}
+	if t == tF32 && fused && in.rnd == rRN && !in.sat && !in.ftz {
+		// fma.rn.f32, the GEMM inner loop: the product is exact in f64,
+		// the sum rounded to odd, then to f32 once.
+		in.fn = func(th *thread, in *inst) {
+			a, b, c := float64(f32(th.v(&in.op[1]))), float64(f32(th.v(&in.op[2]))), float64(f32(th.v(&in.op[3])))
+			th.put(&in.op[0], f32bits(toF32(odd(twoSum(a*b, c)))))
 		}
 		return nil
 	}

@@ -2,7 +2,6 @@ package emu
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -14,11 +13,11 @@ type block struct {
 	order   []*thread // scheduling order
 	shared  []byte
 	race    *raceShadow
-	arrived map[int]int // bar.arrive counts per barrier id
+	arrived [16]int // bar.arrive counts per barrier id
 }
 
 func newBlock(ls *launchState) *block {
-	b := &block{l: ls, arrived: map[int]int{}}
+	b := &block{l: ls}
 	n := ls.geo.Threads()
 	nr := len(ls.k.regs)
 	regs := make([]uint64, n*nr)
@@ -38,7 +37,7 @@ func newBlock(ls *launchState) *block {
 	}
 	b.shared = make([]byte, ls.shared)
 	if !ls.opts.NoRaceCheck && ls.shared > 0 {
-		b.race = newRaceShadow(ls.shared)
+		b.race = newRaceShadow(ls.shared, (n+31)/32)
 	}
 	return b
 }
@@ -63,7 +62,7 @@ func (b *block) run(i int) *Error {
 	if b.race != nil {
 		b.race.nextEpoch()
 	}
-	clear(b.arrived)
+	b.arrived = [16]int{}
 	for {
 		ran := false
 		for _, t := range b.order {
@@ -182,14 +181,21 @@ func (b *block) resolveWarps() (bool, *Error) {
 
 // resolveBarriers releases every barrier all its threads have reached.
 func (b *block) resolveBarriers() (bool, *Error) {
-	waiting := map[int][]*thread{}
+	var waiting [16]int
+	var first [16]*thread
 	live := 0
 	var exited *thread
 	for j := range b.threads {
 		t := &b.threads[j]
 		switch {
 		case t.state == tWait && t.wait.coll == collBar:
-			waiting[t.barID] = append(waiting[t.barID], t)
+			id := t.barID
+			if f := first[id]; f == nil {
+				first[id] = t
+			} else if f.barCount != t.barCount {
+				return false, b.errorAt(t, t.wait, fmt.Sprintf("barrier %d: thread count %d, but thread %s waits with %d", id, t.barCount, b.threadName(f.lin), f.barCount))
+			}
+			waiting[id]++
 			live++
 		case t.state == tExit:
 			if exited == nil {
@@ -200,34 +206,28 @@ func (b *block) resolveBarriers() (bool, *Error) {
 		}
 	}
 	progressed := false
-	ids := make([]int, 0, len(waiting))
-	for id := range waiting {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
-		ws := waiting[id]
-		count := ws[0].barCount
-		for _, t := range ws {
-			if t.barCount != count {
-				return false, b.errorAt(t, t.wait, fmt.Sprintf("barrier %d: thread count %d, but thread %s waits with %d", id, t.barCount, b.threadName(ws[0].lin), count))
-			}
+	for id, f := range first {
+		if f == nil {
+			continue
 		}
-		need := count
+		need := f.barCount
 		if need == 0 {
 			need = len(b.threads)
-			if exited != nil && len(ws) == live {
-				return false, b.errorAt(ws[0], ws[0].wait, fmt.Sprintf("barrier %d can never complete: %d threads wait, but thread %s exited (line %d)",
-					id, len(ws), b.threadName(exited.lin), exited.exitLine))
+			if exited != nil && waiting[id] == live {
+				return false, b.errorAt(f, f.wait, fmt.Sprintf("barrier %d can never complete: %d threads wait, but thread %s exited (line %d)",
+					id, waiting[id], b.threadName(exited.lin), exited.exitLine))
 			}
 		}
-		if len(ws)+b.arrived[id] < need {
+		if waiting[id]+b.arrived[id] < need {
 			continue
 		}
 		b.arrived[id] = 0
-		for _, t := range ws {
-			t.state, t.wait = tRun, nil
-			t.pc++
+		for j := range b.threads {
+			t := &b.threads[j]
+			if t.state == tWait && t.wait.coll == collBar && t.barID == id {
+				t.state, t.wait = tRun, nil
+				t.pc++
+			}
 		}
 		progressed = true
 		if b.race != nil {

@@ -32,10 +32,22 @@ func execRet(th *thread, in *inst) {
 	th.exitLine = in.line
 }
 
-// decBar: bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b} and
+// decBar: bar.warp.sync membermask (a warp barrier); bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b} and
 // bar{.cta}.arrive / barrier.arrive a, b. a is the barrier (0-15), b the
 // number of threads (a multiple of 32; all of the block when absent).
 func decBar(d *dec) error {
+	if d.has("warp") {
+		if !d.has("sync") {
+			return fmt.Errorf("bar.warp needs .sync")
+		}
+		o, err := d.src(0, tB32)
+		if err != nil || d.nops(1) != nil {
+			return fmt.Errorf("bar.warp.sync takes a membermask")
+		}
+		d.in.op = []operand{o}
+		d.in.coll, d.in.warp = collWarp, warpSyncResolve
+		return nil
+	}
 	d.ignore("cta", "aligned")
 	switch {
 	case d.has("sync"):

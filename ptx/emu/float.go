@@ -64,6 +64,16 @@ func roundTo(x float64, f ffmt, r rounding) float64 {
 	return y
 }
 
+// toF32 rounds x (exact or odd) to the nearest f32, ties to even, with
+// overflow to ±Inf spelled out (Go leaves out-of-range conversions to
+// the platform).
+func toF32(x float64) float32 {
+	if math.Abs(x) <= math.MaxFloat32 || x != x {
+		return float32(x)
+	}
+	return float32(roundTo(x, f32Fmt, rRN))
+}
+
 // odd turns an exact result hi+lo (hi = hi+lo rounded to nearest) into
 // its round-to-odd float64.
 func odd(hi, lo float64) float64 {

@@ -40,6 +40,9 @@ type Options struct {
 	AllowUninit bool
 	// Approx models the approximate instructions.
 	Approx Approx
+	// Blocks, when set, runs only these blocks (linear indices, x
+	// fastest) of the grid: huge launches can be checked on a sample.
+	Blocks []int
 	// ReverseThreads schedules the threads of a block last to first,
 	// which reorders unsynchronised accesses (a second run with it set
 	// shakes out order dependences the race detector cannot see, such as
@@ -105,6 +108,19 @@ func (m *Module) LaunchWith(o Options, mem *Memory, name string, l ptx.Launch, a
 // lowest-numbered failing block.
 func (ls *launchState) run() error {
 	n := ls.geo.Blocks()
+	pick := func(i int) int { return i }
+	if bs := ls.opts.Blocks; bs != nil {
+		for _, b := range bs {
+			if b < 0 || b >= n {
+				return fmt.Errorf("emu: %s: Options.Blocks names block %d of %d", ls.k.name, b, n)
+			}
+		}
+		n = len(bs)
+		pick = func(i int) int { return bs[i] }
+	}
+	if n == 0 {
+		return nil
+	}
 	workers := ls.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -124,7 +140,7 @@ func (ls *launchState) run() error {
 				if i >= n {
 					return
 				}
-				if err := b.run(i); err != nil {
+				if err := b.run(pick(i)); err != nil {
 					errs[w], errAt[w] = err, i
 					ls.failed.Store(true)
 					return

@@ -1,64 +1,76 @@
 package emu
 
 // raceShadow detects shared-memory data races within a block: two
-// threads touching the same byte between two barriers, at least one of
-// them writing, neither access atomic. Every byte remembers, for the
-// current barrier interval (epoch), its last writer and up to two
-// distinct readers, with the lines of those accesses.
+// threads touching the same byte with at least one write, neither
+// access atomic, and no synchronisation between them. Synchronisation is
+// a completed block barrier (bar.sync), or bar.warp.sync for two lanes of
+// one warp; warp shuffles do not order memory (the PTX memory model
+// gives them no such effect). Every byte remembers its last writer and
+// up to two distinct readers since the last block barrier, each with the
+// line and the warp-barrier count of the accessor's warp at the time.
 type raceShadow struct {
-	epoch  uint32
-	wEpoch []uint32
-	wTid   []int32
-	wLine  []int32
-	rEpoch []uint32
-	r1, r2 []int32 // reader threads (r2 -1: one reader so far)
-	r1Line []int32
-	r2Line []int32
+	epoch  uint32   // completed block barriers
+	warpEp []uint32 // completed bar.warp.sync per warp
+	w      []access // last write
+	r1, r2 []access // readers (r2.tid -1: one reader so far)
 }
 
-func newRaceShadow(n int) *raceShadow {
-	return &raceShadow{
-		wEpoch: make([]uint32, n), wTid: make([]int32, n), wLine: make([]int32, n),
-		rEpoch: make([]uint32, n), r1: make([]int32, n), r2: make([]int32, n),
-		r1Line: make([]int32, n), r2Line: make([]int32, n),
-	}
+type access struct {
+	epoch  uint32 // block epoch of the access
+	warpEp uint32 // the accessor's warp epoch
+	tid    int32
+	line   int32
+}
+
+func newRaceShadow(n, warps int) *raceShadow {
+	return &raceShadow{warpEp: make([]uint32, warps), w: make([]access, n), r1: make([]access, n), r2: make([]access, n)}
 }
 
 // nextEpoch starts a new barrier interval: earlier accesses are ordered
 // before every later one.
 func (r *raceShadow) nextEpoch() { r.epoch++ }
 
+// live reports whether access a is unordered with respect to thread me
+// now: same block epoch, and not separated by a warp barrier of their
+// common warp.
+func (r *raceShadow) live(a access, me int32) bool {
+	if a.epoch != r.epoch || a.tid < 0 {
+		return false
+	}
+	if w := a.tid / 32; w == me/32 && a.warpEp != r.warpEp[w] {
+		return false
+	}
+	return true
+}
+
 func (r *raceShadow) check(t *thread, addr, n int, write bool) {
-	ep := r.epoch
 	me := int32(t.lin)
-	line := int32(t.b.l.k.prog[t.pc-1].line)
+	cur := access{epoch: r.epoch, warpEp: r.warpEp[t.warp], tid: me, line: int32(t.b.l.k.prog[t.pc-1].line)}
 	for i := addr; i < addr+n; i++ {
-		if r.wEpoch[i] == ep && r.wTid[i] != me {
-			t.b.raceFault(t, write, i, int(r.wTid[i]), true, int(r.wLine[i]))
+		if w := r.w[i]; w.tid != me && r.live(w, me) {
+			t.b.raceFault(t, write, i, w, true)
 		}
 		if write {
-			if r.rEpoch[i] == ep {
-				switch {
-				case r.r1[i] != me:
-					t.b.raceFault(t, true, i, int(r.r1[i]), false, int(r.r1Line[i]))
-				case r.r2[i] >= 0 && r.r2[i] != me:
-					t.b.raceFault(t, true, i, int(r.r2[i]), false, int(r.r2Line[i]))
+			for _, rd := range []access{r.r1[i], r.r2[i]} {
+				if rd.tid != me && r.live(rd, me) {
+					t.b.raceFault(t, true, i, rd, false)
 				}
 			}
-			r.wEpoch[i], r.wTid[i], r.wLine[i] = ep, me, line
+			r.w[i] = cur
 			continue
 		}
 		switch {
-		case r.rEpoch[i] != ep:
-			r.rEpoch[i], r.r1[i], r.r1Line[i], r.r2[i] = ep, me, line, -1
-		case r.r1[i] != me && r.r2[i] < 0:
-			r.r2[i], r.r2Line[i] = me, line
+		case !r.live(r.r1[i], me) || r.r1[i].tid == me:
+			r.r1[i] = cur
+		case !r.live(r.r2[i], me) || r.r2[i].tid == me:
+			r.r2[i] = cur
 		}
 	}
 }
 
-func (b *block) raceFault(t *thread, write bool, addr, other int, otherWrote bool, otherLine int) {
-	acc := map[bool]string{true: "writes", false: "reads"}
+func (b *block) raceFault(t *thread, write bool, addr int, other access, otherWrote bool) {
+	did := map[bool]string{true: "writes", false: "reads"}[write]
+	done := map[bool]string{true: "wrote", false: "read"}[otherWrote]
 	t.fail("shared-memory data race on %s: thread %s %s it, and thread %s %s it at line %d with no barrier between",
-		b.l.k.describeShared(addr), b.threadName(t.lin), acc[write], b.threadName(other), map[bool]string{true: "wrote", false: "read"}[otherWrote], otherLine)
+		b.l.k.describeShared(addr), b.threadName(t.lin), did, b.threadName(int(other.tid)), done, other.line)
 }

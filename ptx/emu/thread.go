@@ -153,6 +153,13 @@ func (t *thread) mem(sp space, addr uint64, n, align int, acc int) []byte {
 		if err != nil {
 			t.fail("out-of-bounds global %s of %s", accNames[acc], err)
 		}
+		if a.data == nil {
+			b, ok := a.bytes(addr-a.base, n)
+			if !ok {
+				t.fail("global %s of %d bytes at %#x crosses a page of a sparse allocation", accNames[acc], n, addr)
+			}
+			return b
+		}
 		t.cache = a
 		return a.data[addr-a.base : addr-a.base+uint64(n)]
 	case spShared:

@@ -141,51 +141,68 @@ func shflLane(mode, lane int, b, c uint32) (int, bool) {
 	return j, pval
 }
 
-// shflResolve waits for every non-exited lane named in t's membermask to
-// reach the same shfl.sync with the same mask, then exchanges.
-func shflResolve(b *block, lanes []thread, t *thread) (bool, *Error) {
+// memberGroup finds the lanes of a membermask collective (shfl.sync,
+// bar.warp.sync) for waiting lane t: every non-exited lane named in the
+// mask (operand mi) must wait at the same instruction with the same mask.
+// It returns the mask and the group, or ready false to keep waiting.
+func memberGroup(b *block, lanes []thread, t *thread, mi int) (member uint32, group [32]*thread, ready bool, err *Error) {
 	in := t.wait
 	who := t
-	var member uint32
-	var err *Error
-	if err = b.collect(&who, in, func() { member = uint32(t.v(&in.op[5])) }); err != nil {
-		return false, err
+	if err = b.collect(&who, in, func() { member = uint32(t.v(&in.op[mi])) }); err != nil {
+		return
 	}
 	if member&(1<<uint(t.lane)) == 0 {
-		return false, b.errorAt(t, in, fmt.Sprintf("lane %d executes shfl.sync with membermask %#08x, which does not name it", t.lane, member))
+		err = b.errorAt(t, in, fmt.Sprintf("lane %d executes %s with membermask %#08x, which does not name it", t.lane, opName(in), member))
+		return
 	}
-	var group [32]*thread
 	for l := range 32 {
 		if member&(1<<uint(l)) == 0 || l >= len(lanes) || lanes[l].state == tExit {
 			continue
 		}
 		u := &lanes[l]
 		if u.state == tRun {
-			return false, nil
+			return
 		}
 		if u.wait != in {
 			if u.wait.coll == collWarp {
-				return false, b.errorAt(t, in, fmt.Sprintf("membermask %#08x names lane %d, which waits at line %d `%s` instead", member, l, u.wait.line, u.wait.text))
+				err = b.errorAt(t, in, fmt.Sprintf("membermask %#08x names lane %d, which waits at line %d `%s` instead", member, l, u.wait.line, u.wait.text))
 			}
-			return false, nil
+			return
 		}
 		group[l] = u
 	}
+	err = b.collect(&who, in, func() {
+		for _, u := range group {
+			if u != nil {
+				who = u
+				if m := uint32(u.v(&in.op[mi])); m != member {
+					u.fail("lanes disagree on the membermask (%#08x here, %#08x in lane %d)", m, member, t.lane)
+				}
+			}
+		}
+	})
+	return member, group, err == nil, err
+}
+
+// shflResolve exchanges values once every participant has arrived.
+func shflResolve(b *block, lanes []thread, t *thread) (bool, *Error) {
+	member, group, ready, err := memberGroup(b, lanes, t, 5)
+	if !ready || err != nil {
+		return false, err
+	}
+	in := t.wait
 	var src [32]uint64
 	out := [32]struct {
 		v uint64
 		p bool
 	}{}
+	who := t
 	err = b.collect(&who, in, func() {
 		for l, u := range group {
-			if u == nil {
-				continue
+			if u != nil {
+				who = u
+				src[l] = u.v(&in.op[2])
 			}
-			who = u
-			if m := uint32(u.v(&in.op[5])); m != member {
-				u.fail("lanes disagree on the membermask (%#08x here, %#08x in lane %d)", m, member, t.lane)
-			}
-			src[l] = u.v(&in.op[2])
 		}
 		for l, u := range group {
 			if u == nil {
@@ -208,6 +225,24 @@ func shflResolve(b *block, lanes []thread, t *thread) (bool, *Error) {
 			u.put(&in.op[1], b2u(out[l].p))
 			release(u)
 		}
+	}
+	return true, nil
+}
+
+// warpSyncResolve completes bar.warp.sync: the lanes meet, and their
+// earlier shared-memory accesses are ordered before their later ones.
+func warpSyncResolve(b *block, lanes []thread, t *thread) (bool, *Error) {
+	_, group, ready, err := memberGroup(b, lanes, t, 0)
+	if !ready || err != nil {
+		return false, err
+	}
+	for _, u := range group {
+		if u != nil {
+			release(u)
+		}
+	}
+	if b.race != nil {
+		b.race.warpEp[t.warp]++
 	}
 	return true, nil
 }

@@ -1,0 +1,106 @@
+// Command chart draws compare.sh's results as a PNG bar chart: for each
+// model and thread count, each runtime's median latency relative to
+// kiln's (kiln = 1, lower is faster). It is a module of its own so that
+// gonum's plot package stays out of kiln's dependencies.
+//
+//	go run . ../results.jsonl ../results.png
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// record is one line of results.jsonl.
+type record struct {
+	Case    string `json:"case"`
+	Threads int    `json:"threads"`
+	Runtime string `json:"runtime"`
+	Result  struct {
+		MedianMs float64 `json:"median_ms"`
+	} `json:"result"`
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: chart results.jsonl out.png")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "chart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, out string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type key struct {
+		c string
+		t int
+	}
+	var groups []key
+	med := map[key]map[string]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		k := key{r.Case, r.Threads}
+		if med[k] == nil {
+			med[k] = map[string]float64{}
+			groups = append(groups, k)
+		}
+		med[k][r.Runtime] = r.Result.MedianMs
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = "median latency relative to kiln (lower is faster)"
+	p.Y.Label.Text = "time / kiln's time"
+	runtimes := []struct {
+		name, label string
+		col         color.RGBA
+	}{
+		{"kiln", "kiln", color.RGBA{200, 80, 30, 255}},
+		{"ort", "ONNX Runtime", color.RGBA{40, 90, 170, 255}},
+		{"torch", "PyTorch", color.RGBA{120, 120, 120, 255}},
+	}
+	w := vg.Points(12)
+	var names []string
+	for _, g := range groups {
+		names = append(names, fmt.Sprintf("%s\n%d thr", g.c, g.t))
+	}
+	for i, rt := range runtimes {
+		vals := make(plotter.Values, len(groups))
+		for j, g := range groups {
+			if k := med[g]["kiln"]; k > 0 {
+				vals[j] = med[g][rt.name] / k
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return err
+		}
+		bars.Color = rt.col
+		bars.LineStyle.Width = 0
+		bars.Offset = w * vg.Length(i-1)
+		p.Add(bars)
+		p.Legend.Add(rt.label, bars)
+	}
+	p.Legend.Top = true
+	p.NominalX(names...)
+	return p.Save(vg.Length(110*len(groups))+vg.Points(80), 4*vg.Inch, out)
+}

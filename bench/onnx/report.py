@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""Formats compare.sh's results (one JSON object per runtime, case and
+thread count) as the Markdown page bench/onnx/RESULTS.md.
+
+    report.py RESULTS.jsonl "LOAD BEFORE" "LOAD AFTER" [quick]
+"""
+import collections
+import json
+import os
+import platform
+import subprocess
+import sys
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    path, load_before, load_after = sys.argv[1:4]
+    quick = len(sys.argv) > 4 and sys.argv[4] == "quick"
+    med = collections.defaultdict(dict)
+    versions = {}
+    runs = {}
+    for line in open(path):
+        r = json.loads(line)
+        key = (r["case"], r["threads"])
+        med[key][r["runtime"]] = r["result"]["median_ms"]
+        runs[key] = r["result"]["runs"]
+        if "version" in r["result"]:
+            versions[r["runtime"]] = r["result"]["version"]
+    go = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()[2:3] or ["go ?"]
+    print("# kiln vs ONNX Runtime vs PyTorch\n")
+    print("Median latency in milliseconds (lower is better) of the same exported models, measured in one run of")
+    print("`bench/onnx/compare.sh`; a ratio above 1 means kiln is faster. Models: `onnx/testdata/export_models.py --bench`")
+    print("(BERT-style: MiniLM-sized, hidden 384, 6 layers, 12 heads, FFN 1536, sequence 128, ONNX opset 14;")
+    print("MLP 1024-2048-2048-1024 at batch 16; ResNet-style CNN, widths 32/64/128, on 3×128×128).\n")
+    print("| model | threads | runs | kiln | ONNX Runtime | PyTorch | ORT / kiln | PyTorch / kiln |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for (case, threads), m in med.items():
+        k, o, t = m.get("kiln"), m.get("ort"), m.get("torch")
+        print(f"| {case} | {threads} | {runs[(case, threads)]} | {k:.2f} | {o:.2f} | {t:.2f} | {o / k:.2f} | {t / k:.2f} |")
+    print()
+    print(f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs, shared with other jobs: load average "
+          f"{load_before} before the run and {load_after} after it, so absolute numbers are noisy; the")
+    print("runtimes are interleaved per case so that load changes hit them alike.")
+    print(f"Versions: kiln at this commit ({go[0]}), onnxruntime-node {versions.get('ort', '?')} (graph optimisation "
+          f"'all', sequential), PyTorch {versions.get('torch', '?')} (eager, inference_mode).")
+    if quick:
+        print("\n(quick run: 3 timed runs per cell)")
+
+
+if __name__ == "__main__":
+    main()
