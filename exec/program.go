@@ -42,6 +42,8 @@ type Program struct {
 	static        []byte // kept values of static steps (static.go)
 	staticValid   bool   // static values computed for staticVersion
 	staticVersion uint64
+
+	guard *guards // canaries of a guarded plan (guard.go), nil otherwise
 }
 
 // Options tune lowering for the CPU.
@@ -113,6 +115,7 @@ func (pr *Program) lowerSteps() error {
 		pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: region[s.Offset : s.Offset+s.Bytes : s.Offset+s.Bytes]}
 	}
 	static := pr.keepStatic(p)
+	pr.guard = pr.setupGuards()
 	pr.staticValid = false
 	pr.Steps = pr.Steps[:0]
 	for _, n := range p.Order {
@@ -184,6 +187,13 @@ func (pr *Program) Run() error {
 		return errClosed
 	}
 	v, fresh := pr.staticFresh()
+	if pr.guard != nil {
+		if err := pr.runGuarded(fresh); err != nil {
+			return err
+		}
+		pr.staticValid, pr.staticVersion = true, v
+		return nil
+	}
 	for i := range pr.Steps {
 		s := &pr.Steps[i]
 		if s.Static && fresh {

@@ -23,6 +23,7 @@ fi
 table=$scratch/table.md
 cd "$here"
 KILN_ONNX_CONFORMANCE="$dir" KILN_ONNX_CONFORMANCE_MD="$table" go test -count=1 -run '^TestConformance$' .
+cat "$table"
 if [ -n "$md" ]; then
   onnxv=$(/usr/bin/python3 -c 'import onnx; print(onnx.__version__)')
   {

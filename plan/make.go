@@ -51,8 +51,16 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	if FromEnv().Naive {
+	env := FromEnv()
+	if env.Naive {
 		opt.Naive = true
+	}
+	if opt.Guard == 0 {
+		opt.Guard = env.Guard
+	}
+	guard := 0
+	if opt.Guard > 0 {
+		guard = alignUp(opt.Guard)
 	}
 	if opt.InPlace == nil {
 		opt.InPlace = catalogueInPlace
@@ -60,7 +68,7 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 	lv := liveness(g, order)
 	bufs := share(g, order, lv, opt)
 
-	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), g: g}
+	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), Guard: guard, g: g}
 	last := len(order) - 1
 	var arena []block
 	for _, n := range order {
@@ -72,11 +80,11 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		if bufs.root[id] != id {
 			s.Alias = n.Inputs[0]
 		} else if isWeight(n) {
-			s.Region, s.Offset, s.End = Weights, p.WeightBytes, last
-			p.WeightBytes += alignUp(s.Bytes)
+			s.Region, s.Offset, s.End = Weights, p.WeightBytes+guard, last
+			p.WeightBytes += alignUp(s.Bytes) + 2*guard
 		} else {
 			s.End = bufs.end[id]
-			arena = append(arena, block{id: id, size: alignUp(s.Bytes), start: s.Start, end: s.End})
+			arena = append(arena, block{id: id, size: alignUp(s.Bytes) + 2*guard, start: s.Start, end: s.End})
 		}
 		if !n.Op.IsView() && !isWeight(n) {
 			p.NaiveBytes += alignUp(s.Bytes)
@@ -89,7 +97,7 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		p.ArenaBytes = placeBestFit(arena, len(order))
 	}
 	for _, b := range arena {
-		p.Slots[b.id].Offset = b.off
+		p.Slots[b.id].Offset = b.off + guard
 	}
 	// Aliases follow their roots; the schedule puts every alias after its
 	// input, so one pass in order resolves chains.

@@ -39,6 +39,11 @@ type Options struct {
 	// InPlace reports whether a node may write its output over input 0.
 	// Nil means the ops catalogue's flag.
 	InPlace func(n *graph.Node) bool
+	// Guard pads every root buffer (arena and weights) with a zone of at
+	// least this many bytes before and after it, rounded up to Align, so
+	// the executor can lay canaries there and catch a kernel writing out
+	// of bounds. KILN_DEBUG=guard sets it to Align when it is 0.
+	Guard int
 }
 
 // Plan is the memory layout of a graph.
@@ -50,6 +55,10 @@ type Plan struct {
 	WeightBytes int // size of the weight region
 	NaiveBytes  int // sum of all arena values without any reuse
 	LowerBound  int // the largest total of simultaneously live arena bytes
+	// Guard is the size of the zone before and after every root buffer
+	// (0 when not guarding); the bytes from the end of a value to the end
+	// of its aligned size are guard bytes too.
+	Guard int
 
 	g *graph.Graph // what Check verifies the layout against
 }

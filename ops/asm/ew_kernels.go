@@ -34,6 +34,7 @@ const (
 
 var ewUnaryNames = [ewNumUnary]string{"exp", "log", "tanh", "sigmoid", "erf", "gelu", "gelu_tanh", "silu", "relu", "neg", "abs"}
 
+// String is the function's name (as in benchmark and test names).
 func (op EwUnary) String() string {
 	if op >= 0 && op < ewNumUnary {
 		return ewUnaryNames[op]
@@ -59,6 +60,7 @@ const (
 
 var ewBinaryNames = [ewNumBinary]string{"add", "sub", "mul", "div", "max", "min"}
 
+// String is the operation's name.
 func (op EwBinary) String() string {
 	if op >= 0 && op < ewNumBinary {
 		return ewBinaryNames[op]

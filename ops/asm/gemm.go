@@ -391,6 +391,7 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 				mc := min(v.mc, m1-ic)
 				ap := s.a[:gemmRoundUp(mc, mr)*kc]
 				packA(v, ap, g.run.A[ao:], cfg, ic, mc, pc, kc)
+				epFrom := 0 // first column of C not yet through the epilogue
 				for jr := 0; jr < nc; jr += nr {
 					nrv := min(nr, nc-jr)
 					bpan := bp[jr*kc : jr*kc+nr*kc]
@@ -404,15 +405,24 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 						} else {
 							g.edgeTile(s, kc, apan, bpan, ci, mrv, nrv, flags)
 						}
-						if last {
-							g.epilogue(e, co, ic+ir, mrv, jc+jr, nrv)
-						}
+					}
+					if last && (jr+nrv-epFrom >= epilogueCols || jr+nrv == nc) {
+						// Finished tiles, mc rows by up to epilogueCols
+						// columns, still in L2.
+						g.epilogue(e, co, ic, mc, jc+epFrom, jr+nrv-epFrom)
+						epFrom = jr + nrv
 					}
 				}
 			}
 		}
 	}
 }
+
+// epilogueCols is how many columns of finished tiles the epilogue takes
+// at a time: a block of MC rows by 128 columns (at most 144 KiB) is
+// still in L2, and row segments of 128 keep the per-call cost of an
+// ActFunc small next to its work.
+const epilogueCols = 128
 
 // edgeTile computes a partial tile into scratch and writes back only its
 // valid mrv×nrv part, so nothing outside C is touched.

@@ -67,15 +67,17 @@ func (a Activation) Apply(seg []float32) {
 	}
 }
 
-// Epilogue is what a product does to each tile of C once the tile is
-// final, while it is still in cache, in this order:
+// Epilogue is what a product does to C once tiles are final, while they
+// are still in cache (blocks of up to 128 columns of finished tiles), in
+// this order:
 //
 //	C[i,j] += Bias[j]
 //	C[i,j]  = act(C[i,j])                  (ActFunc if set, else Act)
 //	C[i,j] += ResScale · Residual[e·ResBatchStride + i·ResRowStride + j·ResColStride]
 //
 // (e is the product's index in a batch). It is applied after any
-// accumulation, to row segments of finished tiles.
+// accumulation, to row segments of finished tiles, exactly once per
+// element.
 type Epilogue struct {
 	// Bias, if set, holds at least N values, one per column.
 	Bias []float32

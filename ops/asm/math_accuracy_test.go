@@ -201,24 +201,26 @@ func TestEwMathExhaustive(t *testing.T) {
 	}
 	v := BestEw()
 	for op := range EwUnary(ewNumUnary) {
-		worst, at := 0.0, float32(0)
-		const chunk = 1 << 24
-		xs := make([]float32, chunk)
-		for base := uint64(0); base < 1<<32; base += chunk {
-			for i := range xs {
-				xs[i] = math.Float32frombits(uint32(base) + uint32(i))
+		t.Run(op.String(), func(t *testing.T) {
+			worst, at := 0.0, float32(0)
+			const chunk = 1 << 24
+			xs := make([]float32, chunk)
+			for base := uint64(0); base < 1<<32; base += chunk {
+				for i := range xs {
+					xs[i] = math.Float32frombits(uint32(base) + uint32(i))
+				}
+				w, a, err := ewWorst(op, xs, func(dst, x []float32) error { return v.Unary(op, dst, x) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w > worst || math.IsNaN(w) {
+					worst, at = w, a
+				}
 			}
-			w, a, err := ewWorst(op, xs, func(dst, x []float32) error { return v.Unary(op, dst, x) })
-			if err != nil {
-				t.Fatal(err)
+			t.Logf("%v %s: max error %.3f ulp at %v (all 2^32 inputs)", op, v.Name, worst, at)
+			if !(worst <= ewMaxULP) {
+				t.Errorf("%v: %.3f ulp at %v", op, worst, at)
 			}
-			if w > worst || math.IsNaN(w) {
-				worst, at = w, a
-			}
-		}
-		t.Logf("%v %s: max error %.3f ulp at %v (all 2^32 inputs)", op, v.Name, worst, at)
-		if !(worst <= ewMaxULP) {
-			t.Errorf("%v: %.3f ulp at %v", op, worst, at)
-		}
+		})
 	}
 }

@@ -83,7 +83,7 @@ func cvtIntInt(th *thread, in *inst) {
 	if in.sat {
 		v = satInt(v, in.t2.signed(), in.t)
 	}
-	th.put(&in.op[0], v&mask(in.t.bits()))
+	th.put(&in.op[0], extend(v, in.t)) // a wider register gets the value extended by the destination type
 }
 
 // satInt clamps v (signed or unsigned 64-bit) to the range of type t.
@@ -144,7 +144,7 @@ func cvtFloatInt(th *thread, in *inst) {
 			}
 		}
 	}
-	th.put(&in.op[0], r&mask(w))
+	th.put(&in.op[0], extend(r, in.t))
 }
 
 // cvtIntFloat rounds an integer to a float once.

@@ -46,9 +46,38 @@ func exactOp(op string, prec uint, mode big.RoundingMode, a, b, c float64) *big.
 	case "div":
 		return out.Quo(x(a), x(b))
 	case "sqrt":
-		return out.Sqrt(x(math.Abs(a)))
+		return sqrtDirected(x(math.Abs(a)), prec, mode)
 	}
 	return out.Set(z)
+}
+
+// sqrtDirected rounds √x to f32 (prec 24) in mode. big.Float.Sqrt ignores
+// the rounding mode, so the two neighbours of its result are told apart
+// by squaring them exactly.
+func sqrtDirected(x *big.Float, prec uint, mode big.RoundingMode) *big.Float {
+	c := new(big.Float).SetPrec(prec).Sqrt(x)
+	sq := func(y *big.Float) int { return new(big.Float).SetPrec(2000).Mul(y, y).Cmp(x) }
+	step := func(y *big.Float, up bool) *big.Float {
+		f, _ := y.Float64()
+		g := math.Nextafter32(float32(f), float32(math.Inf(map[bool]int{true: 1, false: -1}[up])))
+		return new(big.Float).SetPrec(prec).SetFloat64(float64(g))
+	}
+	lo, hi := c, c
+	switch sq(c) {
+	case 0:
+		return c
+	case 1:
+		lo = step(c, false)
+	default:
+		hi = step(c, true)
+	}
+	if mode == big.ToPositiveInf {
+		return hi
+	}
+	if mode == big.ToNearestEven {
+		return c
+	}
+	return lo
 }
 
 func TestFloatRoundingF32(t *testing.T) {
@@ -171,7 +200,7 @@ func TestFloatSpecials(t *testing.T) {
 	}{
 		{"add.f32", sub, 0, sub},              // subnormals kept by default
 		{"add.ftz.f32", sub, 0, 0},            // flushed input
-		{"add.ftz.f32", negSub, f32b(-0), 0x80000000},
+		{"add.ftz.f32", negSub, 0x80000000, 0x80000000}, // -0 + -0
 		{"mul.ftz.f32", f32b(-1e-20), f32b(1e-20), 0x80000000}, // subnormal result flushed, sign kept
 		{"mul.rn.f32", f32b(-1e-20), f32b(1e-20), f32b(-1e-20 * 1e-20)},
 		{"add.sat.f32", f32b(0.75), f32b(0.5), f32b(1)},
@@ -181,7 +210,8 @@ func TestFloatSpecials(t *testing.T) {
 		{"sub.f32", f32b(float32(math.Inf(1))), f32b(float32(math.Inf(1))), 0x7FFFFFFF},
 		{"mul.f32", f32b(0), f32b(float32(math.Inf(-1))), 0x7FFFFFFF},
 		{"mul.rz.f32", f32b(3e38), f32b(10), 0x7F7FFFFF},            // rz overflow: largest finite
-		{"mul.rm.f32", f32b(3e38), f32b(10), 0x7F800000},            // rm positive overflow: +Inf
+		{"mul.rm.f32", f32b(3e38), f32b(10), 0x7F7FFFFF},            // toward -Inf: largest finite
+		{"mul.rp.f32", f32b(3e38), f32b(10), 0x7F800000},            // toward +Inf: +Inf
 		{"mul.rm.f32", f32b(-3e38), f32b(10), 0xFF800000},
 		{"mul.rp.f32", f32b(-3e38), f32b(10), 0xFF7FFFFF},
 		{"div.rn.f32", f32b(1), f32b(0), 0x7F800000},

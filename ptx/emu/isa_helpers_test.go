@@ -37,22 +37,34 @@ func ptxModule(decls, body string) string {
 // and returns nOut 8-byte output slots.
 func runPTX(t testing.TB, src string, l ptx.Launch, o Options, in []uint64, nOut int) ([]uint64, error) {
 	t.Helper()
+	if len(in) == 0 {
+		in = []uint64{0}
+	}
+	out, err := runPTXBytes(t, src, l, o, tensor.Bytes(in), 8*max(nOut, 1))
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Elems[uint64](out)[:nOut], nil
+}
+
+// runPTXBytes launches kernel k of src over the bytes in and returns
+// nOut output bytes (8-byte aligned buffers).
+func runPTXBytes(t testing.TB, src string, l ptx.Launch, o Options, in []byte, nOut int) ([]byte, error) {
+	t.Helper()
 	m, err := Load(src)
 	if err != nil {
 		return nil, err
 	}
 	mem := NewMemory()
-	inBuf := append([]uint64{}, in...)
-	if len(inBuf) == 0 {
-		inBuf = []uint64{0}
-	}
-	outBuf := make([]uint64, max(nOut, 1))
-	pi, _ := mem.Map(tensor.Bytes(inBuf))
-	po, _ := mem.Map(tensor.Bytes(outBuf))
+	inBuf := make([]uint64, (len(in)+7)/8)
+	copy(tensor.Bytes(inBuf), in)
+	outBuf := make([]uint64, (nOut+7)/8)
+	pi, _ := mem.Map(tensor.Bytes(inBuf)[:len(in)])
+	po, _ := mem.Map(tensor.Bytes(outBuf)[:nOut])
 	if err := m.LaunchWith(o, mem, "k", l, po, pi); err != nil {
 		return nil, err
 	}
-	return outBuf[:nOut], nil
+	return tensor.Bytes(outBuf)[:nOut], nil
 }
 
 func launch1D(threads int) ptx.Launch {

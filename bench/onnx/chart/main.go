@@ -100,7 +100,7 @@ func run(in, out string) error {
 		p.Add(bars)
 		p.Legend.Add(rt.label, bars)
 	}
-	p.Legend.Top = true
+	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(names...)
 	return p.Save(vg.Length(110*len(groups))+vg.Points(80), 4*vg.Inch, out)
 }

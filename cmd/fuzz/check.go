@@ -1,0 +1,221 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/kilnml/kiln/exec"
+	"github.com/kilnml/kiln/fuse"
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops"
+	"github.com/kilnml/kiln/plan"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Failure is a case that went wrong, with the pipeline stage it went
+// wrong in: build, reference, fuse, plan, lower, run or compare.
+type Failure struct {
+	Stage  string
+	Config string
+	Err    error
+}
+
+func (f *Failure) Error() string { return fmt.Sprintf("[%s] %s: %v", f.Stage, f.Config, f.Err) }
+
+// config is one way of compiling a graph.
+type config struct {
+	name      string
+	fuse      bool
+	naive     bool
+	reference bool // reference kernels only: separates kernel bugs from pass bugs
+}
+
+var configs = []config{
+	{name: "unfused"},
+	{name: "fused", fuse: true},
+	{name: "fused-naive-plan", fuse: true, naive: true},
+	{name: "fused-reference-kernels", fuse: true, reference: true},
+}
+
+// guardBytes is the guard zone every plan gets (the -guard flag).
+var guardBytes = plan.Align
+
+var pools = []*exec.Pool{exec.NewPool(1), exec.NewPool(3)}
+
+// Check builds the case, evaluates it with the reference interpreter and
+// compares every config's compiled run against that, returning the first
+// failure or nil.
+func Check(c Case, special bool) *Failure {
+	g, err := Build(c)
+	if err != nil {
+		return &Failure{Stage: "build", Err: err}
+	}
+	feeds := makeFeeds(g, c.Seed, special)
+	ref, err := ops.Interpret(g.Clone(), feeds)
+	if err != nil {
+		return &Failure{Stage: "reference", Err: err}
+	}
+	tols := outputTols(g)
+	for i, cf := range configs {
+		if f := runConfig(g, cf, pools[i%len(pools)], feeds, ref, tols); f != nil {
+			f.Config = cf.name
+			return f
+		}
+	}
+	return nil
+}
+
+func runConfig(g0 *graph.Graph, cf config, pool *exec.Pool, feeds map[string]tensor.Tensor, ref []tensor.Tensor, tols []float64) *Failure {
+	g := g0.Clone()
+	if _, err := fuse.Run(g, fuse.Options{Off: !cf.fuse}); err != nil {
+		return &Failure{Stage: "fuse", Err: err}
+	}
+	p, err := plan.Make(g, plan.Options{Naive: cf.naive, Guard: guardBytes})
+	if err == nil {
+		err = p.Check()
+	}
+	if err != nil {
+		return &Failure{Stage: "plan", Err: err}
+	}
+	pr, err := exec.Lower(g, p, exec.Options{Pool: pool, Reference: cf.reference})
+	if err != nil {
+		return &Failure{Stage: "lower", Err: err}
+	}
+	defer pr.Close()
+	for run := range 2 { // the second run sees the state the first left
+		// Inputs are written before every run: the planner may reuse an
+		// input's bytes after its last read.
+		for name, t := range feeds {
+			n, ok := g.Lookup(name)
+			if !ok {
+				continue // fusion may fold away an unused input
+			}
+			if err := pr.Write(n, t.Data); err != nil {
+				return &Failure{Stage: "run", Err: err}
+			}
+		}
+		if err := pr.Run(); err != nil {
+			return &Failure{Stage: "run", Err: fmt.Errorf("run %d: %w", run+1, err)}
+		}
+		for i, o := range g.Outputs() {
+			if err := compare(pr.Values[o.ID], ref[i], tols[i]); err != nil {
+				return &Failure{Stage: "compare", Err: fmt.Errorf("run %d output %d (%s): %w", run+1, i, g0.Outputs()[i], err)}
+			}
+		}
+	}
+	return nil
+}
+
+// makeFeeds fills every input and param: mostly values in [-2, 2], and
+// with special set a sprinkling of NaN, ±Inf, ±0, huge, tiny and
+// denormal values.
+func makeFeeds(g *graph.Graph, seed uint64, special bool) map[string]tensor.Tensor {
+	r := rand.New(rand.NewPCG(seed, 0xfeed))
+	feeds := map[string]tensor.Tensor{}
+	for _, n := range append(append([]*graph.Node(nil), g.Inputs()...), g.Params()...) {
+		t := tensor.New(n.DType, n.Shape...)
+		v := t.F32()
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+			if special && r.IntN(50) == 0 {
+				v[i] = specials[r.IntN(graphSpecials)]
+			}
+		}
+		feeds[n.Name] = t
+	}
+	return feeds
+}
+
+// specials are the values kernels get wrong. Graph feeds take the first
+// graphSpecials: huge values would make sums overflow in an order-dependent
+// way (Inf - Inf = NaN in one order, Inf in another), which is not a bug.
+var specials = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
+	1e-38, 1e-45, -1e-40, 3e38, -3e38, 88.5, -104, 1e10}
+
+const graphSpecials = 8
+
+// outputTols is each output's relative tolerance: the sum of the
+// catalogue tolerances of everything it depends on, with a floor, and
+// wide after a round trip through half precision (a value on a rounding
+// boundary may go either way).
+func outputTols(g *graph.Graph) []float64 {
+	memo := map[*graph.Node]float64{}
+	half := map[*graph.Node]bool{}
+	var tol func(n *graph.Node) float64
+	tol = func(n *graph.Node) float64 {
+		if t, ok := memo[n]; ok {
+			return t
+		}
+		t := 0.0
+		if e, err := ops.Lookup(n.Op); err == nil && !n.Op.IsSource() {
+			t = e.Tol + 1e-6
+		}
+		for _, in := range n.Inputs {
+			t += tol(in)
+			half[n] = half[n] || half[in]
+		}
+		if n.Op == graph.OpCast && (n.DType == tensor.F16 || n.DType == tensor.BF16) {
+			half[n] = true
+		}
+		memo[n] = t
+		return t
+	}
+	var out []float64
+	for _, o := range g.Outputs() {
+		t := 4 * tol(o)
+		if half[o] {
+			t = max(t, 2e-2)
+		}
+		out = append(out, max(t, 1e-6))
+	}
+	return out
+}
+
+// compare checks got against want: NaN where the reference has NaN,
+// infinities matched (or met by huge values), finite values within
+// rtol·(|want| + the output's largest finite magnitude).
+func compare(got, want tensor.Tensor, rtol float64) error {
+	if got.DType != want.DType || !got.Shape.Equal(want.Shape) {
+		return fmt.Errorf("got %v, want %v", got, want)
+	}
+	if got.DType != tensor.F32 {
+		for i := range want.Data {
+			if got.Data[i] != want.Data[i] {
+				return fmt.Errorf("byte %d: got %d, want %d", i, got.Data[i], want.Data[i])
+			}
+		}
+		return nil
+	}
+	gv, wv := got.F32(), want.F32()
+	scale := 0.0
+	for _, w := range wv {
+		if a := math.Abs(float64(w)); a <= math.MaxFloat32 && a > scale {
+			scale = a
+		}
+	}
+	bad, first := 0, -1
+	for i := range wv {
+		if !close32(gv[i], wv[i], rtol, scale) {
+			if bad++; first < 0 {
+				first = i
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d elements differ; first at %d: got %g, want %g (rtol %.2g, scale %.3g)",
+			bad, len(wv), first, gv[first], wv[first], rtol, scale)
+	}
+	return nil
+}
+
+func close32(g, w float32, rtol, scale float64) bool {
+	a, b := float64(g), float64(w)
+	switch {
+	case math.IsNaN(b) || math.IsNaN(a):
+		return math.IsNaN(a) == math.IsNaN(b)
+	case math.IsInf(a, 0) || math.IsInf(b, 0):
+		return a == b || (math.Signbit(a) == math.Signbit(b) && math.Abs(a) > 1e30 && math.Abs(b) > 1e30)
+	}
+	return math.Abs(a-b) <= rtol*(math.Abs(b)+scale)+1e-30
+}
