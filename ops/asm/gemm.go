@@ -39,7 +39,7 @@ type GemmArgs struct {
 	A, B, C []float32
 	// PackedB replaces B when set (see Gemm.PackB).
 	PackedB *PackedB
-	// Epilogue, if set, is applied to each finished tile of C.
+	// Epilogue, if set, is applied to C as its tiles are finished.
 	Epilogue *Epilogue
 	// Batch is the number of independent products (0 means 1). With
 	// Batch > 1, product e reads A at OffA[e], B at OffB[e] (ignored with

@@ -20,6 +20,11 @@ var gemmBenchShapes = []struct {
 
 // benchGemm times one product of v over par and reports GFLOP/s.
 func benchGemm(b *testing.B, v *GemmVariant, par Par, m, k, n int, packed bool) {
+	benchGemmEp(b, v, par, m, k, n, packed, nil)
+}
+
+// benchGemmEp is benchGemm with an epilogue.
+func benchGemmEp(b *testing.B, v *GemmVariant, par Par, m, k, n int, packed bool, ep *Epilogue) {
 	r := rand.New(rand.NewPCG(1, 2))
 	A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, x := range [][]float32{A, B} {
@@ -31,7 +36,7 @@ func benchGemm(b *testing.B, v *GemmVariant, par Par, m, k, n int, packed bool) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := &GemmArgs{A: A, B: B, C: C}
+	args := &GemmArgs{A: A, B: B, C: C, Epilogue: ep}
 	if packed {
 		args.PackedB, args.B = new(PackedB), nil
 		if err := g.PackB(args.PackedB, B); err != nil {
@@ -99,5 +104,20 @@ func BenchmarkGemmBlocking(b *testing.B) {
 				benchGemm(b, w, Par{}, s.m, s.k, s.n, false)
 			})
 		}
+	}
+}
+
+// BenchmarkSgemmEpilogue: the MLP-up shape with pre-packed weights, plain
+// and with epilogues (bias + relu + residual; bias + the built-in scalar
+// GELU), to show what applying them on finished blocks costs.
+func BenchmarkSgemmEpilogue(b *testing.B) {
+	m, k, n := 128, 384, 1536
+	bias, res := make([]float32, n), make([]float32, m*n)
+	for name, ep := range map[string]*Epilogue{
+		"none":               nil,
+		"bias_relu_residual": {Bias: bias, Act: ActRelu, Residual: res, ResRowStride: n, ResColStride: 1, ResScale: 1},
+		"bias_gelu":          {Bias: bias, Act: ActGelu},
+	} {
+		b.Run(name, func(b *testing.B) { benchGemmEp(b, BestGemm(), Par{}, m, k, n, true, ep) })
 	}
 }

@@ -41,7 +41,7 @@ func TestGemmEpilogue(t *testing.T) {
 	for _, v := range gemmTestVariants() {
 		r := rand.New(rand.NewPCG(13, 14))
 		for act := ActNone; act < numActs; act++ {
-			for i, s := range [][3]int{{17, 33, 40}, {1, 50, 19}, {6, 16, 300}, {5, 3, 1}} {
+			for i, s := range [][3]int{{17, 33, 40}, {1, 50, 19}, {6, 16, 300}, {5, 3, 1}, {20, 300, 45}} {
 				m, n, k := s[0], s[1], s[2]
 				ep := &Epilogue{Act: act}
 				if i != 1 || act != ActNone {
