@@ -1,0 +1,249 @@
+package msl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Operand is an input of an elementwise kernel: its dtype and its element
+// strides over the output's dims (0 where it broadcasts).
+type Operand struct {
+	DType   tensor.DType
+	Strides []int
+}
+
+// Instr is one op of an elementwise chain. Args index values: inputs are
+// 0..len(Inputs)-1, instruction j is len(Inputs)+j.
+type Instr struct {
+	Op    graph.Op
+	Args  []int
+	DType tensor.DType // the result's dtype (a Cast's target)
+	Attrs graph.Attrs  // LeakyRelu Alpha, Clip Min/Max
+}
+
+// Elementwise is a fused chain evaluated once per output element; the
+// last instruction's value is stored. Buffers: out, in0, in1, ...
+type Elementwise struct {
+	Name   string
+	Shape  []int
+	Inputs []Operand
+	Body   []Instr
+	Out    tensor.DType
+}
+
+// EmitElementwise writes an Elementwise: one thread per element, inputs
+// read through their broadcast strides (collapsed with the output's).
+func EmitElementwise(e *Elementwise) (*Kernel, error) {
+	n := product(e.Shape)
+	if err := checkCount(e.Name, n); err != nil {
+		return nil, err
+	}
+	if len(e.Body) == 0 {
+		return nil, fmt.Errorf("msl: %s: empty chain", e.Name)
+	}
+	ot, err := Storage(e.Out)
+	if err != nil {
+		return nil, err
+	}
+	bufs := []Buffer{{Name: "out", Type: ot}}
+	strides := make([][]int, len(e.Inputs))
+	dts := make([]tensor.DType, 0, len(e.Inputs)+len(e.Body))
+	for i, in := range e.Inputs {
+		t, err := Storage(in.DType)
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Strides) != len(e.Shape) {
+			return nil, fmt.Errorf("msl: %s: input %d has %d strides for rank %d", e.Name, i, len(in.Strides), len(e.Shape))
+		}
+		bufs = append(bufs, Buffer{Name: fmt.Sprintf("in%d", i), Type: t, Const: true})
+		strides[i] = in.Strides
+		dts = append(dts, in.DType)
+	}
+	var b strings.Builder
+	b.WriteString(sig(e.Name, bufs, attrGid))
+	b.WriteString("{\n")
+	fmt.Fprintf(&b, "    if (gid >= %du) { return; }\n", n)
+	if len(e.Inputs) > 0 {
+		dims, st := Collapse(e.Shape, strides...)
+		outs := make([]string, len(e.Inputs))
+		for i := range outs {
+			outs[i] = fmt.Sprintf("o%d", i)
+		}
+		b.WriteString(offsetCode("    ", "gid", dims, st, outs, nil))
+		for i, in := range e.Inputs {
+			fmt.Fprintf(&b, "    %s v%d = %s;\n", compute(in.DType), i, load(in.DType, fmt.Sprintf("in%d[o%d]", i, i)))
+		}
+	}
+	for j, in := range e.Body {
+		id := len(e.Inputs) + j
+		args := make([]string, len(in.Args))
+		adt := make([]tensor.DType, len(in.Args))
+		for k, a := range in.Args {
+			if a < 0 || a >= id {
+				return nil, fmt.Errorf("msl: %s: instruction %d reads value %d", e.Name, j, a)
+			}
+			args[k] = fmt.Sprintf("v%d", a)
+			adt[k] = dts[a]
+		}
+		x, err := opExpr(in, args, adt)
+		if err != nil {
+			return nil, fmt.Errorf("msl: %s: %w", e.Name, err)
+		}
+		fmt.Fprintf(&b, "    %s v%d = %s;\n", compute(in.DType), id, x)
+		dts = append(dts, in.DType)
+	}
+	last := len(dts) - 1
+	if dts[last] != e.Out {
+		return nil, fmt.Errorf("msl: %s: chain yields %v, out is %v", e.Name, dts[last], e.Out)
+	}
+	fmt.Fprintf(&b, "    out[gid] = %s;\n}\n", store(e.Out, fmt.Sprintf("v%d", last)))
+	g, t := linear(n)
+	return &Kernel{Name: e.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: t, Variant: "elementwise"}, nil
+}
+
+// opExpr is the MSL expression of one instruction on its argument values.
+func opExpr(in Instr, a []string, dt []tensor.DType) (string, error) {
+	want := 1
+	switch {
+	case in.Op.IsBinary():
+		want = 2
+	case in.Op == graph.OpWhere:
+		want = 3
+	}
+	if len(a) != want {
+		return "", fmt.Errorf("%v takes %d arguments, got %d", in.Op, want, len(a))
+	}
+	x := a[0]
+	fl := isFloat(dt[0])
+	ct := compute(in.DType)
+	switch in.Op {
+	case graph.OpNeg:
+		return "-" + x, nil
+	case graph.OpAbs:
+		return "abs(" + x + ")", nil
+	case graph.OpRelu:
+		return fmt.Sprintf("max(%s, %s(0))", x, ct), nil
+	case graph.OpClip:
+		lo, hi := x, ""
+		if fl {
+			lo = fmt.Sprintf("min(max(%s, %s), %s)", x, flit(in.Attrs.Min), flit(in.Attrs.Max))
+			return lo, nil
+		}
+		// ints: compare in float so ±Inf bounds mean "none"
+		hi = fmt.Sprintf("(float(%s) < %s ? %s(ceil(%s)) : (float(%s) > %s ? %s(floor(%s)) : %s))",
+			x, flit(in.Attrs.Min), ct, flit(in.Attrs.Min), x, flit(in.Attrs.Max), ct, flit(in.Attrs.Max), x)
+		return hi, nil
+	case graph.OpNot:
+		return "!" + x, nil
+	case graph.OpCast:
+		if in.DType == tensor.Bool {
+			return "(" + x + " != 0)", nil
+		}
+		return ct + "(" + x + ")", nil
+	case graph.OpWhere:
+		return fmt.Sprintf("(%s ? %s : %s)", a[0], a[1], a[2]), nil
+	}
+	if in.Op.IsBinary() {
+		y := a[1]
+		switch in.Op {
+		case graph.OpAdd:
+			return x + " + " + y, nil
+		case graph.OpSub:
+			return x + " - " + y, nil
+		case graph.OpMul:
+			return x + " * " + y, nil
+		case graph.OpDiv:
+			return x + " / " + y, nil
+		case graph.OpPow:
+			if fl {
+				return "pow(" + x + ", " + y + ")", nil
+			}
+			return ct + "(rint(pow(float(" + x + "), float(" + y + "))))", nil
+		case graph.OpMax:
+			return "max(" + x + ", " + y + ")", nil
+		case graph.OpMin:
+			return "min(" + x + ", " + y + ")", nil
+		case graph.OpEqual:
+			return "(" + x + " == " + y + ")", nil
+		case graph.OpLess:
+			return "(" + x + " < " + y + ")", nil
+		case graph.OpLessOrEqual:
+			return "(" + x + " <= " + y + ")", nil
+		case graph.OpGreater:
+			return "(" + x + " > " + y + ")", nil
+		case graph.OpGreaterOrEqual:
+			return "(" + x + " >= " + y + ")", nil
+		case graph.OpAnd:
+			return "(" + x + " && " + y + ")", nil
+		case graph.OpOr:
+			return "(" + x + " || " + y + ")", nil
+		}
+	}
+	if !fl {
+		return "", fmt.Errorf("%v on %v is not supported on Metal", in.Op, dt[0])
+	}
+	return floatUnary(in.Op, x, in.Attrs)
+}
+
+// floatUnary is a float-only unary op; Act of GEMM/conv epilogues uses it.
+func floatUnary(op graph.Op, x string, at graph.Attrs) (string, error) {
+	switch op {
+	case graph.OpExp:
+		return "exp(" + x + ")", nil
+	case graph.OpLog:
+		return "log(" + x + ")", nil
+	case graph.OpSqrt:
+		return "sqrt(" + x + ")", nil
+	case graph.OpRsqrt:
+		return "rsqrt(" + x + ")", nil
+	case graph.OpReciprocal:
+		return "(1.0f / " + x + ")", nil
+	case graph.OpTanh:
+		return "precise::tanh(" + x + ")", nil
+	case graph.OpSigmoid:
+		return "(1.0f / (1.0f + exp(-" + x + ")))", nil
+	case graph.OpRelu:
+		return "max(" + x + ", 0.0f)", nil
+	case graph.OpLeakyRelu:
+		return fmt.Sprintf("(%s >= 0.0f ? %s : %s * %s)", x, x, flit(at.Alpha), x), nil
+	case graph.OpGelu:
+		return fmt.Sprintf("(0.5f * %s * (1.0f + kiln_erf(%s * 0.70710678f)))", x, x), nil
+	case graph.OpGeluTanh:
+		return fmt.Sprintf("(0.5f * %s * (1.0f + precise::tanh(0.7978845608f * (%s + 0.044715f * %s * %s * %s))))", x, x, x, x, x), nil
+	case graph.OpSilu:
+		return "(" + x + " / (1.0f + exp(-" + x + ")))", nil
+	case graph.OpErf:
+		return "kiln_erf(" + x + ")", nil
+	case graph.OpSin:
+		return "precise::sin(" + x + ")", nil
+	case graph.OpCos:
+		return "precise::cos(" + x + ")", nil
+	case graph.OpFloor:
+		return "floor(" + x + ")", nil
+	case graph.OpCeil:
+		return "ceil(" + x + ")", nil
+	case graph.OpRound:
+		return "rint(" + x + ")", nil // half to even
+	}
+	return "", fmt.Errorf("no MSL form for %v", op)
+}
+
+// FromNode describes a single elementwise node as a one-instruction chain.
+func FromNode(name string, n *graph.Node) (*Elementwise, error) {
+	e := &Elementwise{Name: name, Shape: n.Shape, Out: n.DType}
+	args := make([]int, len(n.Inputs))
+	for i, in := range n.Inputs {
+		if len(in.Shape) > len(n.Shape) {
+			return nil, fmt.Errorf("msl: input %s has more dims than %v", in, n.Shape)
+		}
+		e.Inputs = append(e.Inputs, Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, n.Shape)})
+		args[i] = i
+	}
+	dt := n.DType
+	e.Body = []Instr{{Op: n.Op, Args: args, DType: dt, Attrs: n.Attrs}}
+	return e, nil
+}
