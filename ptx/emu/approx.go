@@ -16,10 +16,10 @@ func ulps(n int) errBound { return errBound{ulps: n} }
 
 // Error bounds of the approximate f32 instructions, from the PTX ISA.
 var (
-	boundEx2   = errBound{rel: 0x1p-22}    // 2 ulp
+	boundEx2   = errBound{rel: 0x1p-22}           // 2 ulp
 	boundLg2   = errBound{abs: math.Exp2(-22.6)}  // on [0.5, 2]; relative 2^-22 elsewhere
 	boundRsqrt = errBound{rel: math.Exp2(-22.9)}  // full range
-	boundSqrt  = errBound{rel: 0x1p-23}    // sqrt.approx
+	boundSqrt  = errBound{rel: 0x1p-23}           // sqrt.approx
 	boundSin   = errBound{abs: math.Exp2(-20.9)}  // sin/cos.approx on [-π, π]
 	boundTanh  = errBound{rel: math.Exp2(-10.98)} // tanh.approx
 )
@@ -69,6 +69,8 @@ func decApprox(d *dec) error {
 		return fmt.Errorf("%s needs exactly one of .approx%s", op, map[bool]string{true: " or a rounding modifier", false: ""}[ieee])
 	case t == tF64 && !(op == "sqrt" || op == "rcp" || op == "rsqrt"):
 		return fmt.Errorf("%s takes .f32", op)
+	case t == tF64 && in.approx && op == "sqrt":
+		return fmt.Errorf("sqrt.approx takes .f32")
 	case t == tF64 && in.approx && !in.ftz && op == "rcp":
 		return fmt.Errorf("rcp.approx.f64 needs .ftz")
 	case t == tF64 && in.ftz && !(in.approx && op == "rcp") && op != "rsqrt":

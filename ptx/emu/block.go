@@ -60,7 +60,7 @@ func (b *block) run(i int) *Error {
 		b.shared[j] = 0xff
 	}
 	if b.race != nil {
-		b.race.nextEpoch()
+		b.race.newBlock()
 	}
 	b.arrived = [16]int{}
 	for {

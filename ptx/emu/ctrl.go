@@ -5,6 +5,9 @@ import "fmt"
 // decBra: bra{.uni} label.
 func decBra(d *dec) error {
 	d.has("uni")
+	if err := d.noTypes(); err != nil {
+		return err
+	}
 	if err := d.nops(1); err != nil {
 		return err
 	}
@@ -20,6 +23,9 @@ func decBra(d *dec) error {
 // decRet: ret and exit end the thread (kiln has no calls).
 func decRet(d *dec) error {
 	d.has("uni")
+	if err := d.noTypes(); err != nil {
+		return err
+	}
 	if err := d.nops(0); err != nil {
 		return err
 	}
@@ -75,6 +81,9 @@ func decBar(d *dec) error {
 func decFence(d *dec) error {
 	d.ignore("cta", "gl", "sys", "gpu", "sc", "acq_rel")
 	d.in.fn = func(*thread, *inst) {}
+	if err := d.noTypes(); err != nil {
+		return err
+	}
 	return d.nops(0)
 }
 

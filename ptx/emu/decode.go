@@ -209,9 +209,7 @@ func (k *kernel) decodeInst(in *inst, s stmt) error {
 		d.words = append(d.words, w)
 	}
 	d.used = make([]bool, len(d.words))
-	for _, o := range splitOperands(rest) {
-		d.raw = append(d.raw, o)
-	}
+	d.raw = splitOperands(rest)
 	fn, ok := decoders[d.base]
 	if !ok {
 		return fmt.Errorf("unsupported instruction %q", d.base)
@@ -309,6 +307,14 @@ func (d *dec) rounding() rounding {
 		return rRP
 	}
 	return rNone
+}
+
+// noTypes rejects type modifiers on an instruction that takes none.
+func (d *dec) noTypes() error {
+	if len(d.types) != 0 {
+		return fmt.Errorf("%s takes no type, got %v", d.base, d.types[0])
+	}
+	return nil
 }
 
 // nops checks the operand count.

@@ -102,7 +102,7 @@ func twoSum(a, b float64) (s, e float64) {
 
 // Exact-or-odd float64 forms of the basic operations on narrower inputs.
 func oddAdd(a, b float64) float64    { return odd(twoSum(a, b)) }
-func oddMul(a, b float64) float64    { return odd(a*b, math.FMA(a, b, -(a * b))) }
+func oddMul(a, b float64) float64    { return odd(a*b, math.FMA(a, b, -(a*b))) }
 func oddFma(a, b, c float64) float64 { return odd(twoSum(a*b, c)) } // a·b exact for ≤26-bit inputs
 
 func oddDiv(a, b float64) float64 {

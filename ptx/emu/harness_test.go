@@ -2,7 +2,6 @@ package emu
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -21,6 +20,9 @@ func runKernel(t testing.TB, k *ptx.Kernel, o Options, out tensor.Tensor, ins ..
 	m, err := Load(ptx.Module(k))
 	if err != nil {
 		return err
+	}
+	if info, err := m.Kernel(k.Name); err != nil || info.Shared != k.Shared || len(info.Params) != len(k.Params) {
+		t.Errorf("%s: loaded as %+v (%v); the emitter declares %d shared bytes and %d params", k.Name, info, err, k.Shared, len(k.Params))
 	}
 	mem := NewMemory()
 	args := make([]any, 0, 1+len(ins))
@@ -256,5 +258,3 @@ func spanOf(shape, strides []int) int {
 	}
 	return s
 }
-
-func name(parts ...any) string { return fmt.Sprint(parts...) }

@@ -52,10 +52,10 @@ var cmpNames = map[string]cmpOp{
 type collective uint8
 
 const (
-	collNone collective = iota
-	collBar             // bar.sync / barrier.sync: the block (or a count)
-	collArrive          // bar.arrive: counts toward a barrier, no wait
-	collWarp            // shfl.sync, ldmatrix, mma.sync: the warp
+	collNone   collective = iota
+	collBar               // bar.sync / barrier.sync: the block (or a count)
+	collArrive            // bar.arrive: counts toward a barrier, no wait
+	collWarp              // shfl.sync, ldmatrix, mma.sync: the warp
 )
 
 // inst is a decoded instruction.

@@ -46,15 +46,15 @@ func TestCvtToHalf(t *testing.T) {
 		{"cvt.rm.f16.f32", "b16", "f32", 0xBF801000, 0xBC01}, // -(1+2^-11) toward -Inf
 		{"cvt.rp.f16.f32", "b16", "f32", 0x3F801000, 0x3C01},
 		{"cvt.rz.f16.f32", "b16", "f32", 0x3F803000, 0x3C01},
-		{"cvt.rn.f16.f32", "b16", "f32", 0x7FC00001, 0x7FFF}, // canonical NaN
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F808000, 0x3F80},  // tie, even down
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F818000, 0x3F82},  // tie, even up
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F808001, 0x3F81},  // past the tie
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x7F7FFFFF, 0x7F80},  // overflows to Inf
-		{"cvt.rz.bf16.f32", "b16", "f32", 0x7F7FFFFF, 0x7F7F},  // ... or not, toward zero
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x00018000, 0x0002},  // subnormal tie, even up
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x80000000, 0x8000},  // -0
-		{"cvt.rn.bf16.f32", "b16", "f32", 0x7FC00001, 0x7FFF},  // canonical NaN
+		{"cvt.rn.f16.f32", "b16", "f32", 0x7FC00001, 0x7FFF},  // canonical NaN
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F808000, 0x3F80}, // tie, even down
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F818000, 0x3F82}, // tie, even up
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x3F808001, 0x3F81}, // past the tie
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x7F7FFFFF, 0x7F80}, // overflows to Inf
+		{"cvt.rz.bf16.f32", "b16", "f32", 0x7F7FFFFF, 0x7F7F}, // ... or not, toward zero
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x00018000, 0x0002}, // subnormal tie, even up
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x80000000, 0x8000}, // -0
+		{"cvt.rn.bf16.f32", "b16", "f32", 0x7FC00001, 0x7FFF}, // canonical NaN
 		{"cvt.rn.relu.bf16.f32", "b16", "f32", f32b(-3), 0x0000},
 		{"cvt.rn.relu.f16.f32", "b16", "f32", f32b(3), 0x4200},
 		{"cvt.rn.f16.f64", "b16", "f64", math.Float64bits(1 + 0x1p-11 + 0x1p-40), 0x3C01}, // one rounding from f64
@@ -116,7 +116,7 @@ func TestCvtIntToFloat(t *testing.T) {
 		{"cvt.rz.f32.s32", "f32", "s32", 16777219, f32b(16777218)},
 		{"cvt.rp.f32.s32", "f32", "s32", 16777217, f32b(16777218)},
 		{"cvt.rm.f32.s32", "f32", "s32", uint64(uint32(0xFEFFFFFF)), f32b(-16777218)}, // -16777217
-		{"cvt.rn.f32.u64", "f32", "u64", 0xFFFFFFFFFFFFFFFF, 0x5F800000},           // 2^64
+		{"cvt.rn.f32.u64", "f32", "u64", 0xFFFFFFFFFFFFFFFF, 0x5F800000},              // 2^64
 		{"cvt.rz.f32.u64", "f32", "u64", 0xFFFFFFFFFFFFFFFF, 0x5F7FFFFF},
 		{"cvt.rn.f32.s64", "f32", "s64", 0x8000000000000000, 0xDF000000}, // -2^63
 		{"cvt.rn.f64.s64", "f64", "s64", 1<<53 + 1, math.Float64bits(0x1p53)},
@@ -125,8 +125,8 @@ func TestCvtIntToFloat(t *testing.T) {
 		{"cvt.rn.f64.u64", "f64", "u64", 0xFFFFFFFFFFFFFFFF, math.Float64bits(0x1p64)},
 		{"cvt.rz.f64.u64", "f64", "u64", 0xFFFFFFFFFFFFFFFF, math.Float64bits(0x1p64 - 2048)},
 		{"cvt.rn.f16.s32", "b16", "s32", 65520, 0x7C00},
-		{"cvt.rn.f16.s32", "b16", "s32", 2049, 0x6800}, // 2048: tie, even
-		{"cvt.rn.bf16.s32", "b16", "s32", 257, 0x4380},  // 256: tie, even
+		{"cvt.rn.f16.s32", "b16", "s32", 2049, 0x6800},    // 2048: tie, even
+		{"cvt.rn.bf16.s32", "b16", "s32", 257, 0x4380},    // 256: tie, even
 		{"cvt.rn.f32.u8", "f32", "u32", 0x1FF, f32b(255)}, // the low byte only
 		{"cvt.rn.f32.s8", "f32", "u32", 0xFF, f32b(-1)},
 	})

@@ -46,7 +46,12 @@ func exactOp(op string, prec uint, mode big.RoundingMode, a, b, c float64) *big.
 	case "div":
 		return out.Quo(x(a), x(b))
 	case "sqrt":
+		if prec == 53 {
+			return out.Sqrt(x(math.Abs(a))) // round to nearest only
+		}
 		return sqrtDirected(x(math.Abs(a)), prec, mode)
+	case "rcp":
+		return out.Quo(x(1), x(a))
 	}
 	return out.Set(z)
 }
@@ -82,7 +87,7 @@ func sqrtDirected(x *big.Float, prec uint, mode big.RoundingMode) *big.Float {
 
 func TestFloatRoundingF32(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, op := range []string{"add", "sub", "mul", "fma", "div", "sqrt"} {
+	for _, op := range []string{"add", "sub", "mul", "fma", "div", "sqrt", "rcp"} {
 		for mode, bm := range bigModes {
 			var rows [][]uint64
 			var want []float32
@@ -108,7 +113,7 @@ func TestFloatRoundingF32(t *testing.T) {
 			switch op {
 			case "fma":
 				nsrc = 3
-			case "sqrt":
+			case "sqrt", "rcp":
 				nsrc = 1
 			}
 			for i := range rows {
@@ -118,6 +123,42 @@ func TestFloatRoundingF32(t *testing.T) {
 			for i, g := range got {
 				if uint32(g) != math.Float32bits(want[i]) {
 					t.Errorf("%s %v = %v (%#08x), want %v (%#08x)", opcode, rows[i], math.Float32frombits(uint32(g)), g, want[i], math.Float32bits(want[i]))
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestFloatRoundingF64: f64 arithmetic in every mode (fma and sqrt: to
+// nearest; the ISA allows fma.f64 all modes, the emulator .rn).
+func TestFloatRoundingF64(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, op := range []string{"add", "sub", "mul", "div", "rcp", "fma", "sqrt"} {
+		for mode, bm := range bigModes {
+			if (op == "fma" || op == "sqrt") && mode != "rn" {
+				continue
+			}
+			n := map[string]int{"fma": 3, "sqrt": 1, "rcp": 1}[op]
+			if n == 0 {
+				n = 2
+			}
+			var rows [][]uint64
+			var want []float64
+			for range 200 {
+				a, b, c := randNormal(r, 53, 200), randNormal(r, 53, 200), randNormal(r, 53, 400)
+				if op == "sqrt" {
+					a = math.Abs(a)
+				}
+				w, _ := exactOp(op, 53, bm, a, b, c).Float64()
+				want = append(want, w)
+				rows = append(rows, []uint64{math.Float64bits(a), math.Float64bits(b), math.Float64bits(c)}[:n])
+			}
+			opcode := op + "." + mode + ".f64"
+			got := opN(t, opcode, "f64", rep("f64", n), rows)
+			for i, g := range got {
+				if g != math.Float64bits(want[i]) {
+					t.Errorf("%s %#x = %v, want %v", opcode, rows[i], math.Float64frombits(g), want[i])
 					break
 				}
 			}
@@ -198,20 +239,20 @@ func TestFloatSpecials(t *testing.T) {
 		a, b uint64
 		want uint64
 	}{
-		{"add.f32", sub, 0, sub},              // subnormals kept by default
-		{"add.ftz.f32", sub, 0, 0},            // flushed input
-		{"add.ftz.f32", negSub, 0x80000000, 0x80000000}, // -0 + -0
+		{"add.f32", sub, 0, sub},                               // subnormals kept by default
+		{"add.ftz.f32", sub, 0, 0},                             // flushed input
+		{"add.ftz.f32", negSub, 0x80000000, 0x80000000},        // -0 + -0
 		{"mul.ftz.f32", f32b(-1e-20), f32b(1e-20), 0x80000000}, // subnormal result flushed, sign kept
 		{"mul.rn.f32", f32b(-1e-20), f32b(1e-20), f32b(-1e-20 * 1e-20)},
 		{"add.sat.f32", f32b(0.75), f32b(0.5), f32b(1)},
 		{"add.sat.f32", f32b(-0.75), f32b(0.5), 0},
-		{"add.sat.f32", 0x7FC00001, f32b(1), 0},                    // NaN saturates to +0
-		{"add.f32", 0x7FC00001, f32b(1), 0x7FFFFFFF},               // canonical NaN
+		{"add.sat.f32", 0x7FC00001, f32b(1), 0},      // NaN saturates to +0
+		{"add.f32", 0x7FC00001, f32b(1), 0x7FFFFFFF}, // canonical NaN
 		{"sub.f32", f32b(float32(math.Inf(1))), f32b(float32(math.Inf(1))), 0x7FFFFFFF},
 		{"mul.f32", f32b(0), f32b(float32(math.Inf(-1))), 0x7FFFFFFF},
-		{"mul.rz.f32", f32b(3e38), f32b(10), 0x7F7FFFFF},            // rz overflow: largest finite
-		{"mul.rm.f32", f32b(3e38), f32b(10), 0x7F7FFFFF},            // toward -Inf: largest finite
-		{"mul.rp.f32", f32b(3e38), f32b(10), 0x7F800000},            // toward +Inf: +Inf
+		{"mul.rz.f32", f32b(3e38), f32b(10), 0x7F7FFFFF}, // rz overflow: largest finite
+		{"mul.rm.f32", f32b(3e38), f32b(10), 0x7F7FFFFF}, // toward -Inf: largest finite
+		{"mul.rp.f32", f32b(3e38), f32b(10), 0x7F800000}, // toward +Inf: +Inf
 		{"mul.rm.f32", f32b(-3e38), f32b(10), 0xFF800000},
 		{"mul.rp.f32", f32b(-3e38), f32b(10), 0xFF7FFFFF},
 		{"div.rn.f32", f32b(1), f32b(0), 0x7F800000},

@@ -178,3 +178,45 @@ $end:`)
 		t.Errorf("warp split between shfl and bar.sync: %v", err)
 	}
 }
+
+// TestWarpReconverge: the upper half-warp shuffles among itself in a
+// branch, then the whole warp shuffles: independent thread scheduling
+// lets the halves arrive at different times, and both collectives
+// complete. Two halves at different full-warp shuffles deadlock.
+func TestWarpReconverge(t *testing.T) {
+	src := ptxModule(`
+	.reg .b32 %v, %r;
+	.reg .pred %hi;
+	.reg .b64 %o;`, `
+	mov.u32 %v, %gi;
+	setp.ge.u32 %hi, %gi, 16;
+	@!%hi bra $join;
+	shfl.sync.bfly.b32 %v, %v, 1, 31, 0xFFFF0000;
+$join:
+	shfl.sync.idx.b32 %r, %v, 17, 31, -1;
+	mul.wide.u32 %o, %gi, 8;
+	add.u64 %o, %o, %out;
+	st.global.u32 [%o], %r;`)
+	out, err := runPTX(t, src, launch1D(32), Options{}, nil, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lane, v := range out {
+		if v != 16 { // lane 17 holds lane 16's value after the butterfly
+			t.Fatalf("lane %d = %d, want 16", lane, v)
+		}
+	}
+	split := ptxModule(`
+	.reg .b32 %v;
+	.reg .pred %hi;`, `
+	setp.ge.u32 %hi, %gi, 16;
+	@%hi bra $other;
+	shfl.sync.bfly.b32 %v, %gi, 1, 31, -1;
+	bra.uni $end;
+$other:
+	shfl.sync.bfly.b32 %v, %gi, 2, 31, -1;
+$end:`)
+	if msg := mustErr(t, split, 32, Options{}); !strings.Contains(msg, "deadlock: 16 threads (first (0,0,0)) wait at line") {
+		t.Errorf("halves at different shuffles: %s", msg)
+	}
+}

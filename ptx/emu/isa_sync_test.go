@@ -5,13 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kilnml/kiln/ptx"
 )
 
 // Barriers, the shared-memory race detector, atomics and the other state
 // spaces.
 
-// rotateKernel: thread t writes S[t] = 2t, (optionally) syncs with sync,
-// then reads S[(t+1) % n] and stores it.
+// rotateKernel: thread t clears S[t], waits at a barrier, writes
+// S[t] = 2t, synchronises with sync (if any), then reads S[(t+1) % n]
+// and stores it.
 func rotateKernel(n int, sync string) string {
 	return ptxModule(`
 	.shared .align 4 .u32 S[128];
@@ -19,6 +22,9 @@ func rotateKernel(n int, sync string) string {
 	.reg .b64 %o;`, `
 	mov.u32 %b, S;
 	mad.lo.u32 %a, %gi, 4, %b;
+	mov.u32 %v, 0;
+	st.shared.u32 [%a], %v;
+	bar.sync 0;
 	shl.b32 %v, %gi, 1;
 	st.shared.u32 [%a], %v;
 	`+sync+`
@@ -67,8 +73,17 @@ func TestRaceDetector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out[0] == 2 {
+	if out[0] != 0 {
 		t.Error("thread 0 saw thread 1's write without a barrier: the scheduler should run thread 0 first")
+	}
+	// Reading shared memory nobody wrote is an error too.
+	unwritten := ptxModule(`
+	.shared .align 4 .u32 S[64];
+	.reg .b32 %a, %v;`, `
+	mov.u32 %a, S;
+	ld.shared.u32 %v, [%a+40];`)
+	if msg := mustErr(t, unwritten, 32, Options{}); !strings.Contains(msg, "reads shared memory at S+40, which no thread of the block has written") {
+		t.Errorf("unwritten shared memory: %s", msg)
 	}
 }
 
@@ -239,5 +254,100 @@ func TestStateSpaces(t *testing.T) {
 	}
 	if out[0] != 2|3<<32 || out[1] != 1 {
 		t.Errorf("got %#x, want [0x300000002 0x1]", out)
+	}
+}
+
+// TestSpecialRegisters: %tid, %ntid, %ctaid, %nctaid, %laneid, %warpid,
+// %lanemask_lt over a 3-D grid of 3-D blocks; the linear thread index is
+// x + y·ntid.x + z·ntid.x·ntid.y and warps are 32 consecutive ones.
+func TestSpecialRegisters(t *testing.T) {
+	src := ptx.Header() + `
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+	.reg .b32 %r<20>;
+	.reg .b64 %o, %v, %w;
+	ld.param.u64 %o, [out];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %tid.y;
+	mov.u32 %r3, %tid.z;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ctaid.y;
+	mov.u32 %r6, %ctaid.z;
+	mov.u32 %r7, %ntid.x;
+	mov.u32 %r8, %ntid.y;
+	mov.u32 %r9, %nctaid.x;
+	mov.u32 %r10, %nctaid.y;
+	mov.u32 %r11, %laneid;
+	mov.u32 %r12, %warpid;
+	mov.u32 %r13, %lanemask_lt;
+	// block = (z·nctaid.y + y)·nctaid.x + x; thread = (z·ntid.y + y)·ntid.x + x
+	mad.lo.u32 %r14, %r6, %r10, %r5;
+	mad.lo.u32 %r14, %r14, %r9, %r4;
+	mad.lo.u32 %r15, %r3, %r8, %r2;
+	mad.lo.u32 %r15, %r15, %r7, %r1;
+	mov.u32 %r16, %ntid.z;
+	mul.lo.u32 %r16, %r16, %r8;
+	mul.lo.u32 %r16, %r16, %r7;
+	mad.lo.u32 %r17, %r14, %r16, %r15;
+	mul.wide.u32 %w, %r17, 16;
+	add.u64 %w, %w, %o;
+	shl.b32 %r18, %r12, 8;
+	or.b32 %r18, %r18, %r11;
+	st.global.v2.u32 [%w], {%r18, %r13};
+	st.global.u32 [%w+8], %r15;
+	exit;
+}
+`
+	l := ptx.Launch{Grid: [3]int{2, 3, 2}, Block: [3]int{8, 4, 2}}
+	out, err := runPTX(t, src, l, Options{}, nil, 2*l.Blocks()*l.Threads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range l.Blocks() {
+		for lin := range l.Threads() {
+			rec := out[2*(b*l.Threads()+lin):]
+			lane, warp := lin%32, lin/32
+			if want := uint64(lane|warp<<8) | uint64(1<<lane-1)<<32; rec[0] != want {
+				t.Fatalf("block %d thread %d: lane/warp/lanemask %#x, want %#x", b, lin, rec[0], want)
+			}
+			if rec[1] != uint64(lin) {
+				t.Fatalf("block %d thread %d: linear index %d", b, lin, rec[1])
+			}
+		}
+	}
+}
+
+// TestDynamicShared: an extern shared array gets the launch's dynamic
+// shared bytes, after the static ones.
+func TestDynamicShared(t *testing.T) {
+	src := ptxModule(`
+	.shared .align 4 .u32 S[3];
+	.extern .shared .align 16 .b8 dyn[];
+	.reg .b32 %a, %v;`, `
+	mov.u32 %a, dyn;
+	st.global.u32 [%out], %a;
+	mad.lo.u32 %a, %gi, 4, %a;
+	st.shared.u32 [%a], %gi;
+	bar.sync 0;
+	ld.shared.u32 %v, [%a];`)
+	l := launch1D(16)
+	l.Shared = 64
+	out, err := runPTX(t, src, l, Options{}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint32(out[0]) != 16 { // 12 static bytes, aligned up to 16
+		t.Errorf("dyn starts at %d, want 16", uint32(out[0]))
+	}
+	l.Shared = 60 // one word short
+	if _, err := runPTX(t, src, l, Options{}, nil, 1); err == nil || !strings.Contains(err.Error(), "out-of-bounds shared write") {
+		t.Errorf("dynamic shared memory one word short: %v", err)
+	}
+	m, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := m.Kernels(); len(ks) != 1 || ks[0].Name != "k" || ks[0].Shared != 12 || len(ks[0].Params) != 2 {
+		t.Errorf("Kernels() = %+v", ks)
 	}
 }

@@ -33,7 +33,8 @@ type Options struct {
 	// MaxSteps bounds the instructions one thread may execute (0: 1<<24),
 	// so a kernel that never terminates fails instead of hanging.
 	MaxSteps int64
-	// NoRaceCheck turns off the shared-memory race detector.
+	// NoRaceCheck turns off the shared-memory checks: the race detector
+	// and the check that every byte read was written first.
 	NoRaceCheck bool
 	// AllowUninit lets a thread read a register it never wrote (it
 	// reads 0) instead of failing.

@@ -1,6 +1,8 @@
 package emu
 
-// raceShadow detects shared-memory data races within a block: two
+// raceShadow checks a block's shared memory: it reports reads of bytes
+// no thread has written (shared memory starts as garbage), and data races:
+// two
 // threads touching the same byte with at least one write, neither
 // access atomic, and no synchronisation between them. Synchronisation is
 // a completed block barrier (bar.sync), or bar.warp.sync for two lanes of
@@ -10,6 +12,7 @@ package emu
 // line and the warp-barrier count of the accessor's warp at the time.
 type raceShadow struct {
 	epoch  uint32   // completed block barriers
+	start  uint32   // the epoch the running block started in
 	warpEp []uint32 // completed bar.warp.sync per warp
 	w      []access // last write
 	r1, r2 []access // readers (r2.tid -1: one reader so far)
@@ -30,6 +33,12 @@ func newRaceShadow(n, warps int) *raceShadow {
 // before every later one.
 func (r *raceShadow) nextEpoch() { r.epoch++ }
 
+// newBlock starts a block: nothing in shared memory is written yet.
+func (r *raceShadow) newBlock() {
+	r.epoch++
+	r.start = r.epoch
+}
+
 // live reports whether access a is unordered with respect to thread me
 // now: same block epoch, and not separated by a warp barrier of their
 // common warp.
@@ -47,14 +56,18 @@ func (r *raceShadow) check(t *thread, addr, n int, write bool) {
 	me := int32(t.lin)
 	cur := access{epoch: r.epoch, warpEp: r.warpEp[t.warp], tid: me, line: int32(t.b.l.k.prog[t.pc-1].line)}
 	for i := addr; i < addr+n; i++ {
+		if !write && r.w[i].epoch < r.start {
+			t.fail("reads shared memory at %s, which no thread of the block has written", t.b.l.k.describeShared(i))
+		}
 		if w := r.w[i]; w.tid != me && r.live(w, me) {
 			t.b.raceFault(t, write, i, w, true)
 		}
 		if write {
-			for _, rd := range []access{r.r1[i], r.r2[i]} {
-				if rd.tid != me && r.live(rd, me) {
-					t.b.raceFault(t, true, i, rd, false)
-				}
+			if rd := r.r1[i]; rd.tid != me && r.live(rd, me) {
+				t.b.raceFault(t, true, i, rd, false)
+			}
+			if rd := r.r2[i]; rd.tid != me && r.live(rd, me) {
+				t.b.raceFault(t, true, i, rd, false)
 			}
 			r.w[i] = cur
 			continue

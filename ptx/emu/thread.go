@@ -1,9 +1,6 @@
 package emu
 
-import (
-	"fmt"
-	"math/bits"
-)
+import "fmt"
 
 type tstate uint8
 
@@ -215,6 +212,3 @@ func (k *kernel) describeShared(addr int) string {
 	}
 	return fmt.Sprintf("%#x", addr)
 }
-
-// maskLanes lists the lanes set in a 32-bit mask, for messages.
-func maskLanes(m uint32) int { return bits.OnesCount32(m) }

@@ -32,8 +32,9 @@ func release(t *thread) {
 }
 
 // alignedReady checks a .sync.aligned collective: every lane of the warp
-// must exist and reach the same instruction; a lane that exited, or
-// waits elsewhere, is an error once nothing else can move.
+// must exist and reach the same instruction. A lane that exited is an
+// error; one waiting elsewhere may still come (after a collective of its
+// own), and if it never does the block deadlocks, which is reported.
 func alignedReady(b *block, lanes []thread, t *thread) (bool, *Error) {
 	in := t.wait
 	if len(lanes) != 32 {
@@ -47,11 +48,7 @@ func alignedReady(b *block, lanes []thread, t *thread) (bool, *Error) {
 		case u.state == tRun:
 			return false, nil
 		case u.wait != in:
-			if u.wait.coll == collWarp {
-				return false, b.errorAt(t, in, fmt.Sprintf("%s: lane %d waits at line %d `%s` instead; every lane must execute the same instruction",
-					opName(in), i, u.wait.line, u.wait.text))
-			}
-			return false, nil // at a barrier: a deadlock if nothing else moves
+			return false, nil
 		}
 	}
 	return true, nil
@@ -164,10 +161,7 @@ func memberGroup(b *block, lanes []thread, t *thread, mi int) (member uint32, gr
 			return
 		}
 		if u.wait != in {
-			if u.wait.coll == collWarp {
-				err = b.errorAt(t, in, fmt.Sprintf("membermask %#08x names lane %d, which waits at line %d `%s` instead", member, l, u.wait.line, u.wait.text))
-			}
-			return
+			return // elsewhere for now; a deadlock if it never comes
 		}
 		group[l] = u
 	}
