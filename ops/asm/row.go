@@ -13,10 +13,17 @@ import (
 // elementwise steps run in float32.
 
 // normOnes and normZeros stand in for an absent scale or bias: the norm
-// primitive reads them with step 0.
+// primitive reads them with step 0. The zeros are -0, the additive
+// identity of IEEE arithmetic: y + (+0) would turn a -0 result into +0,
+// and Div by it would then give +Inf where the reference gives -Inf.
 var (
 	normOnes  = [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
-	normZeros [8]float32
+	normZeros = func() (z [8]float32) {
+		for i := range z {
+			z[i] = float32(math.Copysign(0, -1))
+		}
+		return z
+	}()
 )
 
 // overlap32 reports whether two slices share memory.
@@ -52,9 +59,20 @@ func (k *RowKernels) Softmax(dst, x []float32) {
 	k.scale(&dst[0], n, float32(1/s))
 }
 
+// ExpShift sets dst[i] = exp(x[i] - m) and returns their sum, in float64;
+// m is at least every x[i] (a row's running max, as in a softmax), and a
+// NaN in x or m gives NaN. dst may be x.
+func (k *RowKernels) ExpShift(dst, x []float32, m float32) float64 {
+	n := rowDst("ExpShift", dst, x)
+	if n == 0 {
+		return 0
+	}
+	return k.expShift(&dst[0], &x[0], n, m)
+}
+
 // LogSoftmax sets dst = x - max x - log Σ exp(x - max x). The shift is
-// subtracted as two float32 parts (hi + lo), so the result is as exact as
-// one float32 rounding of the float64 difference allows. dst may be x.
+// subtracted as two float32 parts, max x then log Σ, so neither swallows
+// the other however large the max is. dst may be x.
 func (k *RowKernels) LogSoftmax(dst, x []float32) {
 	n := rowDst("LogSoftmax", dst, x)
 	if n == 0 {
@@ -62,9 +80,9 @@ func (k *RowKernels) LogSoftmax(dst, x []float32) {
 	}
 	m := k.max(&x[0], n)
 	s := k.expShift(nil, &x[0], n, m)
-	c := float64(m) + math.Log(s)
-	hi := float32(c)
-	k.norm(&dst[0], &x[0], &normOnes[0], &normZeros[0], n, 0, 0, hi, float32(c-float64(hi)), 1)
+	// The max and log Σ stay separate parts: added first (even in
+	// float64), a huge max would swallow log Σ entirely.
+	k.norm(&dst[0], &x[0], &normOnes[0], &normZeros[0], n, 0, 0, m, float32(math.Log(s)), 1)
 }
 
 // affineArgs returns the scale and bias pointers and steps for norm: the
