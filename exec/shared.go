@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/plan"
@@ -13,6 +14,9 @@ import (
 // It is empty (Sync does nothing) when the region is shared.
 type Mirror struct {
 	pairs []mirrorPair
+	base  *atomic.Uint64 // the base's weights version
+	own   *atomic.Uint64 // the mirrored program's weights version
+	seen  uint64         // base version at the last copy
 }
 
 type mirrorPair struct{ dst, src []byte }
@@ -20,12 +24,22 @@ type mirrorPair struct{ dst, src []byte }
 // Shared reports whether the weights are shared, so nothing is copied.
 func (m *Mirror) Shared() bool { return len(m.pairs) == 0 }
 
-// Sync copies the base's current params into the program. It does not
-// allocate.
+// Sync copies the base's params into the program when they changed since
+// the last Sync, and then moves the program's own weights version so its
+// kernels repack what they cached. It does not allocate.
 func (m *Mirror) Sync() {
+	if len(m.pairs) == 0 {
+		return
+	}
+	v := m.base.Load()
+	if v == m.seen && m.own.Load() != 0 {
+		return
+	}
 	for _, p := range m.pairs {
 		copy(p.dst, p.src)
 	}
+	m.seen = v
+	m.own.Add(1)
 }
 
 // LowerShared lowers g like Lower, but over base's weight region when
@@ -45,13 +59,16 @@ func LowerShared(g *graph.Graph, p *plan.Plan, opt Options, base *Program) (*Pro
 	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("exec: %w", err)
 	}
-	// Weights change only through base (directly or mirrored), so base's
-	// version counter tells kernels and static steps when to refresh.
+	// Shared weights change only through base, so base's version counter
+	// tells kernels and static steps when to refresh; a mirrored region
+	// has its own counter, moved by Mirror.Sync after each copy.
 	pr := &Program{Graph: g, Plan: p, opt: opt, version: base.version}
 	m := &Mirror{}
 	if sameWeights(g, p, base) {
 		pr.Weights = base.Weights
 	} else {
+		pr.version = new(atomic.Uint64)
+		m.base, m.own = base.version, pr.version
 		pr.Weights = alignedBytes(p.WeightBytes)
 		for _, n := range g.Nodes {
 			s := p.Slots[n.ID]

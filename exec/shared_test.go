@@ -115,6 +115,14 @@ func TestLowerSharedMirrors(t *testing.T) {
 	if got := runRow(t, pr); got[0] != 7 || got[1] != 10 {
 		t.Fatalf("after Sync: got %v, want [7 10]", got)
 	}
+	// A run between a base write and Sync must not leave a packed copy of
+	// the old weights behind: after Sync the new w is used.
+	setParam(t, base, "w", []float32{1, 0, 0, 1})
+	runRow(t, pr)
+	m.Sync()
+	if got := runRow(t, pr); got[0] != 1 || got[1] != 2 {
+		t.Fatalf("after a run, a write of w and Sync: got %v, want [1 2]", got)
+	}
 	if n := testing.AllocsPerRun(10, m.Sync); n != 0 {
 		t.Errorf("Sync allocates %v times", n)
 	}

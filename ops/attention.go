@@ -71,11 +71,14 @@ func prepareAttention(nd *graph.Node) (Kernel, error) {
 }
 
 // runAttention computes softmax(q·kᵀ·scale + mask)·v one query row at a
-// time, in float64. Positions removed by causality or a false Bool mask
-// score -Inf. A row whose every score is -Inf (all keys masked, or no keys
-// at all) produces zeros rather than the NaN of 0/0: such a query attends
-// to nothing, and zeros keep the NaN from poisoning later layers, as
-// fused attention kernels commonly do.
+// time, in float64, with the NaN and Inf behaviour of that formula spelled
+// out as ops, so that the attention fusion pass never changes a result:
+// positions removed by causality or a false Bool mask score -Inf (replaced,
+// as Where(mask, scores, -Inf) does); a row with a NaN or +Inf score, or
+// whose every key is removed, is NaN, as softmax gives; and every key's
+// weight, 0 for a removed one, multiplies its value row, so a NaN or Inf
+// anywhere in v reaches the output as the spelled-out product takes it
+// (0·Inf = NaN). Only with no keys at all is the output 0 (an empty sum).
 func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, out tensor.Tensor) {
 	q, k, v, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](ins[1].Data), tensor.Elems[T](ins[2].Data), tensor.Elems[T](out.Data)
 	var addMask []T
@@ -114,7 +117,7 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 					}
 					best = max(best, s[j])
 				}
-				if math.IsInf(best, -1) {
+				if p.sk == 0 {
 					clear(yi)
 					continue
 				}

@@ -53,7 +53,7 @@ func TestAttentionCases(t *testing.T) {
 	one := graph.AttentionOpts{Scale: 1}
 	causal := graph.AttentionOpts{Scale: 1, Causal: true}
 	sh := func(b, h, s, d int) tensor.Shape { return tensor.Shape{b, h, s, d} }
-	inf := math.Inf(-1)
+	inf, nan := math.Inf(-1), math.NaN()
 	for _, dt := range hcDTypes {
 		tol := hcTol(dt)
 		run := func(name string, o graph.AttentionOpts, qs, ks, vs tensor.Shape, q, k, v []float64, mask *tensor.Tensor, want []float64) {
@@ -75,20 +75,20 @@ func TestAttentionCases(t *testing.T) {
 		// Sq 2 < Sk 3: row 0 sees keys 0-1, row 1 all three (weights 1:3:3).
 		run("causal Sq<Sk", causal, sh(1, 1, 2, 1), sh(1, 1, 3, 1), sh(1, 1, 3, 1), []float64{1, 1}, []float64{0, ln3, ln3}, []float64{4, 8, 1}, nil,
 			[]float64{7, (4 + 24 + 3) / 7.0})
-		// Sq 3 > Sk 2: row 0 sees no key at all and gives zeros.
-		run("causal Sq>Sk", causal, sh(1, 1, 3, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1, 1}, []float64{0, ln3}, []float64{4, 8}, nil, []float64{0, 4, 7})
+		// Sq 3 > Sk 2: row 0 sees no key at all: softmax's 0/0, NaN.
+		run("causal Sq>Sk", causal, sh(1, 1, 3, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1, 1}, []float64{0, ln3}, []float64{4, 8}, nil, []float64{nan, 4, 7})
 		// Additive mask [Sk] broadcast over two query rows: +ln3 on key 0 evens the weights.
 		run("additive mask", one, sh(1, 1, 2, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1}, []float64{0, ln3}, []float64{4, 8},
 			hcMaskF(t, tensor.Shape{2}, ln3, 0), []float64{6, 6})
-		// Additive mask per row [Sq Sk]: row 1 has every key at -Inf and gives zeros.
+		// Additive mask per row [Sq Sk]: row 1 has every key at -Inf and gives NaN.
 		run("additive -inf row", one, sh(1, 1, 2, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1}, []float64{0, ln3}, []float64{4, 8},
-			hcMaskF(t, tensor.Shape{2, 2}, 0, inf, inf, inf), []float64{4, 0})
+			hcMaskF(t, tensor.Shape{2, 2}, 0, inf, inf, inf), []float64{4, nan})
 		// Bool mask [Sq Sk]: row 0 keeps key 1 only, row 1 both.
 		run("bool mask", one, sh(1, 1, 2, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1}, []float64{0, ln3}, []float64{4, 8},
 			hcMaskB(t, tensor.Shape{2, 2}, false, true, true, true), []float64{8, 7})
 		// Bool mask removing every key of row 1, on top of causal for row 0.
 		run("bool fully masked", causal, sh(1, 1, 2, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1}, []float64{0, ln3}, []float64{4, 8},
-			hcMaskB(t, tensor.Shape{2, 2}, true, true, false, false), []float64{4, 0})
+			hcMaskB(t, tensor.Shape{2, 2}, true, true, false, false), []float64{4, nan})
 		// Causal and a bool mask intersect: row 1 keeps only key 0.
 		run("bool and causal", causal, sh(1, 1, 2, 1), sh(1, 1, 2, 1), sh(1, 1, 2, 1), []float64{1, 1}, []float64{0, ln3}, []float64{4, 8},
 			hcMaskB(t, tensor.Shape{2}, true, false), []float64{4, 4})
@@ -134,7 +134,12 @@ func hcAttentionLoop(b, h, hk, sq, sk, d, dv int, scale float64, causal bool, q,
 					w[j] = math.Exp(s)
 					sum += w[j]
 				}
-				if sum == 0 {
+				if sum == 0 { // no visible key: softmax's 0/0 (no keys at all: 0)
+					for c := range dv {
+						if sk > 0 {
+							out[((bi*h+hi)*sq+i)*dv+c] = math.NaN()
+						}
+					}
 					continue
 				}
 				for c := range dv {

@@ -39,23 +39,23 @@ type flashPlan struct {
 	mask                    int
 	mst                     []int
 	bq, bk                  int
-	ld                      int // row stride of the score block: bk + 1 (a sentinel column)
+	ld                      int // row stride of the score block: bk + 1
 	nqb, nkb                int
 	tasks                   int
 	rk                      *asm.RowKernels
 }
 
 // flashWorker is one worker's scratch: a score block, per query row the
-// running max m, the running sum l and the scale c of the output rows
-// (which hold the unnormalised output divided by c), and GEMM plans
+// running max m and the running sum l of the weights (the output rows
+// hold the unnormalised output until the end), and GEMM plans
 // indexed by [last query block][last key block] (edge blocks have other
 // shapes).
 type flashWorker struct {
-	s, m, l, c []float32
-	qk, pv     [2][2]*asm.Gemm
-	qkArgs     asm.GemmArgs
-	pvArgs     asm.GemmArgs
-	err        error // the first GEMM failure of a run
+	s, m, l []float32
+	qk, pv  [2][2]*asm.Gemm
+	qkArgs  asm.GemmArgs
+	pvArgs  asm.GemmArgs
+	err     error // the first GEMM failure of a run
 }
 
 func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
@@ -124,7 +124,7 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 }
 
 func (p *flashPlan) newWorker() (*flashWorker, error) {
-	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq), c: make([]float32, p.bq)}
+	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq)}
 	if p.sk == 0 {
 		return w, nil
 	}
@@ -136,8 +136,11 @@ func (p *flashPlan) newWorker() (*flashWorker, error) {
 				continue
 			}
 			var err error
+			// Alpha 1, the scale applied to the scores after (maskBlock):
+			// the GEMM scales A while packing, and scale·q underflows
+			// for a subnormal q, which turns q·Inf into 0·Inf = NaN.
 			w.qk[i][j], err = asm.NewGemm(asm.GemmConfig{M: mq, N: nk, K: p.d, TransB: true,
-				LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: p.scale}, nil, asm.Par{})
+				LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1}, nil, asm.Par{})
 			if err != nil {
 				return nil, err
 			}
@@ -167,15 +170,16 @@ func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor,
 	qrow := (bh*p.sq + i0) * p.d
 	yrows := ys[(bh*p.sq+i0)*p.dv:][:mq*p.dv]
 	clear(yrows)
-	m, l, c := w.m[:mq], w.l[:mq], w.c[:mq]
+	m, l := w.m[:mq], w.l[:mq]
 	for i := range m {
-		m[i], l[i], c[i] = float32(math.Inf(-1)), 0, 1
+		m[i], l[i] = float32(math.Inf(-1)), 0
 	}
 	// The last key any query of the block may see.
 	lastKey := p.sk - 1
 	if p.causal {
 		lastKey = min(lastKey, i0+mq-1+p.sk-p.sq)
 	}
+	end := 0 // keys [end, sk) are skipped: no query of the block sees them
 	for kb := 0; kb < p.nkb && kb*p.bk <= lastKey; kb++ {
 		j0 := kb * p.bk
 		nk := min(p.bk, p.sk-j0)
@@ -193,19 +197,58 @@ func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor,
 		if err := w.pv[qe][ke].Run(&w.pvArgs); err != nil && w.err == nil {
 			w.err = err
 		}
+		end = j0 + nk
 	}
 	w.qkArgs, w.pvArgs = asm.GemmArgs{}, asm.GemmArgs{}
+	nan := float32(math.NaN())
 	for i := range mq {
 		row := yrows[i*p.dv : (i+1)*p.dv]
-		if l[i] == 0 { // every key masked: zeros, as the reference
-			clear(row)
+		if l[i] == 0 { // every key removed: softmax's 0/0; no keys: an empty sum
+			if p.sk > 0 {
+				for c := range row {
+					row[c] = nan
+				}
+			}
 			continue
 		}
-		p.rk.Scale(row, c[i]/l[i])
+		for c := range row {
+			row[c] /= l[i]
+		}
+	}
+	p.skippedValues(vs[kvh*p.sk*p.dv:(kvh+1)*p.sk*p.dv], end, yrows, mq)
+}
+
+// skippedValues gives the output columns NaN where a value row the block
+// skipped (keys from end on, all removed by causality) holds a NaN or Inf:
+// the weight 0 of a removed key still multiplies its value, and 0·Inf is
+// NaN, in the reference as in the spelled-out product.
+func (p *flashPlan) skippedValues(v []float32, end int, y []float32, mq int) {
+	if end >= p.sk {
+		return
+	}
+	nan := float32(math.NaN())
+	for _, x := range v[end*p.dv:] {
+		if x-x == 0 { // finite
+			continue
+		}
+		// Rare: find the columns and poison them.
+		for c := range p.dv {
+			bad := false
+			for j := end; j < p.sk && !bad; j++ {
+				x := v[j*p.dv+c]
+				bad = x-x != 0
+			}
+			if bad {
+				for i := range mq {
+					y[i*p.dv+c] = nan
+				}
+			}
+		}
+		return
 	}
 }
 
-// maskBlock applies causality and the mask to a block of scaled scores.
+// maskBlock scales a block of scores, then applies the mask and causality.
 func (p *flashPlan) maskBlock(s []float32, ins []tensor.Tensor, b, h, i0, mq, j0, nk int) {
 	ninf := float32(math.Inf(-1))
 	var add []float32
@@ -218,6 +261,9 @@ func (p *flashPlan) maskBlock(s []float32, ins []tensor.Tensor, b, h, i0, mq, j0
 	}
 	for i := range mq {
 		row := s[i*p.ld : i*p.ld+nk]
+		if p.scale != 1 {
+			p.rk.Scale(row, p.scale)
+		}
 		if p.mask != maskNone {
 			base := b*p.mst[0] + h*p.mst[1] + (i0+i)*p.mst[2] + j0*p.mst[3]
 			st := p.mst[3]
@@ -246,29 +292,26 @@ func (p *flashPlan) maskBlock(s []float32, ins []tensor.Tensor, b, h, i0, mq, j0
 }
 
 // softmaxBlock folds a block of scores into the running softmax of each
-// query row. The row kernels' Softmax does the exponentials: with the new
-// running max m' appended as a sentinel (the row's largest element), it
-// leaves exp(s - m')/Σ' with Σ' = 1 + Σ exp(s - m'), and 1/Σ' in the
-// sentinel. So the block's weights come out divided by Σ', and the output
-// rows, kept divided by a per-row scale c, are rescaled by
-// c·exp(m - m')/Σ' before the P·V product adds to them; c becomes Σ'.
+// query row: with the new running max m', the block's weights become
+// exp(s - m') (unnormalised, so the largest is exactly 1 and a single
+// visible key passes its value through exactly, subnormals included), the
+// running sum l and the output row are rescaled by exp(m - m'), and the
+// P·V product then adds to the row. The output is divided by l at the end.
 func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
 	for i := range mq {
-		row := w.s[i*p.ld : i*p.ld+nk+1]
-		best := max(w.m[i], p.rk.Max(row[:nk]))
+		row := w.s[i*p.ld : i*p.ld+nk]
+		best := max(w.m[i], p.rk.Max(row))
 		if math.IsInf(float64(best), -1) { // nothing visible yet
-			clear(row[:nk])
+			clear(row)
 			continue
 		}
-		row[nk] = best
-		p.rk.Softmax(row, row)
-		sigma := 1 / row[nk]
+		sum := float32(p.rk.ExpShift(row, row, best))
 		corr := exp32(w.m[i] - best)
-		w.l[i] = w.l[i]*corr + (sigma - 1)
-		if f := w.c[i] * corr / sigma; f != 1 {
-			p.rk.Scale(y[i*p.dv:(i+1)*p.dv], f)
+		w.l[i] = w.l[i]*corr + sum
+		if corr != 1 {
+			p.rk.Scale(y[i*p.dv:(i+1)*p.dv], corr)
 		}
-		w.c[i], w.m[i] = sigma, best
+		w.m[i] = best
 	}
 }
 

@@ -84,7 +84,7 @@ func runAttnCase(t *testing.T, c attnCase, r *rand.Rand) {
 		for i := range mv {
 			mv[i] = float64(r.IntN(4) / 3) // a quarter kept
 		}
-		if c.sq > 2 { // one row with every key masked: zeros expected
+		if c.sq > 2 { // one row with every key masked: NaN expected
 			for j := range c.sk {
 				mv[2*c.sk+j] = 0
 			}

@@ -221,6 +221,8 @@ func TestFusedMatMulMatchesChain(t *testing.T) {
 		{a: tensor.Shape{4, 9, 3}, b: tensor.Shape{4, 5, 9}, transA: true, transB: true, act: graph.OpTanh},
 		{a: tensor.Shape{7}, b: tensor.Shape{7, 6}, bias: true, act: graph.OpSigmoid},
 		{a: tensor.Shape{130, 70}, b: tensor.Shape{70, 33}, bias: true, act: graph.OpGeluTanh, res: true},
+		// A batch of 0: an empty result (the fast kernel used to fail).
+		{a: tensor.Shape{0, 4, 1}, b: tensor.Shape{1, 1}, transB: true, bias: true, act: graph.OpGeluTanh, res: true},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			for _, dt := range []tensor.DType{tensor.F32, tensor.F64} {

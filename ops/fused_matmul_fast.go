@@ -73,6 +73,12 @@ func prepareFusedMatMulAsm(nd *graph.Node, env Env) (Kernel, string, error) {
 	if tall {
 		cfg.M, nb = nb*p.m, 1
 	}
+	if nb == 0 || p.m == 0 || p.n == 0 {
+		// An empty result (a batch dim of 0, say): nothing to compute, and
+		// one unbatched product would ask A for an M×K it does not have
+		// (cmd/fuzz seed 4605).
+		return sizeChecked(nd, func([]tensor.Tensor, tensor.Tensor) error { return nil }), "empty", nil
+	}
 	g, err := asm.NewGemm(cfg, nil, asm.Par{For: env.For, Threads: env.Threads})
 	if err != nil {
 		return nil, "", nil

@@ -66,9 +66,14 @@ var floatUnary = map[graph.Op]func(x float64) float64{
 		}
 		return x
 	},
-	graph.OpGelu: gatedAtMinusInf(func(x float64) float64 { return x / 2 * (1 + math.Erf(x/math.Sqrt2)) }),
+	// 1 + erf(z) and 1 + tanh(z) cancel to 0 for z below about -6 and -18,
+	// which would make GELU -0 where its true value is still a normal
+	// float32 (and Log of it -Inf instead of NaN): the gates are written
+	// as erfc and as a sigmoid, which keep their relative precision in
+	// the tail.
+	graph.OpGelu: gatedAtMinusInf(func(x float64) float64 { return x / 2 * math.Erfc(-x/math.Sqrt2) }),
 	graph.OpGeluTanh: gatedAtMinusInf(func(x float64) float64 {
-		return x / 2 * (1 + math.Tanh(sqrt2OverPi*(x+0.044715*x*x*x)))
+		return x / (1 + math.Exp(-2*sqrt2OverPi*(x+0.044715*x*x*x)))
 	}),
 	graph.OpSilu:  gatedAtMinusInf(func(x float64) float64 { return x / (1 + math.Exp(-x)) }),
 	graph.OpErf:   math.Erf,

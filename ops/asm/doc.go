@@ -11,10 +11,12 @@
 //
 // GEMM (gemm*.go, gemm_amd64.s): Gemm is a prepared single-precision
 // matrix product with BLIS-style packing, any shape and layout, optional
-// pre-packed B (weights), a GEMV path for one-row products and an
-// epilogue (bias, activation, residual) applied to each finished tile.
+// pre-packed B (weights), a GEMV path for one-row products, an epilogue
+// (bias, activation, residual) applied to tiles as they are finished, and
+// multi-threading that shares one packed B between workers handing out
+// blocks of C dynamically.
 //
-// Elementwise (ew_*.go, ew_binary_amd64.s; math_*.go, math_amd64.s):
+// Elementwise (ew_*.go, ew_amd64.s; math_*.go, math_amd64.s):
 // EwKernels runs float32 unary functions (exp, log, tanh, sigmoid, erf,
 // GELU in both forms, SiLU, relu, neg, abs) and + - × ÷ max min against a
 // vector or a scalar. The transcendental functions use kiln's own range

@@ -4,7 +4,7 @@ package asm
 
 import "github.com/kilnml/kiln/ops/cpu"
 
-// The AVX2+FMA elementwise kernels (ew_binary_amd64.s, math_amd64.s).
+// The AVX2+FMA elementwise kernels (ew_amd64.s, math_amd64.s).
 // Each processes n elements, n a multiple of 8 (the EwKernels methods
 // check lengths and run the rest through the Go twins), and computes the
 // same bits as its twin: see the twin for the loop. With stream set, dst

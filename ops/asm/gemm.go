@@ -129,7 +129,7 @@ type gemmScratch struct {
 	a    []float32 // packed A block: ceil(mc/MR) panels of kc×MR
 	b    []float32 // packed B block: ceil(nc/NR) panels of kc×NR (allocated on first unpacked run)
 	tile []float32 // MR×NR, for edge tiles
-	x    []float32 // the GEMV row of op(A), contiguous and scaled
+	x    []float32 // the GEMV row of op(A), contiguous and scaled (allocated on first use)
 }
 
 // NewGemm prepares a product for variant v (nil: BestGemm) run over par.
@@ -143,6 +143,7 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 	if par.For == nil || par.Threads < 1 {
 		par = Par{For: serialFor, Threads: 1}
 	}
+	par.Threads = min(par.Threads, maxGemmThreads)
 	g := &Gemm{cfg: cfg, v: v, par: par}
 	ar, ac := cfg.storedA()
 	br, bc := cfg.storedB()
@@ -155,14 +156,14 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 		s := &g.scratch[i]
 		s.a = make([]float32, mc*kc)
 		s.tile = make([]float32, v.mr*v.nr)
-		if cfg.M == 1 {
-			s.x = make([]float32, cfg.K)
-		}
 	}
 	g.body = g.runTasks
 	g.shared.itemBody, g.shared.packBody = g.runItems, g.packJobs
 	return g, nil
 }
+
+// maxGemmThreads bounds the per-worker scratch a plan allocates.
+const maxGemmThreads = 1024
 
 func serialFor(n, _ int, body func(lo, hi int)) {
 	if n > 0 {

@@ -36,10 +36,15 @@ const sqrt2OverPi = 0.7978845608028654 // √(2/π)
 func (a Activation) Apply(seg []float32) {
 	switch a {
 	case ActRelu:
+		// A mask rather than a branch (signs of real data are random);
+		// x < 0 is false for -0 and NaN, which pass through as in the
+		// reference.
 		for i, x := range seg {
+			keep := uint32(0xffffffff)
 			if x < 0 {
-				seg[i] = 0
+				keep = 0
 			}
+			seg[i] = math.Float32frombits(math.Float32bits(x) & keep)
 		}
 	case ActGelu:
 		for i, x := range seg {

@@ -7,6 +7,9 @@ package asm
 func (g *Gemm) gemv(s *gemmScratch, e, ao, bo, co, n0, n1 int) {
 	cfg, v := &g.cfg, g.v
 	nr, k := v.nr, cfg.K
+	if len(s.x) < k {
+		s.x = make([]float32, k) // once: A, already checked, holds k floats
+	}
 	x := s.x[:k]
 	a := g.run.A[ao:]
 	if cfg.TransA {

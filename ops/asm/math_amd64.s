@@ -597,32 +597,6 @@ loop:
 	VBLENDVPS Y12, Y3, Y11, Y0
 	NEXT
 
-// func ewReluAVX2(dst, x *float32, n int, stream bool): x < 0 ? 0 : x.
-TEXT ·ewReluAVX2(SB), NOSPLIT, $0-25
-	BEGIN
-	VXORPS  Y2, Y2, Y2
-loop:
-	VMOVUPS (SI), Y1
-	VCMPPS  $1, Y2, Y1, Y3            // x < 0
-	VANDNPS Y1, Y3, Y0                // ^mask & x
-	NEXT
-
-// func ewNegAVX2(dst, x *float32, n int, stream bool): the sign bit flipped.
-TEXT ·ewNegAVX2(SB), NOSPLIT, $0-25
-	BEGIN
-	LDC(C_SIGN, Y2)
-loop:
-	VXORPS  (SI), Y2, Y0
-	NEXT
-
-// func ewAbsAVX2(dst, x *float32, n int, stream bool): the sign bit cleared.
-TEXT ·ewAbsAVX2(SB), NOSPLIT, $0-25
-	BEGIN
-	LDC(C_ABS, Y2)
-loop:
-	VANDPS  (SI), Y2, Y0
-	NEXT
-
 // func ewConstTable() []uint32
 TEXT ·ewConstTable(SB), NOSPLIT, $0-24
 	LEAQ ewc<>(SB), AX

@@ -10,8 +10,9 @@ import "math"
 // assembly exactly on every architecture: plain float32 operations, each
 // rounded once (products are written float32(a*b) so that no compiler
 // fuses them into an FMA), and fused multiply-adds whose exact result is
-// a float32 by construction (the error terms of two-product splits),
-// which ewFMAExact computes in float64 without a second rounding.
+// a float32 by construction (the error term of a product, the residual of
+// a division), which ewFMAExact computes in float64 without a second
+// rounding.
 //
 // Range reductions and the minimax coefficients are kiln's own, fitted
 // with the Remez exchange in _math_fit/ (fit.py prints every set, with
@@ -38,9 +39,10 @@ const (
 	ewExpC4 = float32(0.0013814559927897156)
 )
 
-// ewFMAExact is a·b + c for operands whose exact result is a float32 (or
-// rounds to a subnormal once): a·b is exact in float64 (48 bits) and so
-// is the sum, so the only rounding is the conversion, as in VFMADD.
+// ewFMAExact is a·b + c where the exact result needs at most 53 bits (it
+// is a float32, or a subnormal's rounding of one): a·b is exact in
+// float64 (48 bits) and so is the sum, so the only rounding is the
+// conversion, as in VFMADD.
 func ewFMAExact(a, b, c float32) float32 {
 	return float32(float64(a)*float64(b) + float64(c))
 }
@@ -53,7 +55,8 @@ func ewPow2(k int32) float32 { return math.Float32frombits(uint32(k+127) << 23) 
 
 // ewExpCore returns p and n with e^(h+l) = p·2^n, p in about [0.7, 1.42].
 // h is clamped to [ewExpMin, ewExpMax] first (NaN stays NaN, and then p
-// is NaN); l must be small next to h's ulp-scale (an error term).
+// is NaN); l is a low-order correction to h (|l| of the order of h's
+// ulp), added to the reduced argument.
 func ewExpCore(h, l float32) (p, n float32) {
 	h = min(max(h, ewExpMin), ewExpMax)
 	n = ewRound(float32(h * ewLog2e))

@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// AVX2 binary elementwise kernels: dst[i] = x[i] op y[i] (VV), x[i] op s
-// (VS) and s op y[i] (SV) for n a multiple of 8 (checked in Go). The
+// AVX2 elementwise kernels without transcendental functions (those are in
+// math_amd64.s): dst[i] = x[i] op y[i] (VV), x[i] op s (VS), s op y[i]
+// (SV), and relu, neg, abs, for n a multiple of 8 (checked in Go). The
 // loops take 4 vectors (32 floats) per step, then single vectors. Every
 // vector is loaded before its result is stored, so dst may be x or y.
 // With stream set (R8), dst is 32-byte aligned and the stores are
@@ -197,6 +198,71 @@ loop1:                         \
 	JNZ  loop1                 \
 done:                          \
 	FINISH
+
+// UN: dst = OP(x) for a one-operand OP(A, D, K) with K a constant
+// register it loads with INIT.
+#define UN(NAME, INIT, OP) \
+TEXT NAME(SB), NOSPLIT, $0-25 \
+	MOVQ dst+0(FP), DI         \
+	MOVQ x+8(FP), SI           \
+	MOVQ n+16(FP), CX          \
+	MOVBLZX stream+24(FP), R8  \
+	INIT                       \
+	SHRQ $3, CX                \
+	MOVQ CX, BX                \
+	SHRQ $2, BX                \
+	ANDQ $3, CX                \
+	TESTQ BX, BX               \
+	JZ   tail                  \
+loop4:                         \
+	VMOVUPS (SI), Y0           \
+	VMOVUPS 32(SI), Y1         \
+	VMOVUPS 64(SI), Y2         \
+	VMOVUPS 96(SI), Y3         \
+	OP(Y0, Y8, Y15, Y4)        \
+	OP(Y1, Y9, Y15, Y5)        \
+	OP(Y2, Y10, Y15, Y6)       \
+	OP(Y3, Y11, Y15, Y7)       \
+	STORE4                     \
+	ADDQ $128, SI              \
+	ADDQ $128, DI              \
+	DECQ BX                    \
+	JNZ  loop4                 \
+tail:                          \
+	TESTQ CX, CX               \
+	JZ   done                  \
+loop1:                         \
+	VMOVUPS (SI), Y0           \
+	OP(Y0, Y8, Y15, Y4)        \
+	STORE1                     \
+	ADDQ $32, SI               \
+	ADDQ $32, DI               \
+	DECQ CX                    \
+	JNZ  loop1                 \
+done:                          \
+	FINISH
+
+// relu: x < 0 ? 0 : x (K = 0; NaN and -0 compare false and pass).
+#define INIT_ZERO VXORPS Y15, Y15, Y15
+#define OP_RELU(A, D, K, T) \
+	VCMPPS  $1, K, A, T \
+	VANDNPS A, T, D
+
+// neg and abs: the sign bit flipped or cleared (K the mask).
+#define INIT_SIGN VBROADCASTSS signbit<>(SB), Y15
+#define INIT_ABS VBROADCASTSS absmask<>(SB), Y15
+#define OP_XOR(A, D, K, T) VXORPS K, A, D
+#define OP_AND(A, D, K, T) VANDPS K, A, D
+
+DATA signbit<>+0(SB)/4, $0x80000000
+GLOBL signbit<>(SB), RODATA|NOPTR, $4
+DATA absmask<>+0(SB)/4, $0x7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $4
+
+// func ewReluAVX2(dst, x *float32, n int, stream bool) and neg, abs.
+UN(·ewReluAVX2, INIT_ZERO, OP_RELU)
+UN(·ewNegAVX2, INIT_SIGN, OP_XOR)
+UN(·ewAbsAVX2, INIT_ABS, OP_AND)
 
 // func ewAddVVAVX2(dst, x, y *float32, n int, stream bool) and the rest (ew_amd64.go).
 VV(·ewAddVVAVX2, OP_ADD)
