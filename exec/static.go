@@ -21,9 +21,21 @@ import (
 // params, constants or static nodes, and that are not (views under) a
 // graph output.
 func staticNodes(g *graph.Graph, order []*graph.Node) []bool {
+	// Outputs are pinned first, so that what reads a pinned node (a view
+	// of an output, say) is not static either: it reads a value every run
+	// recomputes, and a kept copy of it would never be refreshed.
+	pinned := make([]bool, len(g.Nodes))
+	for _, o := range g.Outputs() {
+		for n := o; ; n = n.Inputs[0] {
+			pinned[n.ID] = true
+			if !n.Op.IsView() {
+				break
+			}
+		}
+	}
 	static := make([]bool, len(g.Nodes))
 	for _, n := range order {
-		if n.Op.IsSource() {
+		if n.Op.IsSource() || pinned[n.ID] {
 			continue
 		}
 		ok := true
@@ -31,14 +43,6 @@ func staticNodes(g *graph.Graph, order []*graph.Node) []bool {
 			ok = ok && (in.Op == graph.OpParam || in.Op == graph.OpConstant || static[in.ID])
 		}
 		static[n.ID] = ok
-	}
-	for _, o := range g.Outputs() {
-		for n := o; ; n = n.Inputs[0] {
-			static[n.ID] = false
-			if !n.Op.IsView() {
-				break
-			}
-		}
 	}
 	return static
 }

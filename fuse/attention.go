@@ -20,8 +20,12 @@ import (
 // rank 4. A constant additive mask that is exactly the causal pattern (0
 // on and below the diagonal, -Inf above) becomes the Causal flag.
 //
-// One difference is deliberate: a query row whose every key is masked
-// gives zeros in Attention where the spelled-out softmax gives NaN.
+// Attention follows the spelled-out formula's NaN and Inf behaviour (a
+// fully masked row is NaN, 0·Inf in the value product is NaN; see
+// Graph.Attention), so the rewrite does not change results, with one
+// exception at the edge: the Causal flag removes a position outright,
+// where the constant mask it replaces adds -Inf, which a NaN or +Inf score
+// (from a NaN or Inf in Q or K) turns into NaN instead.
 func attention(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, n *graph.Node) (bool, error) {
 		if n.Op != graph.OpMatMul || n.Inputs[0].Op != graph.OpSoftmax {

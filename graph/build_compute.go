@@ -120,7 +120,12 @@ type AttentionOpts struct {
 // Attention is scaled dot-product attention softmax(Q·Kᵀ·scale + mask)·V
 // on q [B, H, Sq, D], k [B, Hk, Sk, D], v [B, Hk, Sk, Dv] (H a multiple of
 // Hk). mask (nil for none) broadcasts to [B, H, Sq, Sk]: a float mask is
-// added to the scores, a Bool mask keeps the true positions.
+// added to the scores, a Bool mask keeps the true positions. NaN and Inf
+// behave as in the formula spelled out with Softmax and MatMul: a removed
+// position (causal, or false in a Bool mask) scores -Inf; a query row
+// with a NaN or +Inf score, or with every key removed, is NaN; a NaN or
+// Inf in v meets even a removed key's weight 0 (0·Inf = NaN). With Sk = 0
+// the result is 0.
 func (g *Graph) Attention(q, k, v, mask *Node, o AttentionOpts) *Node {
 	return g.add(OpAttention, Attrs{Causal: o.Causal, Scale: o.Scale}, nonNil(q, k, v, mask)...)
 }

@@ -4,38 +4,30 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnml/kiln/tensor"
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 )
 
-// Attention describes softmax(Q·Kᵀ·Scale + mask)·V over contiguous [B, H,
-// S, D] tensors with grouped K/V heads (H a multiple of HK). Buffers: out,
-// q, k, v, [mask].
-type Attention struct {
-	Name             string
-	DType            tensor.DType
-	B, H, HK, SQ, SK int
-	D, DV            int
-	Scale            float32 // 0: 1/√D
-	Causal           bool    // query i sees keys up to i + SK - SQ
-	// Mask: MaskNone, MaskAdd (DType, added to scores) or MaskBool (false
-	// drops a key), read at element strides MaskStrides over [B, H, SQ, SK].
-	Mask        int
-	MaskStrides []int
-}
+// Attention describes softmax(Q·Kᵀ·Scale + mask)·V (kdesc.Attention).
+// Buffers: out, q, k, v, [mask].
+type Attention = kdesc.Attention
 
 // Mask kinds of Attention.
 const (
-	MaskNone = iota
-	MaskAdd
-	MaskBool
+	MaskNone = kdesc.MaskNone
+	MaskAdd  = kdesc.MaskAdd
+	MaskBool = kdesc.MaskBool
 )
+
+// AttentionOf describes an Attention node (kdesc.AttentionOf).
+func AttentionOf(name string, n *graph.Node) (*Attention, error) { return kdesc.AttentionOf(name, n) }
 
 // EmitAttention writes flash-style attention: one simdgroup per (query,
 // head, batch) streams the keys once with an online softmax (running
 // max and sum, accumulator rescaled), so no row of scores is stored and
 // SK is unbounded. Lanes split D for the dot product (simd_sum) and DV
-// for the accumulator. A query that sees no key yields zeros, as the CPU
-// reference.
+// for the accumulator. A query whose keys are all masked yields NaN, as
+// the CPU reference and the spelled-out softmax do.
 func EmitAttention(a *Attention) (*Kernel, error) {
 	if !isFloat(a.DType) {
 		return nil, fmt.Errorf("msl: %s: attention of %v", a.Name, a.DType)
@@ -97,7 +89,13 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	fmt.Fprintf(&b, "        for (int t = 0; t < %d; t++) { int d = int(lane) + t * 32; float x = d < %d ? %s : 0.0f; acc[t] = acc[t] * corr + p * x; }\n    }\n",
 		na, a.DV, load(a.DType, "v[vo + d]"))
 	fmt.Fprintf(&b, "    int oo = ((bi * %d + h) * %d + i) * %d;\n", a.H, a.SQ, a.DV)
+	// A row that saw no key divides 0 by 0: NaN, as the spelled-out
+	// softmax gives; only SK = 0 (nothing to attend to) gives zeros.
+	result := "acc[t] / l"
+	if a.SK == 0 {
+		result = "0.0f"
+	}
 	fmt.Fprintf(&b, "    for (int t = 0; t < %d; t++) { int d = int(lane) + t * 32; if (d < %d) { out[oo + d] = %s; } }\n}\n",
-		na, a.DV, store(a.DType, "l > 0.0f ? acc[t] / l : 0.0f"))
+		na, a.DV, store(a.DType, result))
 	return &Kernel{Name: a.Name, Source: b.String(), Buffers: bufs, Groups: [3]int{a.SQ, a.H, a.B}, Threads: [3]int{SimdWidth, 1, 1}, Variant: "flash"}, nil
 }

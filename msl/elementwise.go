@@ -5,34 +5,20 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Operand is an input of an elementwise kernel: its dtype and its element
-// strides over the output's dims (0 where it broadcasts).
-type Operand struct {
-	DType   tensor.DType
-	Strides []int
-}
+// Operand is an input of an elementwise kernel (kdesc.Operand): its
+// dtype and its element strides over the output's dims.
+type Operand = kdesc.Operand
 
-// Instr is one op of an elementwise chain. Args index values: inputs are
-// 0..len(Inputs)-1, instruction j is len(Inputs)+j.
-type Instr struct {
-	Op    graph.Op
-	Args  []int
-	DType tensor.DType // the result's dtype (a Cast's target)
-	Attrs graph.Attrs  // LeakyRelu Alpha, Clip Min/Max
-}
+// Instr is one op of an elementwise chain (kdesc.Instr).
+type Instr = kdesc.Instr
 
-// Elementwise is a fused chain evaluated once per output element; the
-// last instruction's value is stored. Buffers: out, in0, in1, ...
-type Elementwise struct {
-	Name   string
-	Shape  []int
-	Inputs []Operand
-	Body   []Instr
-	Out    tensor.DType
-}
+// Elementwise is a fused chain evaluated once per output element
+// (kdesc.Elementwise). Buffers: out, in0, in1, ...
+type Elementwise = kdesc.Elementwise
 
 // EmitElementwise writes an Elementwise: one thread per element, inputs
 // read through their broadcast strides (collapsed with the output's).
@@ -247,3 +233,6 @@ func FromNode(name string, n *graph.Node) (*Elementwise, error) {
 	e.Body = []Instr{{Op: n.Op, Args: args, DType: dt, Attrs: n.Attrs}}
 	return e, nil
 }
+
+// FusedOf describes a FusedElementwise node (kdesc.FusedOf).
+func FusedOf(name string, n *graph.Node) (*Elementwise, error) { return kdesc.FusedOf(name, n) }

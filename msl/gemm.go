@@ -5,34 +5,14 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
 // Gemm describes out[b] = Alpha·A[b]·B[b] (+ Beta·C[b]), then Act, then
-// + Res, every operand addressed through element strides (transposes,
-// broadcast batches, a broadcast bias). out is contiguous [Batch..., M,
-// N]. Buffers: out, a, b, [c], [res].
-type Gemm struct {
-	Name    string
-	A, B    tensor.DType // float dtypes, widened to float in threadgroup memory
-	Out     tensor.DType
-	M, N, K int
-	Batch   []int
-	// A(m, k) is a[Σ batch·ABatch + m·ASm + k·ASk]; likewise B(k, n).
-	ASm, ASk, BSk, BSn int
-	ABatch, BBatch     []int
-	Alpha              float32
-	HasC               bool
-	CType              tensor.DType
-	Beta               float32
-	CSm, CSn           int
-	CBatch             []int
-	Act                graph.Op // OpInvalid for none
-	HasRes             bool
-	ResType            tensor.DType
-	// SimdGroup selects the simdgroup_matrix kernel (Apple7+ GPUs).
-	SimdGroup bool
-}
+// + Res (kdesc.Gemm); SimdGroup selects the simdgroup_matrix kernel.
+// Buffers: out, a, b, [c], [res].
+type Gemm = kdesc.Gemm
 
 // Tile sizes: 32×32 outputs per threadgroup, K in steps of 16.
 const (
@@ -172,3 +152,7 @@ func emitEpilogue(b *strings.Builder, g *Gemm, ind, mExpr, nExpr string) {
 	}
 	fmt.Fprintf(b, "%s    out[o] = %s;\n%s} }\n", ind, store(g.Out, "v"), ind)
 }
+
+// GemmOf describes a MatMul, FusedMatMul or Gemm node (kdesc.GemmOf),
+// with the tiled kernel.
+func GemmOf(name string, n *graph.Node) (*Gemm, error) { return kdesc.GemmOf(name, n) }

@@ -5,53 +5,18 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 )
 
 // Collapse merges adjacent dims that every operand walks contiguously
-// (st[d-1] == st[d]·shape[d] for all strides) and drops dims of size 1,
-// so kernels divide by fewer constants. The element at a linear index of
-// the result has the same offsets as in the original (Offset agrees).
+// and drops dims of size 1 (kdesc.Collapse).
 func Collapse(shape []int, strides ...[]int) ([]int, [][]int) {
-	var dims []int
-	st := make([][]int, len(strides))
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(dims) - 1; k >= 0 {
-			merge := true
-			for i := range strides {
-				if st[i][k] != strides[i][d]*n {
-					merge = false
-					break
-				}
-			}
-			if merge {
-				dims[k] *= n
-				for i := range strides {
-					st[i][k] = strides[i][d]
-				}
-				continue
-			}
-		}
-		dims = append(dims, n)
-		for i := range strides {
-			st[i] = append(st[i], strides[i][d])
-		}
-	}
-	return dims, st
+	return kdesc.Collapse(shape, strides...)
 }
 
-// Offset is the element offset of the linear (row-major) index lin of
-// dims under strides: what the code from offsetCode computes.
-func Offset(dims, strides []int, lin int) int {
-	off := 0
-	for d := len(dims) - 1; d >= 0; d-- {
-		off += (lin % dims[d]) * strides[d]
-		lin /= dims[d]
-	}
-	return off
-}
+// Offset is the element offset of the linear index lin of dims under
+// strides (kdesc.Offset): what the code from offsetCode computes.
+func Offset(dims, strides []int, lin int) int { return kdesc.Offset(dims, strides, lin) }
 
 // offsetCode writes MSL statements declaring int variables outs[i] = the
 // offset of linear index lin under strides[i] over dims (as Offset), plus

@@ -5,35 +5,13 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Copy is a gather through an affine map: out[c] = in[Base + Σ
-// f_d(c_d)·Strides[d]], f_d(c) = c mod Mods[d] when Mods[d] > 0, else c.
-// Transpose, Slice, Split, Expand and Tile are copies. Buffers: out, in.
-type Copy struct {
-	Name    string
-	DType   tensor.DType
-	Shape   []int
-	Strides []int
-	Mods    []int
-	Base    int
-}
-
-// CopySource is the input element the Copy reads for output linear
-// index lin: the arithmetic EmitCopy generates.
-func (c *Copy) CopySource(lin int) int {
-	off := c.Base
-	for d := len(c.Shape) - 1; d >= 0; d-- {
-		x := lin % c.Shape[d]
-		lin /= c.Shape[d]
-		if c.Mods != nil && c.Mods[d] > 0 {
-			x %= c.Mods[d]
-		}
-		off += x * c.Strides[d]
-	}
-	return off
-}
+// Copy is a gather through an affine map (kdesc.Copy); Transpose,
+// Slice, Split, Expand and Tile are copies. Buffers: out, in.
+type Copy = kdesc.Copy
 
 // EmitCopy writes a Copy, one thread per output element; elements move
 // as raw storage values.
@@ -72,44 +50,11 @@ func EmitCopy(c *Copy) (*Kernel, error) {
 }
 
 // CopyOf describes a Transpose, Slice, Split, Expand or Tile node as a
-// Copy from its contiguous input.
+// Copy from its contiguous input (kdesc.CopyOf).
 func CopyOf(name string, n *graph.Node) (*Copy, error) {
-	if len(n.Inputs) == 0 {
-		return nil, fmt.Errorf("msl: %s has no input", n)
-	}
-	in := n.Inputs[0].Shape
-	ist := in.Strides()
-	c := &Copy{Name: name, DType: n.DType, Shape: n.Shape}
-	a := n.Attrs
-	switch n.Op {
-	case graph.OpTranspose:
-		if len(a.Perm) != len(in) {
-			return nil, fmt.Errorf("msl: %s: perm %v for rank %d", n, a.Perm, len(in))
-		}
-		for _, p := range a.Perm {
-			c.Strides = append(c.Strides, ist[p])
-		}
-	case graph.OpSlice:
-		c.Strides = append([]int(nil), ist...)
-		for k, ax := range a.Axes {
-			c.Base += a.Starts[k] * ist[ax]
-			c.Strides[ax] = ist[ax] * a.Steps[k]
-		}
-	case graph.OpSplit:
-		c.Strides = append([]int(nil), ist...)
-		for k := range a.Index {
-			c.Base += a.Sizes[k] * ist[a.Axis]
-		}
-	case graph.OpExpand:
-		c.Strides = tensor.BroadcastStrides(in, n.Shape)
-	case graph.OpTile:
-		c.Strides = ist
-		c.Mods = append([]int(nil), in...)
-	default:
-		return nil, fmt.Errorf("msl: %v is not a copy", n.Op)
-	}
-	if len(c.Strides) != len(c.Shape) {
-		return nil, fmt.Errorf("msl: %s: input rank %d, output rank %d", n, len(in), len(c.Shape))
+	c, err := kdesc.CopyOf(name, n)
+	if err != nil {
+		return nil, fmt.Errorf("msl: %w", err)
 	}
 	return c, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -26,9 +28,9 @@ type Attention struct {
 
 // Mask kinds of Attention.
 const (
-	MaskNone = iota
-	MaskAdd
-	MaskBool
+	MaskNone = kdesc.MaskNone
+	MaskAdd  = kdesc.MaskAdd
+	MaskBool = kdesc.MaskBool
 )
 
 // maxAttentionKeys bounds SK: one query row of scores lives in shared
@@ -38,7 +40,8 @@ const maxAttentionKeys = 8192
 // EmitAttention writes a row-at-a-time attention kernel: one block per
 // (query, head, batch); the block scores every key into shared memory,
 // takes the softmax with block reductions, then each thread accumulates
-// output features. A query whose every key is removed gets zeros.
+// output features. A query whose every key is removed gets NaN, as the
+// softmax it computes gives; with no keys at all (SK = 0) it gets zeros.
 // Parameters: out, q, k, v, then mask when present.
 func EmitAttention(a *Attention) (*Kernel, error) {
 	if err := floatOnly(a.DType); err != nil {
@@ -136,9 +139,10 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 		f.op("max.f32 %s, %s, %s", mx, mx, s)
 	})
 	mx = f.blockReduce(mx, "max.f32", tid, red, block, float32(math.Inf(-1)))
-	// A fully masked row: exp(-Inf - -Inf) is NaN, so shift by 0 instead
-	// and let every weight be exp(-Inf) = 0; the sum is then 0 and the
-	// output 0 (see the division below).
+	// A fully masked row is NaN, as softmax gives it (graph.Attention).
+	// This exp and max.f32 drop NaN, so the row is marked dead here and
+	// its reciprocal sum set to NaN below; the shift by 0 keeps the
+	// weights finite meanwhile. With no keys (SK = 0) the output is 0.
 	dead := f.reg(cPred)
 	f.op("setp.eq.f32 %s, %s, %s", dead, mx, ninf)
 	f.op("selp.f32 %s, 0f00000000, %s, %s", mx, mx, dead)
@@ -160,6 +164,9 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	zero := f.reg(cPred)
 	f.op("setp.eq.f32 %s, %s, 0f00000000", zero, sum)
 	f.op("selp.f32 %s, 0f00000000, %s, %s", inv, inv, zero)
+	if a.SK > 0 {
+		f.op("selp.f32 %s, 0f7FC00000, %s, %s", inv, inv, dead)
+	}
 
 	// 3. Each thread accumulates output features d = tid, tid+block, ...
 	f.loopU32(tid, a.DV, block, func(d string) {
@@ -203,4 +210,14 @@ func (f *fn) sharedAddr(arr, j string) string {
 	f.op("mov.u32 %s, %s", a, arr)
 	f.op("mad.lo.u32 %s, %s, 4, %s", a, j, a)
 	return a
+}
+
+// AttentionOf describes an Attention node (kdesc.AttentionOf).
+func AttentionOf(name string, n *graph.Node) (*Attention, error) {
+	d, err := kdesc.AttentionOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Attention{Name: d.Name, DType: d.DType, B: d.B, H: d.H, HK: d.HK, SQ: d.SQ, SK: d.SK, D: d.D, DV: d.DV,
+		Scale: d.Scale, Causal: d.Causal, Mask: d.Mask, MaskStrides: d.MaskStrides}, nil
 }

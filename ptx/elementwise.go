@@ -5,25 +5,15 @@ import (
 	"math"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Operand is one input of a fused elementwise kernel.
-type Operand struct {
-	DType tensor.DType
-	// Strides are element strides per output dim (len(Shape) entries); 0
-	// broadcasts. tensor.BroadcastStrides computes them.
-	Strides []int
-}
+// Operand is one input of a fused elementwise kernel (kdesc.Operand).
+type Operand = kdesc.Operand
 
-// Instr is one op of a fused chain. Args number values: 0..len(Inputs)-1
-// are the kernel inputs, len(Inputs)+j the result of Body[j].
-type Instr struct {
-	Op    graph.Op
-	Args  []int
-	DType tensor.DType // the dtype of the op's result (a Cast's target)
-	Attrs graph.Attrs  // LeakyRelu Alpha, Clip Min/Max
-}
+// Instr is one op of a fused chain (kdesc.Instr).
+type Instr = kdesc.Instr
 
 // Elementwise is a fused region: inputs loaded with broadcasting, the
 // body evaluated per output element, the last result stored. Floats are
@@ -179,4 +169,13 @@ func FromNodes(name string, nodes []*graph.Node) (*Elementwise, []*graph.Node, e
 		num[n] = len(ext) + j
 	}
 	return e, ext, nil
+}
+
+// FusedOf describes a FusedElementwise node (kdesc.FusedOf).
+func FusedOf(name string, n *graph.Node) (*Elementwise, error) {
+	d, err := kdesc.FusedOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Elementwise{Name: d.Name, Shape: d.Shape, Inputs: d.Inputs, Body: d.Body, Out: d.Out}, nil
 }

@@ -104,16 +104,16 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, op := range unaryFloatOps {
 			add(&Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
-				Inputs: []Operand{{dt, full}},
+				Inputs: []Operand{{DType: dt, Strides: full}},
 				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Alpha: 0.1, Min: -1, Max: 2}}}})
 		}
 		for _, op := range binaryOps {
 			// [4,5,6] op [6] (row broadcast) and [4,1,6] (middle broadcast).
 			add(&Elementwise{Name: fmt.Sprintf("b_%v_%v", op, dt), Shape: shape, Out: dt,
-				Inputs: []Operand{{dt, full}, {dt, []int{0, 0, 1}}},
+				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 1}}},
 				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
 			add(&Elementwise{Name: fmt.Sprintf("bm_%v_%v", op, dt), Shape: shape, Out: dt,
-				Inputs: []Operand{{dt, []int{6, 0, 1}}, {dt, full}},
+				Inputs: []Operand{{DType: dt, Strides: []int{6, 0, 1}}, {DType: dt, Strides: full}},
 				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
 		}
 	}
@@ -123,12 +123,12 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 				continue
 			}
 			add(&Elementwise{Name: fmt.Sprintf("i_%v_%v", op, dt), Shape: shape, Out: dt,
-				Inputs: []Operand{{dt, full}},
+				Inputs: []Operand{{DType: dt, Strides: full}},
 				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Min: -3, Max: 7}}}})
 		}
 		for _, op := range binaryOps {
 			add(&Elementwise{Name: fmt.Sprintf("ib_%v_%v", op, dt), Shape: shape, Out: dt,
-				Inputs: []Operand{{dt, full}, {dt, []int{0, 1, 0}}},
+				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 1, 0}}},
 				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
 		}
 	}
@@ -137,24 +137,24 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 	for _, op := range []graph.Op{graph.OpEqual, graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual} {
 		for _, dt := range []tensor.DType{tensor.F32, tensor.I64} {
 			add(&Elementwise{Name: fmt.Sprintf("c_%v_%v", op, dt), Shape: shape, Out: tensor.Bool,
-				Inputs: []Operand{{dt, full}, {dt, []int{0, 0, 0}}},
+				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
 				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: tensor.Bool}}})
 		}
 	}
 	add(&Elementwise{Name: "logic", Shape: shape, Out: tensor.Bool,
-		Inputs: []Operand{{tensor.Bool, full}, {tensor.Bool, []int{1, 0, 0}}},
+		Inputs: []Operand{{DType: tensor.Bool, Strides: full}, {DType: tensor.Bool, Strides: []int{1, 0, 0}}},
 		Body: []Instr{{Op: graph.OpAnd, Args: []int{0, 1}, DType: tensor.Bool},
 			{Op: graph.OpNot, Args: []int{2}, DType: tensor.Bool},
 			{Op: graph.OpOr, Args: []int{3, 0}, DType: tensor.Bool}}})
 	for _, dt := range []tensor.DType{tensor.F16, tensor.I64} {
 		add(&Elementwise{Name: "where_" + dt.String(), Shape: shape, Out: dt,
-			Inputs: []Operand{{tensor.Bool, []int{0, 6, 1}}, {dt, full}, {dt, []int{0, 0, 0}}},
+			Inputs: []Operand{{DType: tensor.Bool, Strides: []int{0, 6, 1}}, {DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
 			Body:   []Instr{{Op: graph.OpWhere, Args: []int{0, 1, 2}, DType: dt}}})
 	}
 	for _, from := range all {
 		for _, to := range all {
 			add(&Elementwise{Name: fmt.Sprintf("cast_%v_%v", from, to), Shape: []int{7}, Out: to,
-				Inputs: []Operand{{from, []int{1}}},
+				Inputs: []Operand{{DType: from, Strides: []int{1}}},
 				Body:   []Instr{{Op: graph.OpCast, Args: []int{0}, DType: to}}})
 		}
 	}
@@ -162,31 +162,31 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 	// and one long chain through every float unary op.
 	for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
 		add(&Elementwise{Name: "chain_bias_gelu_" + dt.String(), Shape: []int{128, 768}, Out: dt,
-			Inputs: []Operand{{dt, []int{768, 1}}, {dt, []int{0, 1}}},
+			Inputs: []Operand{{DType: dt, Strides: []int{768, 1}}, {DType: dt, Strides: []int{0, 1}}},
 			Body: []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: dt},
 				{Op: graph.OpGelu, Args: []int{2}, DType: dt}}})
 		add(&Elementwise{Name: "chain_swiglu_" + dt.String(), Shape: []int{16, 1024}, Out: dt,
-			Inputs: []Operand{{dt, []int{1024, 1}}, {dt, []int{1024, 1}}},
+			Inputs: []Operand{{DType: dt, Strides: []int{1024, 1}}, {DType: dt, Strides: []int{1024, 1}}},
 			Body: []Instr{{Op: graph.OpSilu, Args: []int{0}, DType: dt},
 				{Op: graph.OpMul, Args: []int{2, 1}, DType: dt}}})
 		add(&Elementwise{Name: "chain_residual_" + dt.String(), Shape: []int{2, 8, 16}, Out: dt,
-			Inputs: []Operand{{dt, []int{128, 16, 1}}, {dt, []int{0, 0, 0}}, {dt, []int{128, 1, 8}}},
+			Inputs: []Operand{{DType: dt, Strides: []int{128, 16, 1}}, {DType: dt, Strides: []int{0, 0, 0}}, {DType: dt, Strides: []int{128, 1, 8}}},
 			Body: []Instr{{Op: graph.OpMul, Args: []int{0, 1}, DType: dt},
 				{Op: graph.OpAdd, Args: []int{3, 2}, DType: dt}}})
 	}
 	long := &Elementwise{Name: "chain_all_unary", Shape: []int{1000}, Out: tensor.F32,
-		Inputs: []Operand{{tensor.F32, []int{1}}}}
+		Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}}
 	for i, op := range unaryFloatOps {
 		long.Body = append(long.Body, Instr{Op: op, Args: []int{i}, DType: tensor.F32, Attrs: graph.Attrs{Alpha: 0.2, Min: -5, Max: 5}})
 	}
 	add(long)
 	// Wide index space (64-bit indices) and other block sizes.
 	add(&Elementwise{Name: "wide", Shape: []int{3, 1 << 30}, Out: tensor.F16,
-		Inputs: []Operand{{tensor.F16, []int{1 << 30, 1}}, {tensor.F16, []int{1, 0}}},
+		Inputs: []Operand{{DType: tensor.F16, Strides: []int{1 << 30, 1}}, {DType: tensor.F16, Strides: []int{1, 0}}},
 		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F16}}})
 	for _, b := range []int{32, 128, 1024} {
 		add(&Elementwise{Name: fmt.Sprintf("block%d", b), Shape: []int{10000}, Out: tensor.F32, Block: b,
-			Inputs: []Operand{{tensor.F32, []int{1}}},
+			Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body:   []Instr{{Op: graph.OpExp, Args: []int{0}, DType: tensor.F32}}})
 	}
 	return ks
@@ -194,18 +194,18 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 
 func TestElementwiseErrors(t *testing.T) {
 	bad := []*Elementwise{
-		{Name: "empty", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{tensor.F32, []int{1}}}},
-		{Name: "f64", Shape: []int{2}, Out: tensor.F64, Inputs: []Operand{{tensor.F64, []int{1}}},
+		{Name: "empty", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}},
+		{Name: "f64", Shape: []int{2}, Out: tensor.F64, Inputs: []Operand{{DType: tensor.F64, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F64}}},
-		{Name: "rank", Shape: []int{2, 2}, Out: tensor.F32, Inputs: []Operand{{tensor.F32, []int{1}}},
+		{Name: "rank", Shape: []int{2, 2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}},
-		{Name: "forward", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{tensor.F32, []int{1}}},
+		{Name: "forward", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpNeg, Args: []int{1}, DType: tensor.F32}}},
-		{Name: "pow", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{tensor.F32, []int{1}}},
+		{Name: "pow", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpPow, Args: []int{0, 0}, DType: tensor.F32}}},
-		{Name: "mixed", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{tensor.F32, []int{1}}, {tensor.I32, []int{1}}},
+		{Name: "mixed", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.I32, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}},
-		{Name: "outkind", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{tensor.F32, []int{1}}},
+		{Name: "outkind", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}},
 	}
 	for _, e := range bad {
@@ -219,7 +219,7 @@ func TestElementwiseText(t *testing.T) {
 	// The contiguous case needs no index arithmetic: no div/rem at all;
 	// the broadcast case divides by the row length (6) exactly once.
 	k, err := EmitElementwise(&Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
-		Inputs: []Operand{{tensor.F32, []int{6, 1}}, {tensor.F32, []int{6, 1}}},
+		Inputs: []Operand{{DType: tensor.F32, Strides: []int{6, 1}}, {DType: tensor.F32, Strides: []int{6, 1}}},
 		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestElementwiseText(t *testing.T) {
 		t.Errorf("params %v", got)
 	}
 	k, err = EmitElementwise(&Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
-		Inputs: []Operand{{tensor.F32, []int{6, 1}}, {tensor.F32, []int{1, 0}}},
+		Inputs: []Operand{{DType: tensor.F32, Strides: []int{6, 1}}, {DType: tensor.F32, Strides: []int{1, 0}}},
 		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
 	if err != nil {
 		t.Fatal(err)

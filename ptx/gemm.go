@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -313,4 +314,17 @@ func (f *fn) sharedRow(base string, off, n int, vec bool) []string {
 		i++
 	}
 	return out
+}
+
+// GemmOf describes a MatMul, FusedMatMul or Gemm node (kdesc.GemmOf),
+// with the default tile.
+func GemmOf(name string, n *graph.Node) (*Gemm, error) {
+	d, err := kdesc.GemmOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Gemm{Name: d.Name, A: d.A, B: d.B, Out: d.Out, M: d.M, N: d.N, K: d.K, Batch: d.Batch,
+		ASm: d.ASm, ASk: d.ASk, BSk: d.BSk, BSn: d.BSn, ABatch: d.ABatch, BBatch: d.BBatch, Alpha: d.Alpha,
+		HasC: d.HasC, CType: d.CType, Beta: d.Beta, CSm: d.CSm, CSn: d.CSn, CBatch: d.CBatch,
+		Act: d.Act, HasRes: d.HasRes, ResType: d.ResType}, nil
 }

@@ -1,52 +1,18 @@
 package ptx
 
-import "slices"
+import (
+	"slices"
 
-// collapse simplifies an index space: it drops size-1 dims and merges
-// neighbours that every operand walks contiguously (stride[d] ==
-// stride[d+1]·shape[d+1]), so kernels divide by fewer constants. strides
-// holds one element-stride list per operand, each len(shape) long.
+	"github.com/kilnml/kiln/internal/kdesc"
+)
+
+// collapse is kdesc.Collapse over a list of stride lists.
 func collapse(shape []int, strides [][]int) ([]int, [][]int) {
-	var dims []int
-	st := make([][]int, len(strides))
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(dims) - 1; k >= 0 {
-			merge := true
-			for o := range strides {
-				if st[o][k] != strides[o][d]*n {
-					merge = false
-					break
-				}
-			}
-			if merge {
-				dims[k] *= n
-				for o := range strides {
-					st[o][k] = strides[o][d]
-				}
-				continue
-			}
-		}
-		dims = append(dims, n)
-		for o := range strides {
-			st[o] = append(st[o], strides[o][d])
-		}
-	}
-	return dims, st
+	return kdesc.Collapse(shape, strides...)
 }
 
 // contiguous is the row-major element strides of dims.
-func contiguous(dims []int) []int {
-	st := make([]int, len(dims))
-	s := 1
-	for d := len(dims) - 1; d >= 0; d-- {
-		st[d] = s
-		s *= dims[d]
-	}
-	return st
-}
+func contiguous(dims []int) []int { return kdesc.Contiguous(dims) }
 
 func product(dims []int) int {
 	n := 1

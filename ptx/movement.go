@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -126,46 +127,13 @@ func (f *fn) gridLoop(x ix, i, stride string, n int, body func()) {
 }
 
 // CopyOf describes a Transpose, Slice, Split, Expand or Tile node as a
-// Copy from its (contiguous) input.
+// Copy from its (contiguous) input (kdesc.CopyOf).
 func CopyOf(name string, n *graph.Node) (*Copy, error) {
-	if len(n.Inputs) == 0 {
-		return nil, fmt.Errorf("ptx: %s has no input", n)
+	d, err := kdesc.CopyOf(name, n)
+	if err != nil {
+		return nil, fmt.Errorf("ptx: %w", err)
 	}
-	in := n.Inputs[0].Shape
-	ist := contiguous(in)
-	c := &Copy{Name: name, DType: n.DType, Shape: n.Shape}
-	a := n.Attrs
-	switch n.Op {
-	case graph.OpTranspose:
-		if len(a.Perm) != len(in) {
-			return nil, fmt.Errorf("ptx: %s: perm %v for rank %d", n, a.Perm, len(in))
-		}
-		for _, p := range a.Perm {
-			c.Strides = append(c.Strides, ist[p])
-		}
-	case graph.OpSlice:
-		c.Strides = append([]int(nil), ist...)
-		for k, ax := range a.Axes {
-			c.Base += a.Starts[k] * ist[ax]
-			c.Strides[ax] = ist[ax] * a.Steps[k]
-		}
-	case graph.OpSplit:
-		c.Strides = append([]int(nil), ist...)
-		for k := range a.Index {
-			c.Base += a.Sizes[k] * ist[a.Axis]
-		}
-	case graph.OpExpand:
-		c.Strides = tensor.BroadcastStrides(in, n.Shape)
-	case graph.OpTile:
-		c.Strides = ist
-		c.Mods = append([]int(nil), in...)
-	default:
-		return nil, fmt.Errorf("ptx: %v is not a copy", n.Op)
-	}
-	if len(c.Strides) != len(c.Shape) {
-		return nil, fmt.Errorf("ptx: %s: input rank %d, output rank %d", n, len(in), len(c.Shape))
-	}
-	return c, nil
+	return &Copy{Name: d.Name, DType: d.DType, Shape: d.Shape, Strides: d.Strides, Mods: d.Mods, Base: d.Base}, nil
 }
 
 // Concat joins inputs along Axis. Parameters: out, in0, in1, ...

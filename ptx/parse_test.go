@@ -112,7 +112,7 @@ func TestParseEmitted(t *testing.T) {
 	for _, mk := range []func() (*Kernel, error){
 		func() (*Kernel, error) {
 			return EmitElementwise(&Elementwise{Name: "ew", Shape: []int{3}, Out: tensor.F32,
-				Inputs: []Operand{{tensor.F32, []int{1}}, {tensor.F32, []int{0}}},
+				Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.F32, Strides: []int{0}}},
 				Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
 		},
 		func() (*Kernel, error) {

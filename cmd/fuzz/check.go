@@ -38,6 +38,9 @@ var configs = []config{
 	{name: "fused-reference-kernels", fuse: true, reference: true},
 }
 
+// illConditioned counts the mismatches reanchor put down to the graph.
+var illConditioned int
+
 // guardBytes is the guard zone every plan gets (the -guard flag).
 var guardBytes = plan.Align
 
@@ -52,11 +55,11 @@ func Check(c Case, special bool) *Failure {
 		return &Failure{Stage: "build", Err: err}
 	}
 	feeds := makeFeeds(g, c.Seed, special)
-	ref, err := ops.Interpret(g.Clone(), feeds)
+	ref, amp, err := reference(g, feeds)
 	if err != nil {
 		return &Failure{Stage: "reference", Err: err}
 	}
-	tols := outputTols(g)
+	tols := outputTols(g, amp)
 	for i, cf := range configs {
 		if f := runConfig(g, cf, pools[i%len(pools)], feeds, ref, tols); f != nil {
 			f.Config = cf.name
@@ -100,7 +103,15 @@ func runConfig(g0 *graph.Graph, cf config, pool *exec.Pool, feeds map[string]ten
 		}
 		for i, o := range g.Outputs() {
 			if err := compare(pr.Values[o.ID], ref[i], tols[i]); err != nil {
-				return &Failure{Stage: "compare", Err: fmt.Errorf("run %d output %d (%s): %w", run+1, i, g0.Outputs()[i], err)}
+				err = fmt.Errorf("run %d output %d (%s): %w", run+1, i, g0.Outputs()[i], err)
+				if cf.reference { // the pass's own check: nothing to re-anchor
+					return &Failure{Stage: "compare", Err: err}
+				}
+				if rerr := reanchor(g, pr, feeds); rerr != nil {
+					return &Failure{Stage: "compare", Err: fmt.Errorf("%w\n  %v", err, rerr)}
+				}
+				illConditioned++
+				return nil // every kernel matches on exact inputs (see reanchor)
 			}
 		}
 	}
@@ -135,11 +146,63 @@ var specials = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math
 
 const graphSpecials = 8
 
+// amplifying are the ops whose condition number grows with their input's
+// magnitude: sin(x(1+δ)) moves by about |x|·δ, and exp(x(1+δ)) by a
+// factor e^(xδ), a relative |x|·δ. A kernel within its catalogue
+// tolerance upstream (a few ulps of an Exp feeding a Sin of 10⁴, say)
+// legitimately moves such an op's output by |x| times that, which a sum
+// of tolerances does not cover: seeds 1236, 1813, 1837 and 1862 differed
+// by 1e-3..1e-1 after a Sin of a large argument, with every kernel within
+// its own tolerance.
+var amplifying = map[graph.Op]bool{graph.OpSin: true, graph.OpCos: true, graph.OpExp: true}
+
+// reference evaluates g with the reference interpreter, returning its
+// outputs and, for each amplifying node by ID, the factor its upstream
+// tolerance is multiplied by: the largest finite |x| of its input, at
+// least 1.
+func reference(g *graph.Graph, feeds map[string]tensor.Tensor) ([]tensor.Tensor, map[int]float64, error) {
+	c := g.Clone()
+	var probes []*graph.Node
+	probed := map[int]bool{}
+	for _, n := range c.Nodes {
+		if in := n.Inputs; amplifying[n.Op] && len(in) == 1 && in[0].DType == tensor.F32 && !probed[in[0].ID] {
+			probed[in[0].ID] = true
+			probes = append(probes, in[0])
+			c.OutputNamed(fmt.Sprintf("fuzzprobe%d", len(probes)), in[0])
+		}
+	}
+	vals, err := ops.Interpret(c, feeds)
+	if err != nil {
+		return nil, nil, err
+	}
+	outs := len(g.Outputs())
+	mag := map[int]float64{}
+	for i, p := range probes {
+		m := 1.0
+		for _, v := range vals[outs+i].F32() {
+			if a := math.Abs(float64(v)); a <= math.MaxFloat32 && a > m {
+				m = a
+			}
+		}
+		mag[p.ID] = m
+	}
+	amp := map[int]float64{}
+	for _, n := range g.Nodes {
+		if amplifying[n.Op] && len(n.Inputs) == 1 {
+			if m, ok := mag[n.Inputs[0].ID]; ok {
+				amp[n.ID] = m
+			}
+		}
+	}
+	return vals[:outs], amp, nil
+}
+
 // outputTols is each output's relative tolerance: the sum of the
-// catalogue tolerances of everything it depends on, with a floor, and
-// wide after a round trip through half precision (a value on a rounding
-// boundary may go either way).
-func outputTols(g *graph.Graph) []float64 {
+// catalogue tolerances of everything it depends on (multiplied by amp,
+// the condition of an amplifying op, where it passes through one), with
+// a floor, and wide after a round trip through half precision (a value on
+// a rounding boundary may go either way).
+func outputTols(g *graph.Graph, amp map[int]float64) []float64 {
 	memo := map[*graph.Node]float64{}
 	half := map[*graph.Node]bool{}
 	var tol func(n *graph.Node) float64
@@ -151,10 +214,15 @@ func outputTols(g *graph.Graph) []float64 {
 		if e, err := ops.Lookup(n.Op); err == nil && !n.Op.IsSource() {
 			t = e.Tol + 1e-6
 		}
+		up := 0.0
 		for _, in := range n.Inputs {
-			t += tol(in)
+			up += tol(in)
 			half[n] = half[n] || half[in]
 		}
+		if a, ok := amp[n.ID]; ok {
+			up *= a
+		}
+		t += up
 		if n.Op == graph.OpCast && (n.DType == tensor.F16 || n.DType == tensor.BF16) {
 			half[n] = true
 		}

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/plan"
@@ -137,15 +136,15 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 		}
 		k, err := ptx.EmitPad(&ptx.Pad{Name: name, DType: n.DType, In: x.Shape, Begins: a.Pads[:r], Mode: a.Mode, Value: a.Value, Out: n.Shape})
 		return k, n.Inputs, err
-	case graph.OpMatMul, graph.OpFusedMatMul:
-		gm, err := matMulGemm(name, n)
+	case graph.OpMatMul, graph.OpFusedMatMul, graph.OpGemm:
+		gm, err := ptx.GemmOf(name, n)
 		if err != nil {
 			return nil, nil, err
 		}
 		k, err := ptx.EmitGemm(gm)
 		return k, n.Inputs, err
 	case graph.OpFusedElementwise:
-		e, err := fusedElementwise(name, n)
+		e, err := ptx.FusedOf(name, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -165,15 +164,8 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 			RMS: n.Op == graph.OpAddRMSNorm, Scale: len(n.Inputs) > 2, Bias: len(n.Inputs) > 3,
 			Residual: true, ResStrides: tensor.BroadcastStrides(n.Inputs[1].Shape, x.Shape)})
 		return k, n.Inputs, err
-	case graph.OpGemm:
-		gm, err := gemmGemm(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := ptx.EmitGemm(gm)
-		return k, n.Inputs, err
 	case graph.OpAttention:
-		at, err := attention(name, n)
+		at, err := ptx.AttentionOf(name, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -181,173 +173,4 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 		return k, n.Inputs, err
 	}
 	return nil, nil, fmt.Errorf("no CUDA kernel for %v yet (the CPU backend has one)", n.Op)
-}
-
-// batchStrides are an operand's element strides over the output's batch
-// dims (right-aligned numpy broadcasting; 0 where it broadcasts).
-func batchStrides(own tensor.Shape, batch []int) []int {
-	full := own.Strides()
-	st := make([]int, len(batch))
-	off := len(batch) - len(own)
-	for d := range own {
-		if bd := off + d; bd >= 0 && own[d] != 1 {
-			st[bd] = full[d]
-		}
-	}
-	return st
-}
-
-// matMulGemm describes numpy matmul, or FusedMatMul (operands optionally
-// transposed on their last two dims, then the epilogue): 1-D operands
-// are promoted (and their dim dropped from the result), batch dims
-// broadcast.
-func matMulGemm(name string, n *graph.Node) (*ptx.Gemm, error) {
-	a, b := n.Inputs[0].Shape, n.Inputs[1].Shape
-	at := n.Attrs
-	fused := n.Op == graph.OpFusedMatMul
-	g := &ptx.Gemm{Name: name, A: n.Inputs[0].DType, B: n.Inputs[1].DType, Out: n.DType, Alpha: 1}
-	var aBatch, bBatch tensor.Shape
-	kept := 0
-	switch {
-	case len(a) == 1:
-		g.M, g.K, g.ASm, g.ASk = 1, a[0], 0, 1
-	case fused && at.TransA: // stored [..., K, M]
-		g.M, g.K, g.ASm, g.ASk = a[len(a)-1], a[len(a)-2], 1, a[len(a)-1]
-	default:
-		g.M, g.K, g.ASm, g.ASk = a[len(a)-2], a[len(a)-1], a[len(a)-1], 1
-	}
-	if len(a) > 1 {
-		aBatch = a[:len(a)-2]
-		kept++
-	}
-	kb := 0
-	switch {
-	case len(b) == 1:
-		kb, g.N, g.BSk, g.BSn = b[0], 1, 1, 0
-	case fused && at.TransB: // stored [..., N, K]
-		kb, g.N, g.BSk, g.BSn = b[len(b)-1], b[len(b)-2], 1, b[len(b)-1]
-	default:
-		kb, g.N, g.BSk, g.BSn = b[len(b)-2], b[len(b)-1], b[len(b)-1], 1
-	}
-	if len(b) > 1 {
-		bBatch = b[:len(b)-2]
-		kept++
-	}
-	if kb != g.K {
-		return nil, fmt.Errorf("inner dims %d and %d", g.K, kb)
-	}
-	if len(n.Shape) < kept {
-		return nil, fmt.Errorf("result %v too small", n.Shape)
-	}
-	g.Batch = slices.Clone(n.Shape[:len(n.Shape)-kept])
-	// The operands' batch strides are over their own batch dims only.
-	sa, sb := batchStrides(aBatch, g.Batch), batchStrides(bBatch, g.Batch)
-	for d := range g.Batch {
-		sa[d] *= g.M * g.K
-		sb[d] *= g.K * g.N
-	}
-	g.ABatch, g.BBatch = sa, sb
-	if got := tensor.Shape(append(slices.Clone(g.Batch), g.M, g.N)).NumElements(); got != n.Shape.NumElements() {
-		return nil, fmt.Errorf("result %v does not hold %v batches of %d×%d", n.Shape, g.Batch, g.M, g.N)
-	}
-	if fused {
-		e, extra := at.Epilogue, n.Inputs[2:]
-		if len(extra) != e.Inputs() {
-			return nil, fmt.Errorf("epilogue %+v with %d extra inputs", e, len(extra))
-		}
-		if e.Bias { // along the last axis: [N] or [1, ..., 1, N]
-			bias := extra[0]
-			if bias.Shape.NumElements() != g.N {
-				return nil, fmt.Errorf("bias %v for %d columns", bias.Shape, g.N)
-			}
-			g.HasC, g.CType, g.Beta, g.CSn, g.CBatch = true, bias.DType, 1, 1, make([]int, len(g.Batch))
-		}
-		g.Act = e.Act
-		if e.Residual {
-			r := extra[len(extra)-1]
-			g.HasRes, g.ResType = true, r.DType
-		}
-	}
-	return g, nil
-}
-
-// fusedElementwise turns a FusedElementwise node's program into a ptx
-// chain: node inputs are values 0..k-1, instruction j is value k+j.
-func fusedElementwise(name string, n *graph.Node) (*ptx.Elementwise, error) {
-	e := &ptx.Elementwise{Name: name, Shape: n.Shape, Out: n.DType}
-	for _, in := range n.Inputs {
-		if s, err := tensor.Broadcast(in.Shape, n.Shape); err != nil || !s.Equal(n.Shape) {
-			return nil, fmt.Errorf("input %s does not broadcast to %v", in, n.Shape)
-		}
-		e.Inputs = append(e.Inputs, ptx.Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, n.Shape)})
-	}
-	k := len(n.Inputs)
-	for _, in := range n.Attrs.Program {
-		args := make([]int, len(in.Args))
-		for i, r := range in.Args {
-			args[i] = r.Index
-			if r.Instr {
-				args[i] += k
-			}
-		}
-		dt := in.DType
-		if in.Op == graph.OpCast {
-			dt = in.To
-		}
-		e.Body = append(e.Body, ptx.Instr{Op: in.Op, Args: args, DType: dt, Attrs: in.Attrs()})
-	}
-	return e, nil
-}
-
-// gemmGemm describes the 2-D Gemm op: alpha·op(A)·op(B) + beta·C.
-func gemmGemm(name string, n *graph.Node) (*ptx.Gemm, error) {
-	a, b := n.Inputs[0].Shape, n.Inputs[1].Shape
-	at := n.Attrs
-	if len(a) != 2 || len(b) != 2 {
-		return nil, fmt.Errorf("Gemm operands %v, %v must be 2-D", a, b)
-	}
-	g := &ptx.Gemm{Name: name, A: n.Inputs[0].DType, B: n.Inputs[1].DType, Out: n.DType, Alpha: at.Alpha}
-	if at.TransA {
-		g.M, g.K, g.ASm, g.ASk = a[1], a[0], 1, a[1]
-	} else {
-		g.M, g.K, g.ASm, g.ASk = a[0], a[1], a[1], 1
-	}
-	kb := b[0]
-	if at.TransB {
-		g.N, kb, g.BSk, g.BSn = b[0], b[1], 1, b[1]
-	} else {
-		g.N, g.BSk, g.BSn = b[1], b[1], 1
-	}
-	if kb != g.K {
-		return nil, fmt.Errorf("inner dims %d and %d", g.K, kb)
-	}
-	if len(n.Inputs) > 2 {
-		c := n.Inputs[2]
-		st := tensor.BroadcastStrides(c.Shape, tensor.Shape{g.M, g.N})
-		g.HasC, g.CType, g.Beta, g.CSm, g.CSn = true, c.DType, at.Beta, st[0], st[1]
-	}
-	return g, nil
-}
-
-// attention maps the Attention op onto the row-at-a-time kernel.
-func attention(name string, n *graph.Node) (*ptx.Attention, error) {
-	q, k, v := n.Inputs[0].Shape, n.Inputs[1].Shape, n.Inputs[2].Shape
-	if q.Rank() != 4 || k.Rank() != 4 || v.Rank() != 4 {
-		return nil, fmt.Errorf("q %v, k %v, v %v must be 4-D", q, k, v)
-	}
-	at := &ptx.Attention{Name: name, DType: n.DType, B: q[0], H: q[1], HK: k[1], SQ: q[2], SK: k[2], D: q[3], DV: v[3],
-		Scale: n.Attrs.Scale, Causal: n.Attrs.Causal}
-	if len(n.Inputs) > 3 {
-		m := n.Inputs[3]
-		switch m.DType {
-		case tensor.Bool:
-			at.Mask = ptx.MaskBool
-		case n.DType:
-			at.Mask = ptx.MaskAdd
-		default:
-			return nil, fmt.Errorf("mask dtype %v", m.DType)
-		}
-		at.MaskStrides = tensor.BroadcastStrides(m.Shape, tensor.Shape{at.B, at.H, at.SQ, at.SK})
-	}
-	return at, nil
 }
