@@ -158,7 +158,13 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 		f.op("st.shared.f32 [%s], %s", sa, p)
 		f.op("add.f32 %s, %s, %s", sum, sum, p)
 	})
-	sum = f.blockReduce(sum, "add.f32", tid, red, block, 0) // its barriers publish the weights
+	sum = f.blockReduce(sum, "add.f32", tid, red, block, 0)
+	if block <= 32 {
+		// A one-warp reduction only shuffles, and shfl.sync orders no
+		// memory: publish the weights before every lane reads them all.
+		// (Bigger blocks get this from blockReduce's barriers.)
+		f.op("bar.sync 0")
+	}
 	inv := f.reg(cF32)
 	f.op("rcp.rn.f32 %s, %s", inv, sum)
 	zero := f.reg(cPred)

@@ -235,7 +235,9 @@ func (f *fn) cast(x val, to tensor.DType) (val, error) {
 		case kPred:
 			return val{x.r, k, to}, nil
 		case kF32:
-			f.op("setp.ne.f32 %s, %s, 0f00000000", r, x.r) // NaN is true, as Go's x != 0
+			// neu, not ne: PTX's ne is ordered (false for NaN), and
+			// NaN casts to true as Go's x != 0 does.
+			f.op("setp.neu.f32 %s, %s, 0f00000000", r, x.r)
 		default:
 			f.op("setp.ne.%s %s, %s, 0", selType(x.k), r, x.r)
 		}

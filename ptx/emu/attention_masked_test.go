@@ -32,9 +32,7 @@ func TestAttentionFullyMaskedRowIsNaN(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := sentinel(tensor.F32, 1, 1, 2, 1)
-	// A one-warp block: the known race on the scores (TestSweepAttention)
-	// would stop the run, and does not bear on the values here.
-	if err := runKernel(t, k, Options{NoRaceCheck: true}, got, q, kk, v, mask); err != nil {
+	if err := runKernel(t, k, Options{}, got, q, kk, v, mask); err != nil {
 		t.Fatal(err)
 	}
 	y := got.F32()

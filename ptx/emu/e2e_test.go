@@ -118,11 +118,7 @@ func runLowered(t *testing.T, g *graph.Graph, p *plan.Plan, inputs, params map[s
 		for j, a := range s.Args {
 			args[j] = base[a.Region] + uint64(a.Offset)
 		}
-		var o Options
-		if s.Node.Op == graph.OpAttention && s.Kernel.Launch.Block[0] == 32 {
-			o.NoRaceCheck = true // the known one-warp race, see TestSweepAttention
-		}
-		if err := m.LaunchWith(o, mem, s.Kernel.Name, s.Kernel.Launch, args...); err != nil {
+		if err := m.LaunchWith(Options{}, mem, s.Kernel.Name, s.Kernel.Launch, args...); err != nil {
 			t.Fatalf("step %d (%s): %v", i, s.Node, err)
 		}
 		launches++
