@@ -3,7 +3,6 @@ package kiln
 import (
 	"fmt"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -315,6 +314,3 @@ func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
 	}
 	return c, nil
 }
-
-// inputNode returns graph input i.
-func (cg *CompiledGraph) inputNode(i int) *graph.Node { return cg.g.Inputs()[i] }

@@ -140,12 +140,6 @@ func constValue(n *graph.Node) (tensor.Tensor, bool) {
 	return *n.Value, true
 }
 
-// isConst reports whether n is a Constant or a view of one.
-func isConst(n *graph.Node) bool {
-	_, ok := constValue(n)
-	return ok
-}
-
 // uniform returns the value every element of a float constant n holds,
 // when there is at least one element and they are all equal.
 func uniform(n *graph.Node) (float64, bool) {

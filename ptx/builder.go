@@ -48,13 +48,6 @@ func (f *fn) op(format string, a ...any) {
 	f.body.WriteString(";\n")
 }
 
-// comment emits a PTX comment line.
-func (f *fn) comment(format string, a ...any) {
-	f.body.WriteString("\t// ")
-	fmt.Fprintf(&f.body, format, a...)
-	f.body.WriteString("\n")
-}
-
 // label returns a fresh label name; place marks where it points.
 func (f *fn) label(hint string) string {
 	f.labels++

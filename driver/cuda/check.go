@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -109,13 +108,4 @@ func cString(p uintptr) string {
 		b = append(b, c)
 	}
 	return string(b)
-}
-
-// errorCode extracts the CUresult from an error made by check (0 if none).
-func errorCode(err error) uint32 {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return 0
 }
