@@ -60,13 +60,7 @@ func CopyOf(name string, n *graph.Node) (*Copy, error) {
 }
 
 // Concat joins contiguous inputs along Axis. Buffers: out, in0, in1, ...
-type Concat struct {
-	Name  string
-	DType tensor.DType
-	Shape []int
-	Axis  int
-	Sizes []int
-}
+type Concat = kdesc.Concat
 
 // EmitConcat writes one thread per output element choosing its input by
 // the coordinate along Axis.
@@ -115,13 +109,7 @@ func EmitConcat(c *Concat) (*Kernel, error) {
 // Gather picks x[o, idx[j], i] for x viewed as [Outer, D, Inner] and
 // indices of N elements; negative indices count from the end and an
 // index out of range yields zero. Buffers: out, x, indices.
-type Gather struct {
-	Name     string
-	DType    tensor.DType
-	Outer, D int
-	N, Inner int
-	Index    tensor.DType // I32 or I64
-}
+type Gather = kdesc.Gather
 
 // EmitGather writes a Gather, one thread per output element.
 func EmitGather(g *Gather) (*Kernel, error) {
@@ -152,15 +140,7 @@ func EmitGather(g *Gather) (*Kernel, error) {
 
 // Pad pads a contiguous input by Begins on each dim (the ends follow
 // from Out). Buffers: out, x.
-type Pad struct {
-	Name   string
-	DType  tensor.DType
-	In     []int
-	Begins []int
-	Mode   graph.PadMode
-	Value  float32
-	Out    []int
-}
+type Pad = kdesc.Pad
 
 // EmitPad writes a Pad; the coordinate mapping is PadSource's.
 func EmitPad(p *Pad) (*Kernel, error) {
@@ -205,3 +185,12 @@ func EmitPad(p *Pad) (*Kernel, error) {
 	gr, th := linear(n)
 	return &Kernel{Name: p.Name, Source: b.String(), Buffers: bufs, Groups: gr, Threads: th, Variant: "copy"}, nil
 }
+
+// ConcatOf describes a Concat node (kdesc.ConcatOf).
+func ConcatOf(name string, n *graph.Node) (*Concat, error) { return kdesc.ConcatOf(name, n) }
+
+// GatherOf describes a Gather node (kdesc.GatherOf).
+func GatherOf(name string, n *graph.Node) (*Gather, error) { return kdesc.GatherOf(name, n) }
+
+// PadOf describes a Pad node (kdesc.PadOf).
+func PadOf(name string, n *graph.Node) (*Pad, error) { return kdesc.PadOf(name, n) }

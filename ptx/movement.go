@@ -413,3 +413,30 @@ func padBits(dt tensor.DType, v float32) int64 {
 	}
 	return int64(w)
 }
+
+// ConcatOf describes a Concat node (kdesc.ConcatOf) with the default block.
+func ConcatOf(name string, n *graph.Node) (*Concat, error) {
+	d, err := kdesc.ConcatOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Concat{Name: d.Name, DType: d.DType, Shape: d.Shape, Axis: d.Axis, Sizes: d.Sizes}, nil
+}
+
+// GatherOf describes a Gather node (kdesc.GatherOf) with the default block.
+func GatherOf(name string, n *graph.Node) (*Gather, error) {
+	d, err := kdesc.GatherOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Gather{Name: d.Name, DType: d.DType, Outer: d.Outer, D: d.D, N: d.N, Inner: d.Inner, Index: d.Index}, nil
+}
+
+// PadOf describes a Pad node (kdesc.PadOf) with the default block.
+func PadOf(name string, n *graph.Node) (*Pad, error) {
+	d, err := kdesc.PadOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Pad{Name: d.Name, DType: d.DType, In: d.In, Begins: d.Begins, Mode: d.Mode, Value: d.Value, Out: d.Out}, nil
+}

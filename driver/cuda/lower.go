@@ -118,23 +118,25 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 		k, err := ptx.EmitCopy(c)
 		return k, n.Inputs[:1], err
 	case graph.OpConcat:
-		sizes := make([]int, len(n.Inputs))
-		for i, in := range n.Inputs {
-			sizes[i] = in.Shape[a.Axis]
+		c, err := ptx.ConcatOf(name, n)
+		if err != nil {
+			return nil, nil, err
 		}
-		k, err := ptx.EmitConcat(&ptx.Concat{Name: name, DType: n.DType, Shape: n.Shape, Axis: a.Axis, Sizes: sizes})
+		k, err := ptx.EmitConcat(c)
 		return k, n.Inputs, err
 	case graph.OpGather:
-		s := x.Shape
-		k, err := ptx.EmitGather(&ptx.Gather{Name: name, DType: n.DType, Outer: s[:a.Axis].NumElements(), D: s[a.Axis],
-			N: n.Inputs[1].Shape.NumElements(), Inner: s[a.Axis+1:].NumElements(), Index: n.Inputs[1].DType})
+		gd, err := ptx.GatherOf(name, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, err := ptx.EmitGather(gd)
 		return k, n.Inputs, err
 	case graph.OpPad:
-		r := x.Shape.Rank()
-		if len(a.Pads) != 2*r {
-			return nil, nil, fmt.Errorf("pads %v for rank %d", a.Pads, r)
+		pd, err := ptx.PadOf(name, n)
+		if err != nil {
+			return nil, nil, err
 		}
-		k, err := ptx.EmitPad(&ptx.Pad{Name: name, DType: n.DType, In: x.Shape, Begins: a.Pads[:r], Mode: a.Mode, Value: a.Value, Out: n.Shape})
+		k, err := ptx.EmitPad(pd)
 		return k, n.Inputs, err
 	case graph.OpMatMul, graph.OpFusedMatMul, graph.OpGemm:
 		gm, err := ptx.GemmOf(name, n)

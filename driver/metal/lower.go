@@ -125,23 +125,25 @@ func emitNode(name string, n *graph.Node, o LowerOptions) (*msl.Kernel, []*graph
 		k, err := msl.EmitCopy(c)
 		return k, n.Inputs[:1], err
 	case graph.OpConcat:
-		sizes := make([]int, len(n.Inputs))
-		for i, in := range n.Inputs {
-			sizes[i] = in.Shape[a.Axis]
+		c, err := msl.ConcatOf(name, n)
+		if err != nil {
+			return nil, nil, err
 		}
-		k, err := msl.EmitConcat(&msl.Concat{Name: name, DType: n.DType, Shape: n.Shape, Axis: a.Axis, Sizes: sizes})
+		k, err := msl.EmitConcat(c)
 		return k, n.Inputs, err
 	case graph.OpGather:
-		s := x.Shape
-		k, err := msl.EmitGather(&msl.Gather{Name: name, DType: n.DType, Outer: s[:a.Axis].NumElements(), D: s[a.Axis],
-			N: n.Inputs[1].Shape.NumElements(), Inner: s[a.Axis+1:].NumElements(), Index: n.Inputs[1].DType})
+		gd, err := msl.GatherOf(name, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, err := msl.EmitGather(gd)
 		return k, n.Inputs, err
 	case graph.OpPad:
-		r := x.Shape.Rank()
-		if len(a.Pads) != 2*r {
-			return nil, nil, fmt.Errorf("pads %v for rank %d", a.Pads, r)
+		pd, err := msl.PadOf(name, n)
+		if err != nil {
+			return nil, nil, err
 		}
-		k, err := msl.EmitPad(&msl.Pad{Name: name, DType: n.DType, In: x.Shape, Begins: a.Pads[:r], Mode: a.Mode, Value: a.Value, Out: n.Shape})
+		k, err := msl.EmitPad(pd)
 		return k, n.Inputs, err
 	case graph.OpMatMul, graph.OpFusedMatMul, graph.OpGemm:
 		gm, err := msl.GemmOf(name, n)
