@@ -33,13 +33,14 @@ type TypedOutput struct {
 // output as float32 (other dtypes are converted). Inputs bound to a
 // handle may be left out.
 func (cg *CompiledGraph) Run(inputs ...Input) ([][]float32, error) {
-	typed := make([]TypedInput, len(inputs))
-	for i, in := range inputs {
-		typed[i] = TypedInput{Name: in.Name, Data: tensor.Bytes(in.Data), DType: tensor.F32}
-	}
-	if err := cg.runNamed(typed); err != nil {
+	if err := cg.runNamed(typedF32(inputs)); err != nil {
 		return nil, err
 	}
+	return cg.outputsF32()
+}
+
+// outputsF32 copies every output of the last run as float32.
+func (cg *CompiledGraph) outputsF32() ([][]float32, error) {
 	outs := make([][]float32, len(cg.g.Outputs()))
 	for i, o := range cg.g.Outputs() {
 		v := cg.outputTensor(i)
@@ -74,28 +75,48 @@ func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
 // Every input is checked (and converted) before any is written, so a call
 // that fails leaves the arena as the last run left it.
 func (cg *CompiledGraph) runNamed(inputs []TypedInput) error {
+	data, err := cg.namedInputs(inputs)
+	if err != nil {
+		return err
+	}
+	ins := cg.g.Inputs()
+	for i, b := range data {
+		if b == nil {
+			continue
+		}
+		if err := cg.x.Write(ins[i], b); err != nil {
+			return err
+		}
+	}
+	return cg.execute()
+}
+
+// namedInputs checks the params and matches named inputs to graph
+// inputs, converted to their dtypes: the bytes of every input by slot,
+// nil for those bound to a handle.
+func (cg *CompiledGraph) namedInputs(inputs []TypedInput) ([][]byte, error) {
 	if cg.closed {
-		return errClosed
+		return nil, errClosed
 	}
 	if err := cg.checkParams(); err != nil {
-		return err
+		return nil, err
 	}
 	ins := cg.g.Inputs()
 	data := make([][]byte, len(ins)) // converted bytes by slot; nil if not given
 	for _, in := range inputs {
 		i := cg.inputIndex(in.Name)
 		if i < 0 {
-			return fmt.Errorf("kiln: no input %q (inputs: %s)", in.Name, names(ins))
+			return nil, fmt.Errorf("kiln: no input %q (inputs: %s)", in.Name, names(ins))
 		}
 		if data[i] != nil {
-			return fmt.Errorf("kiln: input %q given twice", in.Name)
+			return nil, fmt.Errorf("kiln: input %q given twice", in.Name)
 		}
 		if cg.handleFor(i) != nil {
-			return fmt.Errorf("kiln: input %q is bound to a handle; leave it out", in.Name)
+			return nil, fmt.Errorf("kiln: input %q is bound to a handle; leave it out", in.Name)
 		}
 		b, err := convertTo(ins[i], in.Data, in.DType)
 		if err != nil {
-			return fmt.Errorf("kiln: input %q: %w", in.Name, err)
+			return nil, fmt.Errorf("kiln: input %q: %w", in.Name, err)
 		}
 		if b == nil { // zero elements: still given
 			b = []byte{}
@@ -109,17 +130,9 @@ func (cg *CompiledGraph) runNamed(inputs []TypedInput) error {
 		}
 	}
 	if missing != nil {
-		return fmt.Errorf("kiln: missing inputs: %v", missing)
+		return nil, fmt.Errorf("kiln: missing inputs: %v", missing)
 	}
-	for i, b := range data {
-		if b == nil {
-			continue
-		}
-		if err := cg.x.Write(ins[i], b); err != nil {
-			return err
-		}
-	}
-	return cg.execute()
+	return data, nil
 }
 
 func (cg *CompiledGraph) inputIndex(name string) int {
@@ -244,29 +257,10 @@ func (cg *CompiledGraph) Arena() []byte {
 	return cg.activeArena()
 }
 
-// CommitNoWait starts a run without waiting for it; outputs of one commit
-// are overwritten by the next. On the CPU it runs synchronously.
-func (cg *CompiledGraph) CommitNoWait(inputs ...Input) error {
-	_, err := cg.RunRaw(inputs...)
-	return err
-}
-
-// SyncPending waits for every CommitNoWait (a no-op on the CPU).
-func (cg *CompiledGraph) SyncPending() error {
-	if cg.closed {
-		return errClosed
-	}
-	return cg.x.Sync()
-}
-
 // RunRaw runs with named float32 inputs and returns views of the outputs
 // (float32 outputs only; nil for others), valid until the next run.
 func (cg *CompiledGraph) RunRaw(inputs ...Input) ([][]float32, error) {
-	typed := make([]TypedInput, len(inputs))
-	for i, in := range inputs {
-		typed[i] = TypedInput{Name: in.Name, Data: tensor.Bytes(in.Data), DType: tensor.F32}
-	}
-	if err := cg.runNamed(typed); err != nil {
+	if err := cg.runNamed(typedF32(inputs)); err != nil {
 		return nil, err
 	}
 	outs := make([][]float32, len(cg.spans))
@@ -274,20 +268,6 @@ func (cg *CompiledGraph) RunRaw(inputs ...Input) ([][]float32, error) {
 		outs[i] = cg.Output(i)
 	}
 	return outs, nil
-}
-
-// RunPipelined runs each input set in turn and returns every run's
-// outputs separately: out[run][output][element].
-func (cg *CompiledGraph) RunPipelined(sets [][]Input) ([][][]float32, error) {
-	out := make([][][]float32, len(sets))
-	for i, set := range sets {
-		o, err := cg.Run(set...)
-		if err != nil {
-			return nil, fmt.Errorf("kiln: RunPipelined: set %d: %w", i, err)
-		}
-		out[i] = o
-	}
-	return out, cg.SyncPending()
 }
 
 // Clone makes a compiled graph that shares the weights read-only and owns

@@ -5,33 +5,13 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
-	"github.com/kilnml/kiln/tensor"
+	"github.com/kilnml/kiln/internal/kdesc"
 )
 
 // Conv describes Conv2D of x [N, C, H, W] with w [M, C/Groups, KH, KW],
-// optionally + bias [M], then Act and + Res (laid out like out, FusedConv2D).
+// optionally + bias [M], then Act and + Res (kdesc.Conv).
 // Buffers: out, x, w, [bias], [res].
-type Conv struct {
-	Name           string
-	DType          tensor.DType
-	N, C, H, W     int
-	M, KH, KW      int
-	OH, OW         int
-	SH, SW, PT, PL int // strides, top and left padding
-	DH, DW         int // dilations
-	Groups         int
-	Bias           bool
-	Act            graph.Op // OpInvalid for none
-	Res            bool
-}
-
-// ConvSource is the input (row, column) output cell (oy, ox) reads at
-// window tap (ky, kx), and whether it lies inside the input (outside is
-// padding, which contributes nothing): the arithmetic EmitConv writes.
-func (c *Conv) ConvSource(oy, ox, ky, kx int) (iy, ix int, ok bool) {
-	iy, ix = oy*c.SH-c.PT+ky*c.DH, ox*c.SW-c.PL+kx*c.DW
-	return iy, ix, iy >= 0 && iy < c.H && ix >= 0 && ix < c.W
-}
+type Conv = kdesc.Conv
 
 // EmitConv writes a direct convolution (an implicit GEMM with one output
 // per thread: the K loop runs over the group's channels and the window,
@@ -87,30 +67,5 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	return &Kernel{Name: c.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "direct"}, nil
 }
 
-// ConvOf describes a Conv2D or FusedConv2D node.
-func ConvOf(name string, n *graph.Node) (*Conv, error) {
-	x, w := n.Inputs[0].Shape, n.Inputs[1].Shape
-	a := n.Attrs
-	if x.Rank() != 4 || w.Rank() != 4 || n.Shape.Rank() != 4 || len(a.Strides) != 2 || len(a.Pads) != 4 || len(a.Dilations) != 2 {
-		return nil, fmt.Errorf("msl: %s: conv of %v by %v with strides %v pads %v dilations %v", n, x, w, a.Strides, a.Pads, a.Dilations)
-	}
-	c := &Conv{Name: name, DType: n.DType, N: x[0], C: x[1], H: x[2], W: x[3], M: w[0], KH: w[2], KW: w[3],
-		OH: n.Shape[2], OW: n.Shape[3], SH: a.Strides[0], SW: a.Strides[1], PT: a.Pads[0], PL: a.Pads[1],
-		DH: a.Dilations[0], DW: a.Dilations[1], Groups: max(a.Groups, 1)}
-	extra := len(n.Inputs) - 2
-	if n.Op == graph.OpFusedConv2D {
-		e := a.Epilogue
-		c.Bias, c.Act, c.Res = e.Bias, e.Act, e.Residual
-		if extra != e.Inputs() {
-			return nil, fmt.Errorf("msl: %s: epilogue %+v with %d extra inputs", n, e, extra)
-		}
-	} else {
-		c.Bias = extra == 1
-	}
-	for _, in := range n.Inputs {
-		if in.DType != n.DType {
-			return nil, fmt.Errorf("msl: %s: input %s is not %v", n, in, n.DType)
-		}
-	}
-	return c, nil
-}
+// ConvOf describes a Conv2D or FusedConv2D node (kdesc.ConvOf).
+func ConvOf(name string, n *graph.Node) (*Conv, error) { return wrap(kdesc.ConvOf(name, n)) }

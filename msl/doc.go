@@ -2,15 +2,18 @@
 // backend (driver/metal) compiles at run time.
 //
 // It mirrors package ptx: emitters (Elementwise, Reduce, Softmax, Norm,
-// Copy, Concat, Gather, Pad, Gemm, Attention, Conv) take plain shape
+// Copy, Concat, Gather, Pad, Gemm, Attention, Conv, Pool, CumSum, Arg,
+// BatchNorm, RoPE) take plain shape
 // descriptions and return a Kernel: the source of one kernel function, its
 // buffer list (buffer i is argument i, out first) and its dispatch
 // geometry. Shapes and strides are baked into the source as constants
 // (kiln compiles a graph for fixed shapes), so the only arguments are
 // buffers. The package needs no Metal and no darwin: it is plain text
 // generation, tested on every OS, and its index arithmetic lives in Go
-// functions (Collapse, Offset, PadSource) that tests check against
-// independent references.
+// functions (Collapse, Offset, PadSource, kdesc.Window) that tests check
+// against independent references. The one-thread-per-element kernels are
+// also compiled as C++ (host_test.go, when g++ is present) and run
+// against the CPU reference kernels of package ops.
 //
 // It is a top-level package, beside ptx, rather than inside driver/metal
 // so that tools and tests can generate and inspect kernels without

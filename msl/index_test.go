@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -192,7 +193,7 @@ func TestPadSource(t *testing.T) {
 
 // TestConvSource: stride 2, pad 1, dilation 2 on a 5×5 input (hand-worked).
 func TestConvSource(t *testing.T) {
-	c := &Conv{H: 5, W: 5, SH: 2, SW: 2, PT: 1, PL: 1, DH: 2, DW: 2}
+	c := &Conv{Window: kdesc.Window{H: 5, W: 5, SH: 2, SW: 2, PT: 1, PL: 1, DH: 2, DW: 2}}
 	for _, tc := range []struct {
 		oy, ox, ky, kx, iy, ix int
 		ok                     bool
@@ -203,9 +204,9 @@ func TestConvSource(t *testing.T) {
 		{1, 1, 1, 2, 3, 5, false},
 		{2, 1, 0, 1, 3, 3, true},
 	} {
-		iy, ix, ok := c.ConvSource(tc.oy, tc.ox, tc.ky, tc.kx)
+		iy, ix, ok := c.Source(tc.oy, tc.ox, tc.ky, tc.kx)
 		if iy != tc.iy || ix != tc.ix || ok != tc.ok {
-			t.Errorf("ConvSource(%d,%d,%d,%d) = %d,%d,%v want %d,%d,%v", tc.oy, tc.ox, tc.ky, tc.kx, iy, ix, ok, tc.iy, tc.ix, tc.ok)
+			t.Errorf("Source(%d,%d,%d,%d) = %d,%d,%v want %d,%d,%v", tc.oy, tc.ox, tc.ky, tc.kx, iy, ix, ok, tc.iy, tc.ix, tc.ok)
 		}
 	}
 }

@@ -70,6 +70,10 @@ static inline ushort kiln_bf16_store(float f) {
     return ushort(u >> 16);
 }
 
+// NaN test on the bits: under fast math (the compiler's default) x != x
+// and isnan may be folded to false.
+static inline bool kiln_isnan(float x) { return (as_type<uint>(x) & 0x7fffffffu) > 0x7f800000u; }
+
 // Threadgroup reductions: every simdgroup reduces with simd_*, lane 0
 // parks its partial in sh (one float per simdgroup), then every
 // simdgroup reduces the partials, so all threads get the result.
@@ -143,3 +147,11 @@ func checkCount(name string, n int) error {
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }
+
+// wrap prefixes a describing error with the package name.
+func wrap[T any](d *T, err error) (*T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("msl: %w", err)
+	}
+	return d, nil
+}

@@ -51,13 +51,7 @@ func EmitCopy(c *Copy) (*Kernel, error) {
 
 // CopyOf describes a Transpose, Slice, Split, Expand or Tile node as a
 // Copy from its contiguous input (kdesc.CopyOf).
-func CopyOf(name string, n *graph.Node) (*Copy, error) {
-	c, err := kdesc.CopyOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("msl: %w", err)
-	}
-	return c, nil
-}
+func CopyOf(name string, n *graph.Node) (*Copy, error) { return wrap(kdesc.CopyOf(name, n)) }
 
 // Concat joins contiguous inputs along Axis. Buffers: out, in0, in1, ...
 type Concat = kdesc.Concat

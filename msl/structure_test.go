@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -98,9 +99,38 @@ func variants(t *testing.T) []*Kernel {
 			Causal: mk == MaskNone, Mask: mk, MaskStrides: []int{7, 0, 0, 1}}))
 	}
 	// conv: plain, grouped and strided, fused epilogue
-	add(EmitConv(&Conv{Name: name("conv"), DType: f32, N: 1, C: 3, H: 8, W: 8, M: 4, KH: 3, KW: 3, OH: 6, OW: 6, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}))
-	add(EmitConv(&Conv{Name: name("conv_fused"), DType: tensor.F16, N: 2, C: 4, H: 9, W: 9, M: 4, KH: 3, KW: 3, OH: 5, OW: 5, SH: 2, SW: 2, PT: 1, PL: 1,
-		DH: 1, DW: 1, Groups: 2, Bias: true, Act: graph.OpRelu, Res: true}))
+	add(EmitConv(&Conv{Name: name("conv"), DType: f32, Window: kdesc.Window{N: 1, C: 3, H: 8, W: 8, KH: 3, KW: 3, OH: 6, OW: 6, SH: 1, SW: 1, DH: 1, DW: 1}, M: 4, Groups: 1}))
+	add(EmitConv(&Conv{Name: name("conv_fused"), DType: tensor.F16, Window: kdesc.Window{N: 2, C: 4, H: 9, W: 9, KH: 3, KW: 3, OH: 5, OW: 5, SH: 2, SW: 2, PT: 1, PL: 1,
+		DH: 1, DW: 1}, M: 4, Groups: 2, Bias: true, Act: graph.OpRelu, Res: true}))
+	// scans along an axis: every direction, float and integer dtypes
+	for _, dt := range []tensor.DType{f32, tensor.BF16, tensor.I32, tensor.U8} {
+		for _, ex := range []bool{false, true} {
+			for _, rev := range []bool{false, true} {
+				add(EmitCumSum(&CumSum{Name: name("cumsum"), DType: dt, Lines: kdesc.Lines{Outer: 3, Size: 7, Inner: 4}, Exclusive: ex, Reverse: rev}))
+			}
+		}
+	}
+	for _, dt := range []tensor.DType{f32, tensor.F16, tensor.I64, tensor.I8} {
+		for _, mx := range []bool{false, true} {
+			add(EmitArg(&Arg{Name: name("arg"), DType: dt, Lines: kdesc.Lines{Outer: 2, Size: 9, Inner: 5}, Max: mx}))
+		}
+	}
+	// pools: max and both means, padded and strided; global pool
+	win := kdesc.Window{N: 2, C: 3, H: 7, W: 6, OH: 4, OW: 3, KH: 3, KW: 2, SH: 2, SW: 2, PT: 1, PL: 0, DH: 1, DW: 1}
+	add(EmitPool(&Pool{Name: name("maxpool"), DType: f32, Window: win, Max: true}))
+	add(EmitPool(&Pool{Name: name("avgpool"), DType: tensor.F16, Window: win}))
+	add(EmitPool(&Pool{Name: name("avgpool_pad"), DType: f32, Window: win, CountPad: true}))
+	add(EmitReduce(&Reduce{Name: name("gap"), Op: graph.OpReduceMean, DType: f32, Shape: []int{2, 3, 5, 5}, Axes: []int{2, 3}}))
+	// depthwise conv with dilation and the whole epilogue
+	add(EmitConv(&Conv{Name: name("conv_dw"), DType: f32, Window: kdesc.Window{N: 1, C: 6, H: 9, W: 9, KH: 3, KW: 3, OH: 5, OW: 5, SH: 1, SW: 1, PT: 0, PL: 0,
+		DH: 2, DW: 2}, M: 6, Groups: 6, Bias: true, Act: graph.OpSilu}))
+	// per-channel and per-pair kernels
+	for _, dt := range []tensor.DType{f32, tensor.BF16} {
+		add(EmitBatchNorm(&BatchNorm{Name: name("batchnorm"), DType: dt, N: 2, C: 3, Spatial: 10, Eps: 1e-5}))
+		for _, il := range []bool{false, true} {
+			add(EmitRoPE(&RoPE{Name: name("rope"), DType: dt, Rows: 12, Seq: 6, Half: 4, Interleaved: il}))
+		}
+	}
 	return ks
 }
 
@@ -224,6 +254,8 @@ func TestVariantFeatures(t *testing.T) {
 			want = []string{"threadgroup float As", "threadgroup_barrier"}
 		case strings.Contains(k.Name, "softmax"):
 			want = []string{"kiln_tg_max", "kiln_tg_sum"}
+		case strings.HasSuffix(k.Name, "_batchnorm"):
+			want = []string{"sqrt(", "var[c]", "mean[c]"} // not rsqrt: divides like the CPU
 		case strings.Contains(k.Name, "norm"):
 			want = []string{"kiln_tg_sum", "rsqrt"}
 		case strings.Contains(k.Name, "attn"):
@@ -268,6 +300,30 @@ func TestRejects(t *testing.T) {
 		}(),
 		func() error {
 			_, err := EmitCopy(&Copy{Name: "g", DType: tensor.F32, Shape: []int{1 << 16, 1 << 16}, Strides: []int{1, 1}})
+			return err
+		}(),
+		func() error {
+			_, err := EmitCumSum(&CumSum{Name: "h", DType: tensor.Bool, Lines: kdesc.Lines{Outer: 1, Size: 2, Inner: 1}})
+			return err
+		}(),
+		func() error {
+			_, err := EmitArg(&Arg{Name: "i", DType: tensor.F64, Lines: kdesc.Lines{Outer: 1, Size: 2, Inner: 1}, Max: true})
+			return err
+		}(),
+		func() error {
+			_, err := EmitArg(&Arg{Name: "j", DType: tensor.F32, Lines: kdesc.Lines{Outer: 2, Size: 0, Inner: 1}})
+			return err
+		}(),
+		func() error {
+			_, err := EmitPool(&Pool{Name: "k", DType: tensor.F32, Window: kdesc.Window{N: 1, C: 1, H: 4, W: 4, OH: 1, OW: 1, KH: 2, KW: 2, SH: 1, SW: 1, DH: 2, DW: 1}, Max: true})
+			return err
+		}(),
+		func() error {
+			_, err := EmitBatchNorm(&BatchNorm{Name: "l", DType: tensor.I32, N: 1, C: 2, Spatial: 3})
+			return err
+		}(),
+		func() error {
+			_, err := EmitRoPE(&RoPE{Name: "m", DType: tensor.I64, Rows: 2, Seq: 2, Half: 2})
 			return err
 		}(),
 	}

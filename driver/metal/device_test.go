@@ -1,6 +1,7 @@
 package metal_test
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -102,9 +103,13 @@ func compare(t *testing.T, g *graph.Graph, tol float64, given map[string][]float
 	}
 }
 
+// TestMetalOps runs every op family, the newer ops (scans, ArgMax, pools,
+// BatchNorm, RoPE, fused and depthwise conv) included, against the CPU.
 func TestMetalOps(t *testing.T) {
 	needMetal(t)
-	for name, build := range metalGraphs() {
+	graphs := metalGraphs()
+	maps.Copy(graphs, metal.NewOpGraphs())
+	for name, build := range graphs {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New()
 			build(g)

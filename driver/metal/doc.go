@@ -15,4 +15,42 @@
 //
 // Memory: every buffer uses shared storage, so on unified memory the
 // arena is the CPU's view too; Write and Read are memcpy, no blits.
+// Pipelined runs therefore cannot leave outputs in the arena: each
+// commit stages its inputs in a buffer of its own and ends its command
+// buffer with copies of the outputs into a snapshot of its own
+// (Program.CommitNoWait). Program implements exec.Committer, through
+// which kiln's CommitNoWait, SyncPendingOutputs and RunPipelined return
+// every commit's own outputs.
+//
+// # mac-check.sh results
+//
+// The script (run from the repo root on a Mac; "SKIP: <reason>" and exit
+// 0 elsewhere) prints a header, then four stages, each as a
+// "### stage <name>" line, the stage's raw output and one
+// "RESULT: <name> ok" or "RESULT: <name> FAIL (exit <code>)" line:
+//
+//	host: <uname -a>
+//	gpu: <chipset model from system_profiler>
+//	go: <go version>
+//	### stage build       CGO_ENABLED=0 go build ./... and go vet of
+//	                      driver/metal, msl and internal/kdesc
+//	### stage tests       go test -v of msl (structure and host tests),
+//	                      internal/kdesc and driver/metal with
+//	                      KILN_TEST_REQUIRE_METAL=1 (a missing device
+//	                      fails): TestMetalOps runs every op family,
+//	                      CumSum, ArgMax/ArgMin, pools, BatchNorm, RoPE and
+//	                      fused/depthwise conv included, against the CPU;
+//	                      then "ops: <n> op families pass, <m> fail"
+//	### stage pipelined   TestMetalPipelined (metal.Program commits),
+//	                      TestMetalCompiledPipelined (CommitNoWait +
+//	                      SyncPendingOutputs and RunPipelined through
+//	                      kiln.CompiledGraph) and the front door's own
+//	                      pipelining tests
+//	### stage benchmarks  BenchmarkGEMM/<n>x<n>x<n> ... GFLOP/s,
+//	                      BenchmarkDemoEncoder ... ns/op (latency of one
+//	                      synchronous run), BenchmarkPipelined and
+//	                      BenchmarkCompiledPipelined/{synchronous,
+//	                      pipelined-3} ... ns/run
+//
+// The script exits 1 when any stage failed.
 package metal

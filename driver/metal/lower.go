@@ -125,26 +125,11 @@ func emitNode(name string, n *graph.Node, o LowerOptions) (*msl.Kernel, []*graph
 		k, err := msl.EmitCopy(c)
 		return k, n.Inputs[:1], err
 	case graph.OpConcat:
-		c, err := msl.ConcatOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitConcat(c)
-		return k, n.Inputs, err
+		return emit(msl.ConcatOf, msl.EmitConcat, name, n)
 	case graph.OpGather:
-		gd, err := msl.GatherOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitGather(gd)
-		return k, n.Inputs, err
+		return emit(msl.GatherOf, msl.EmitGather, name, n)
 	case graph.OpPad:
-		pd, err := msl.PadOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitPad(pd)
-		return k, n.Inputs, err
+		return emit(msl.PadOf, msl.EmitPad, name, n)
 	case graph.OpMatMul, graph.OpFusedMatMul, graph.OpGemm:
 		gm, err := msl.GemmOf(name, n)
 		if err != nil {
@@ -154,26 +139,34 @@ func emitNode(name string, n *graph.Node, o LowerOptions) (*msl.Kernel, []*graph
 		k, err := msl.EmitGemm(gm)
 		return k, n.Inputs, err
 	case graph.OpFusedElementwise:
-		e, err := msl.FusedOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitElementwise(e)
-		return k, n.Inputs, err
+		return emit(msl.FusedOf, msl.EmitElementwise, name, n)
 	case graph.OpConv2D, graph.OpFusedConv2D:
-		c, err := msl.ConvOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitConv(c)
-		return k, n.Inputs, err
+		return emit(msl.ConvOf, msl.EmitConv, name, n)
+	case graph.OpCumSum:
+		return emit(msl.CumSumOf, msl.EmitCumSum, name, n)
+	case graph.OpArgMax, graph.OpArgMin:
+		return emit(msl.ArgOf, msl.EmitArg, name, n)
+	case graph.OpBatchNorm:
+		return emit(msl.BatchNormOf, msl.EmitBatchNorm, name, n)
+	case graph.OpMaxPool2D, graph.OpAvgPool2D:
+		return emit(msl.PoolOf, msl.EmitPool, name, n)
+	case graph.OpGlobalAvgPool:
+		return emit(msl.GlobalPoolOf, msl.EmitReduce, name, n)
+	case graph.OpRoPE:
+		return emit(msl.RoPEOf, msl.EmitRoPE, name, n)
 	case graph.OpAttention:
-		at, err := msl.AttentionOf(name, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := msl.EmitAttention(at)
-		return k, n.Inputs, err
+		return emit(msl.AttentionOf, msl.EmitAttention, name, n)
 	}
 	return nil, nil, fmt.Errorf("no Metal kernel for %v yet (the CPU backend has one)", n.Op)
+}
+
+// emit describes a node and writes its kernel, which reads every input
+// in order.
+func emit[D any](describe func(string, *graph.Node) (*D, error), write func(*D) (*msl.Kernel, error), name string, n *graph.Node) (*msl.Kernel, []*graph.Node, error) {
+	d, err := describe(name, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := write(d)
+	return k, n.Inputs, err
 }

@@ -63,6 +63,78 @@ func opGraphs() map[string]func(g *graph.Graph) {
 	}
 }
 
+// newOpGraphs cover the ops this backend lowers besides opGraphs', each
+// with the ops that must appear as steps of their own.
+func newOpGraphs() map[string]struct {
+	build func(g *graph.Graph)
+	ops   []graph.Op
+} {
+	type entry = struct {
+		build func(g *graph.Graph)
+		ops   []graph.Op
+	}
+	return map[string]entry{
+		"scan": {func(g *graph.Graph) {
+			x, i := g.Input("x", tensor.F32, 4, 5, 6), g.Input("i", tensor.I32, 3, 7)
+			g.Output(g.CumSum(x, 1, false, false))
+			g.Output(g.CumSum(x, 2, true, true))
+			g.Output(g.CumSum(i, 0, false, true))
+			g.Output(g.ArgMax(x, 1, false))
+			g.Output(g.ArgMin(x, 2, true))
+			g.Output(g.ArgMax(i, 1, true))
+		}, []graph.Op{graph.OpCumSum, graph.OpArgMax, graph.OpArgMin}},
+		"pool": {func(g *graph.Graph) {
+			x := g.Input("x", tensor.F32, 2, 3, 9, 8)
+			g.Output(g.MaxPool2D(x, graph.PoolOpts{Kernel: []int{3, 3}, Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}))
+			g.Output(g.AvgPool2D(x, graph.PoolOpts{Kernel: []int{2, 3}, Strides: []int{2, 1}, Pads: []int{1, 0, 0, 1}}))
+			g.Output(g.AvgPool2D(x, graph.PoolOpts{Kernel: []int{3, 2}, Pads: []int{1, 1, 1, 1}, CountPad: true}))
+			g.Output(g.GlobalAvgPool(x))
+		}, []graph.Op{graph.OpMaxPool2D, graph.OpAvgPool2D, graph.OpGlobalAvgPool}},
+		"batchnorm": {func(g *graph.Graph) {
+			x := g.Input("x", tensor.F32, 2, 3, 4, 5)
+			p := func(n string) *graph.Node { return g.Param(n, tensor.F32, 3) }
+			g.Output(g.BatchNorm(x, p("s"), p("b"), p("m"), p("v"), 1e-5))
+		}, []graph.Op{graph.OpBatchNorm}},
+		"rope": {func(g *graph.Graph) {
+			x := g.Input("x", tensor.F32, 2, 3, 5, 8)
+			c, s := g.Input("cos", tensor.F32, 5, 4), g.Input("sin", tensor.F32, 5, 4)
+			g.Output(g.RoPE(x, c, s, false))
+			g.Output(g.RoPE(x, c, s, true))
+		}, []graph.Op{graph.OpRoPE}},
+		"conv_fused": {func(g *graph.Graph) {
+			x := g.Input("x", tensor.F32, 2, 6, 11, 11)
+			dw := g.Conv2D(x, g.Param("dw", tensor.F32, 6, 1, 3, 3), g.Param("db", tensor.F32, 6),
+				graph.ConvOpts{Pads: []int{2, 2, 2, 2}, Dilations: []int{2, 2}, Groups: 6})
+			y := g.Silu(dw)
+			pw := g.Conv2D(y, g.Param("pw", tensor.F32, 6, 6, 1, 1), nil, graph.ConvOpts{})
+			g.Output(g.Add(g.Relu(pw), y))
+		}, []graph.Op{graph.OpFusedConv2D}},
+	}
+}
+
+// TestLowerNewOps: every op of newOpGraphs lowers to a kernel of its own,
+// with both GEMM options.
+func TestLowerNewOps(t *testing.T) {
+	for name, e := range newOpGraphs() {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New()
+			e.build(g)
+			cg := compileCPU(t, g)
+			for _, sg := range []bool{false, true} {
+				seen := map[graph.Op]bool{}
+				for _, st := range checkLowered(t, cg.Graph(), cg.Plan(), LowerOptions{SimdGroup: sg}) {
+					seen[st.Node.Op] = true
+				}
+				for _, op := range e.ops {
+					if !seen[op] {
+						t.Errorf("no %v step among %v", op, seen)
+					}
+				}
+			}
+		})
+	}
+}
+
 // checkLowered: one step per node that computes (not a source, not a
 // view sharing its parent's bytes), buffers matching the node's values,
 // every kernel declared once in the library.
@@ -138,14 +210,14 @@ func TestLowerDemoEncoder(t *testing.T) {
 	}
 }
 
-// TestLowerUnsupported: an op without an MSL kernel is a named error.
+// TestLowerUnsupported: a dtype without an MSL kernel is a named error.
 func TestLowerUnsupported(t *testing.T) {
 	g := graph.New()
-	x := g.Input("x", tensor.F32, 4, 5)
-	g.Output(g.CumSum(x, 1, false, false))
+	x := g.Input("x", tensor.I32, 4, 5)
+	g.Output(g.ReduceSum(x, false, 1))
 	cg := compileCPU(t, g)
 	_, _, err := Lower(cg.Graph(), cg.Plan(), LowerOptions{})
-	if err == nil || !strings.Contains(err.Error(), "no Metal kernel for CumSum") {
-		t.Errorf("err = %v, want no Metal kernel for CumSum", err)
+	if err == nil || !strings.Contains(err.Error(), "ReduceSum") || !strings.Contains(err.Error(), "i32") {
+		t.Errorf("err = %v, want one naming ReduceSum of i32", err)
 	}
 }

@@ -3,7 +3,9 @@ package metal
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/msl"
 )
@@ -86,6 +88,18 @@ func (pr *Program) CommitNoWait(inputs map[*graph.Node][]byte, outputs []*graph.
 	return c, nil
 }
 
+// Commit is exec.Committer, so kiln's CommitNoWait, SyncPending and
+// RunPipelined keep every commit's outputs in its own snapshot.
+func (pr *Program) Commit(inputs map[*graph.Node][]byte, outputs []*graph.Node) (exec.Pending, error) {
+	c, err := pr.CommitNoWait(inputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var _ exec.Committer = (*Program)(nil)
+
 // Wait blocks until the commit's run finished.
 func (c *Commit) Wait() error {
 	if !c.done {
@@ -113,10 +127,15 @@ func (c *Commit) Read(n *graph.Node, dst []byte) error {
 	return nil
 }
 
-// Release waits and frees the commit's buffers.
+// Release waits and frees the commit's buffers; SyncPending no longer
+// tracks it, so long pipelined loops hold only the commits in flight.
 func (c *Commit) Release() {
 	_ = c.Wait()
 	c.release()
+	pr := c.pr
+	pr.mu.Lock()
+	pr.commits = slices.DeleteFunc(pr.commits, func(x *Commit) bool { return x == c })
+	pr.mu.Unlock()
 }
 
 func (c *Commit) release() {
