@@ -44,6 +44,7 @@ type CompiledGraph struct {
 	handles  []handle
 	stage    [][]byte // per output: host copy for non-CPU backends
 	extent   *activeExtent
+	commits  []commit // CommitNoWait runs not yet synced (pipeline.go)
 	closed   bool
 }
 
@@ -93,6 +94,7 @@ func (cg *CompiledGraph) Close() error {
 		return nil
 	}
 	cg.closed = true
+	cg.dropCommits()
 	return cg.x.Close()
 }
 
@@ -199,6 +201,19 @@ func (cg *CompiledGraph) Report() string {
 
 // Plan is the memory plan (arena bytes, naive sum, lower bound).
 func (cg *CompiledGraph) Plan() *plan.Plan { return cg.plan }
+
+// Executable is the lowered program behind cg, for driver packages that
+// build on it (the CUDA graph model captures it). It fails once cg is
+// closed or while a param is unset, when the program cannot run.
+func (cg *CompiledGraph) Executable() (exec.Executable, error) {
+	if cg.closed {
+		return nil, errClosed
+	}
+	if err := cg.checkParams(); err != nil {
+		return nil, err
+	}
+	return cg.x, nil
+}
 
 // Stats counts steps and kernel variants.
 func (cg *CompiledGraph) Stats() exec.Stats { return cg.x.Stats() }

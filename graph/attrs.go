@@ -70,6 +70,8 @@ type Attrs struct {
 
 	Program  []ElemInstr // FusedElementwise: the ops, in evaluation order
 	Epilogue Epilogue    // FusedMatMul, FusedConv2D: what is applied to the result
+
+	Custom *CustomSpec // Custom: the user's op, shared by every copy of the node (never mutated)
 }
 
 // clone deep-copies the slices so graphs never share attribute memory.

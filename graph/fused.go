@@ -23,20 +23,20 @@ import (
 //	                  Epilogue.Bias), then the epilogue's activation and
 //	                  residual
 
-// firstFused is the first op kind that only passes make.
-const firstFused = OpFusedElementwise
+// firstFused and lastFused bound the op kinds that only passes make.
+const firstFused, lastFused = OpFusedElementwise, OpFusedConv2D
 
 // FusedOps lists the op kinds that only fusion passes make.
 func FusedOps() []Op {
 	var out []Op
-	for o := firstFused; o < numOps; o++ {
+	for o := firstFused; o <= lastFused; o++ {
 		out = append(out, o)
 	}
 	return out
 }
 
 // IsFused reports whether only fusion passes make the op.
-func (o Op) IsFused() bool { return o >= firstFused && o < numOps }
+func (o Op) IsFused() bool { return o >= firstFused && o <= lastFused }
 
 // ElemRef is an operand of an ElemInstr: input Index of the fused node, or
 // (Instr set) the result of the program's instruction Index, which must

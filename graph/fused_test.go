@@ -9,7 +9,7 @@ import (
 
 func TestFusedOpsListed(t *testing.T) {
 	fused := FusedOps()
-	if len(fused) != 5 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != numOps-1 {
+	if len(fused) != 5 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != OpFusedConv2D {
 		t.Fatalf("FusedOps() = %v", fused)
 	}
 	for _, o := range fused {

@@ -51,7 +51,7 @@ func init() {
 		OpSplit: inferSplit, OpSlice: inferSlice, OpGather: inferGather, OpExpand: inferExpand,
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
 		OpPad: inferPad, OpTile: inferTile,
-		OpAttention: inferAttention, OpRoPE: inferRoPE,
+		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
 	}
@@ -63,7 +63,7 @@ func arity(op Op) (func(int) bool, bool) {
 	exactly := func(k int) func(int) bool { return func(n int) bool { return n == k } }
 	between := func(lo, hi int) func(int) bool { return func(n int) bool { return n >= lo && n <= hi } }
 	switch {
-	case op.IsFused(): // the count depends on attributes: inference checks it
+	case op.IsFused(), op == OpCustom: // the count depends on attributes: inference checks it
 		return nil, false
 	case op.IsUnary(), op.IsReduce():
 		return exactly(1), true

@@ -112,6 +112,9 @@ const (
 	OpAddRMSNorm       // RMSNorm(x + r): x, r, optional scale
 	OpFusedConv2D      // Conv2D with Attrs.Epilogue
 
+	// User ops (last, so that no op's value shifts).
+	OpCustom // Attrs.Custom: an op with the user's own kernels (custom.go)
+
 	numOps
 )
 
@@ -137,7 +140,7 @@ var opNames = [numOps]string{
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile",
 	OpAttention: "Attention", OpRoPE: "RoPE",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
-	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D",
+	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpCustom: "Custom",
 }
 
 func (o Op) String() string {
@@ -147,8 +150,9 @@ func (o Op) String() string {
 	return fmt.Sprintf("Op(%d)", uint8(o))
 }
 
-// Ops lists every op kind the builder makes (sources included, OpInvalid
-// and the fused ops of FusedOps excluded).
+// Ops lists every op kind the builder makes (sources included, OpInvalid,
+// the fused ops of FusedOps and OpCustom, which needs a user's spec,
+// excluded).
 func Ops() []Op {
 	out := make([]Op, 0, firstFused-1)
 	for o := OpInput; o < firstFused; o++ {

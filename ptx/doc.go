@@ -2,7 +2,8 @@
 // reads PTX modules users supply.
 //
 // Emitters (Elementwise, Softmax, Norm, Reduce, Copy, Concat, Gather, Pad,
-// Gemm, Attention) take plain shape descriptions and return a Kernel:
+// Gemm, Attention, Conv, Pool, BatchNorm, RoPE, Arg, CumSum) take plain
+// shape descriptions and return a Kernel:
 // the text of one .entry, its parameter list and its launch geometry.
 // Shapes and strides are baked into the code as immediates (kiln compiles
 // a graph for fixed shapes), so index arithmetic divides by constants and

@@ -2,7 +2,6 @@ package ptx
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
@@ -74,92 +73,25 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	for _, dt := range []tensor.DType{g.A, g.B, g.Out} {
-		if err := floatOnly(dt); err != nil {
-			return nil, err
-		}
+	fr, err := newGemmFrame(g, t.BM)
+	if err != nil {
+		return nil, err
 	}
-	if g.HasC {
-		if err := floatOnly(g.CType); err != nil {
-			return nil, err
-		}
-	}
-	if g.HasRes {
-		if err := floatOnly(g.ResType); err != nil {
-			return nil, err
-		}
-	}
-	if g.Act != graph.OpInvalid && !graph.IsEpilogueAct(g.Act) {
-		return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", g.Name, g.Act)
-	}
-	nb := len(g.Batch)
-	if len(g.ABatch) != nb || len(g.BBatch) != nb || (g.HasC && len(g.CBatch) != nb) {
-		return nil, fmt.Errorf("ptx: %s: batch strides do not match %d batch dims", g.Name, nb)
-	}
-	batches := product(g.Batch)
-	if batches > MaxGridYZ {
-		return nil, fmt.Errorf("ptx: %s: %d batches exceed the grid's z limit %d", g.Name, batches, MaxGridYZ)
-	}
-	gy := CeilDiv(g.M, t.BM)
-	if gy > MaxGridYZ {
-		return nil, fmt.Errorf("ptx: %s: M=%d needs %d row blocks (limit %d)", g.Name, g.M, gy, MaxGridYZ)
-	}
-	f := newFn(g.Name)
-	out, a, b := f.ptrParam("out"), f.ptrParam("a"), f.ptrParam("b")
-	var c, res string
-	if g.HasC {
-		c = f.ptrParam("c")
-	}
-	if g.HasRes {
-		res = f.ptrParam("res")
-	}
-	// Index width: 64-bit if any operand can span 2³¹ elements.
-	span := func(batch []int, sm, sn, m, n int) int {
-		return absSum(batch, g.Batch) + abs(sm)*max(m-1, 0) + abs(sn)*max(n-1, 0) + 1
-	}
-	big := max(span(g.ABatch, g.ASm, g.ASk, g.M, g.K), span(g.BBatch, g.BSk, g.BSn, g.K, g.N), batches*g.M*g.N)
-	if g.HasC {
-		big = max(big, span(g.CBatch, g.CSm, g.CSn, g.M, g.N))
-	}
-	x := ix{f: f, wide: big > math.MaxInt32/2}
+	f, x := fr.f, fr.x
 	threads := t.Threads()
 	as := f.shared("As", ".f32", t.BK*t.BM, 16)
 	bs := f.shared("Bs", ".f32", t.BK*t.BN, 16)
 
-	tid, bx, by, bz := f.reg(cB32), f.reg(cB32), f.reg(cB32), f.reg(cB32)
+	tid, bx, by := f.reg(cB32), f.reg(cB32), f.reg(cB32)
 	f.op("mov.u32 %s, %%tid.x", tid)
 	f.op("mov.u32 %s, %%ctaid.x", bx)
 	f.op("mov.u32 %s, %%ctaid.y", by)
-	f.op("mov.u32 %s, %%ctaid.z", bz)
 	tx, ty := f.reg(cB32), f.reg(cB32)
 	f.op("rem.u32 %s, %s, %d", tx, tid, t.BN/t.TN)
 	f.op("div.u32 %s, %s, %d", ty, tid, t.BN/t.TN)
 	m0, n0 := f.reg(cB32), f.reg(cB32)
 	f.op("mul.lo.u32 %s, %s, %d", m0, by, t.BM)
 	f.op("mul.lo.u32 %s, %s, %d", n0, bx, t.BN)
-	wide := func(r string) string {
-		if !x.wide {
-			return r
-		}
-		w := f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", w, r)
-		return w
-	}
-	// Batch offsets of each operand.
-	bzx := wide(bz)
-	strides := [][]int{g.ABatch, g.BBatch}
-	if g.HasC {
-		strides = append(strides, g.CBatch)
-	}
-	offs := x.offsets(bzx, g.Batch, strides, nil)
-	if nb == 0 {
-		for i := range offs {
-			offs[i] = x.imm(0)
-		}
-	}
-	aOff, bOff := offs[0], offs[1]
-	outOff := x.reg()
-	f.op("mul.lo.%s %s, %s, %d", x.t(), outOff, bzx, g.M*g.N)
 
 	acc := make([][]string, t.TM)
 	for i := range acc {
@@ -177,8 +109,8 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 	f.op("setp.ge.u32 %s, %s, %d", pk, k0, g.K)
 	f.op("@%s bra %s", pk, kend)
 	// Stage the A tile (transposed to As[k][m]) and the B tile (Bs[k][n]).
-	f.stageTile(x, tid, threads, t.BM, t.BK, true, m0, k0, g.M, g.K, a, aOff, g.ASm, g.ASk, g.A, as)
-	f.stageTile(x, tid, threads, t.BN, t.BK, false, n0, k0, g.N, g.K, b, bOff, g.BSn, g.BSk, g.B, bs)
+	f.stageTile(x, tid, threads, t.BM, t.BK, true, m0, k0, g.M, g.K, fr.a, fr.aOff, g.ASm, g.ASk, g.A, as)
+	f.stageTile(x, tid, threads, t.BN, t.BK, false, n0, k0, g.N, g.K, fr.b, fr.bOff, g.BSn, g.BSk, g.B, bs)
 	f.op("bar.sync 0")
 	aRow, bCol := f.reg(cB32), f.reg(cB32)
 	f.op("mov.u32 %s, %s", aRow, as)
@@ -199,7 +131,7 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 	f.op("bra.uni %s", kloop)
 	f.place(kend)
 
-	// Epilogue: alpha, optional beta·C, bounds, store.
+	// Epilogue: alpha, optional beta·C, activation, residual, store.
 	for i := range t.TM {
 		gm := f.reg(cB32)
 		f.op("mad.lo.u32 %s, %s, %d, %s", gm, ty, t.TM, m0)
@@ -208,40 +140,12 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 			gn := f.reg(cB32)
 			f.op("mad.lo.u32 %s, %s, %d, %s", gn, tx, t.TN, n0)
 			f.op("add.u32 %s, %s, %d", gn, gn, j)
-			p := f.reg(cPred)
-			skip := f.label("skip")
-			f.op("setp.ge.u32 %s, %s, %d", p, gm, g.M)
-			f.op("@%s bra %s", p, skip)
-			f.op("setp.ge.u32 %s, %s, %d", p, gn, g.N)
-			f.op("@%s bra %s", p, skip)
-			gmx, gnx := wide(gm), wide(gn)
-			y := f.reg(cF32)
-			f.op("mul.f32 %s, %s, %s", y, acc[i][j], fimm(g.Alpha))
-			if g.HasC {
-				ci := x.mad(gmx, g.CSm, offs[2])
-				ci = x.mad(gnx, g.CSn, ci)
-				f.op("fma.rn.f32 %s, %s, %s, %s", y, f.load(g.CType, x.addr(c, ci, g.CType.Size())), fimm(g.Beta), y)
+			if err := fr.epilogue(g, gm, gn, acc[i][j]); err != nil {
+				return nil, err
 			}
-			if g.Act != graph.OpInvalid {
-				v, err := f.unary(Instr{Op: g.Act, DType: tensor.F32}, val{y, kF32, tensor.F32})
-				if err != nil {
-					return nil, err
-				}
-				y = v.r
-			}
-			oi := x.mad(gmx, g.N, outOff)
-			r := x.reg()
-			f.op("add.%s %s, %s, %s", x.t(), r, oi, gnx)
-			if g.HasRes {
-				ry := f.reg(cF32)
-				f.op("add.f32 %s, %s, %s", ry, y, f.load(g.ResType, x.addr(res, r, g.ResType.Size())))
-				y = ry
-			}
-			f.store(g.Out, x.addr(out, r, g.Out.Size()), y)
-			f.place(skip)
 		}
 	}
-	l := Launch{Grid: [3]int{max(CeilDiv(g.N, t.BN), 1), max(gy, 1), max(batches, 1)}, Block: [3]int{threads, 1, 1}}
+	l := Launch{Grid: [3]int{max(CeilDiv(g.N, t.BN), 1), max(CeilDiv(g.M, t.BM), 1), max(fr.batches, 1)}, Block: [3]int{threads, 1, 1}}
 	return f.kernel(l), nil
 }
 

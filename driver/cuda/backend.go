@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,9 @@ func (b *backend) Lower(g *graph.Graph, p *plan.Plan) (exec.Executable, error) {
 	}
 	sh := &shared{d: b.d, g: g, p: p, lw: lw}
 	sh.refs.Store(1)
+	if bl, err := cublas(); err == nil {
+		sh.blasLib, sh.blas = bl, planBlas(lw)
+	}
 	if lw.module != "" {
 		if sh.mod, err = b.d.LoadPTX(lw.module); err != nil {
 			return nil, fmt.Errorf("cuda: loading the program's kernels: %w", err)
@@ -59,7 +63,12 @@ func (b *backend) Lower(g *graph.Graph, p *plan.Plan) (exec.Executable, error) {
 		if st.kernel == nil {
 			continue
 		}
-		k, err := sh.mod.Kernel(st.kernel.Name)
+		mod, err := sh.moduleFor(&st)
+		if err != nil {
+			sh.release()
+			return nil, err
+		}
+		k, err := mod.Kernel(st.kernel.Name)
 		if err != nil {
 			sh.release()
 			return nil, err
@@ -82,8 +91,11 @@ type shared struct {
 	p       *plan.Plan
 	lw      *lowered
 	mod     *Module
-	fns     []*Kernel // one per kernel step, in order
+	custom  map[string]*Module // custom ops' modules by source (custom.go)
+	fns     []*Kernel          // one per kernel step, in order
 	weights *Buffer
+	blasLib *blasLib
+	blas    []*gemmArgs // by step: the GEMMs cuBLAS runs (nil: none)
 	refs    atomic.Int32
 	once    sync.Once
 }
@@ -95,6 +107,7 @@ func (s *shared) release() {
 	s.once.Do(func() {
 		_ = s.weights.Free()
 		_ = s.mod.Unload()
+		s.unloadCustom()
 	})
 }
 
@@ -104,7 +117,8 @@ type step struct {
 	fn      uintptr
 	launch  ptx.Launch
 	args    *launchArgs
-	dst     Ptr // copies
+	blas    *blasCall // a cuBLAS GEMM instead of the launch
+	dst     Ptr       // copies
 	src     Ptr
 	bytes   int
 	isCopy  bool
@@ -117,6 +131,7 @@ type program struct {
 	arena  *Buffer
 	stream *Stream
 	steps  []step
+	blas   *blasHandle // nil: every GEMM is PTX
 	closed bool
 }
 
@@ -130,22 +145,33 @@ func newProgram(sh *shared) (*program, error) {
 		_ = pr.arena.Free()
 		return nil, err
 	}
+	if sh.blas != nil {
+		if pr.blas, err = newBlasHandle(sh.blasLib, pr.stream); err != nil {
+			_ = pr.stream.Destroy()
+			_ = pr.arena.Free()
+			return nil, fmt.Errorf("%w (KILN_CUBLAS=off runs kiln's own GEMM instead)", err)
+		}
+	}
 	ki := 0
-	for _, sp := range sh.lw.steps {
+	for j, sp := range sh.lw.steps {
 		st := step{node: sp.node, variant: "ptx"}
 		if sp.kernel == nil {
 			st.isCopy, st.dst, st.src, st.bytes, st.variant = true, pr.ptr(sp.copyTo), pr.ptr(sp.copyFr), sp.bytes, "copy"
 		} else {
-			args := make([]any, len(sp.ptrs))
+			args := make([]any, len(sp.ptrs), len(sp.ptrs)+len(sp.scalars()))
 			for i, r := range sp.ptrs {
 				args[i] = uintptr(pr.ptr(r))
 			}
+			args = append(args, sp.scalars()...)
 			buf, err := sh.fns[ki].Entry.Pack(args...)
 			if err != nil {
 				return nil, err
 			}
 			st.fn, st.launch, st.args = sh.fns[ki].h, sp.kernel.Launch, newLaunchArgs(buf)
 			ki++
+			if pr.blas != nil && sh.blas[j] != nil {
+				st.blas, st.variant = newBlasCall(sh.blas[j], pr.ptr(sp.ptrs[0]), pr.ptr(sp.ptrs[1]), pr.ptr(sp.ptrs[2])), "cublas"
+			}
 		}
 		pr.steps = append(pr.steps, st)
 	}
@@ -204,22 +230,29 @@ func (pr *program) Run() error {
 	if pr.closed {
 		return errClosed
 	}
+	return pr.sh.d.do(pr.enqueue)
+}
+
+// enqueue queues every step; the caller holds the context. Stream capture
+// (GraphModel) records exactly these calls.
+func (pr *program) enqueue() error {
 	l := pr.sh.d.l
-	return pr.sh.d.do(func() error {
-		for i := range pr.steps {
-			s := &pr.steps[i]
-			var err error
-			if s.isCopy {
-				err = l.check("cuMemcpyDtoDAsync", call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
-			} else {
-				err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
-			}
-			if err != nil {
-				return fmt.Errorf("cuda: step %d %s: %w", i, s.node, err)
-			}
+	for i := range pr.steps {
+		s := &pr.steps[i]
+		var err error
+		switch {
+		case s.isCopy:
+			err = l.check("cuMemcpyDtoDAsync", call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
+		case s.blas != nil:
+			err = s.blas.run(pr.blas)
+		default:
+			err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
 		}
-		return nil
-	})
+		if err != nil {
+			return fmt.Errorf("cuda: step %d %s: %w", i, s.node, err)
+		}
+	}
+	return nil
 }
 
 func (pr *program) Sync() error {
@@ -259,13 +292,11 @@ func (pr *program) Close() error {
 		return nil
 	}
 	pr.closed = true
+	err0 := pr.blas.destroy(pr.sh.d)
 	err1 := pr.stream.Destroy()
 	err2 := pr.arena.Free()
 	pr.sh.release()
-	if err1 != nil {
-		return err1
-	}
-	return err2
+	return errors.Join(err0, err1, err2)
 }
 
 func (pr *program) Stats() exec.Stats {

@@ -13,3 +13,13 @@ func call(fn uintptr, args ...uintptr) result {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return result(uint32(r))
 }
+
+// callArgs is call with the arguments in a slice the caller owns, for
+// loops that must not allocate: purego keeps a variadic argument slice on
+// the heap, so call allocates one per call, and passing an existing slice
+// does not. Pointers in args must stay alive and unmoved by themselves
+// (driver memory, or fields of heap objects the caller holds).
+func callArgs(fn uintptr, args []uintptr) result {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return result(uint32(r))
+}

@@ -18,4 +18,22 @@
 // cuCtxSetCurrent per sequence and lets any goroutine (clones running
 // concurrently included) use any device, instead of funnelling every call
 // through one dedicated goroutine.
+//
+// GEMMs: a plain MatMul or Gemm (no fused epilogue; F32, or F16/BF16 in
+// and out) runs on cuBLAS when libcublas loads (cuBLAS 11 or 12, found
+// lazily like the driver; KILN_CUBLAS_LIB names it, KILN_CUBLAS=off
+// declines it), else on kiln's PTX GEMM. cuBLAS calls share the program's
+// stream with its launches; Stats shows "MatMul/cublas" or "MatMul/ptx".
+//
+// Graph replay: NewGraphModel captures a compiled graph's forward pass
+// (launches, copies and cuBLAS calls) into a CUDA graph and replays it
+// with one cuGraphLaunch, through pinned staging buffers (RunInPlace
+// allocates nothing; RunTimed reports the launch's GPU time).
+//
+// GPU checks: tests that need a device skip without one.
+// gpu-check.sh, run on a machine with an NVIDIA GPU, runs them all with
+// skips made failures, the demo encoder and the ONNX test models against
+// the CPU, and the GPU benchmarks (GEMM TFLOP/s PTX vs cuBLAS, elementwise
+// vs copy bandwidth, demo-encoder latency with and without replay),
+// writing its logs and summary to $OUT.
 package cuda

@@ -15,7 +15,7 @@ import (
 
 // needGPU skips without a usable GPU, or fails when KILN_TEST_REQUIRE_GPU=1
 // (the GPU machine's check script) so a broken driver cannot pass.
-func needGPU(t *testing.T) {
+func needGPU(t testing.TB) {
 	t.Helper()
 	n, err := cuda.Count()
 	if err == nil && n > 0 {

@@ -116,17 +116,25 @@ func (l *lib) symbols() []symbol {
 	}
 }
 
-// bind resolves every symbol through lookup (0 when absent). A missing
-// core symbol fails; a missing optional one disables its whole group, so
-// a group is either fully usable or reports ErrUnavailable.
+// bind resolves every symbol through lookup. A missing core symbol fails
+// the load, naming it.
 func (l *lib) bind(lookup func(name string) uintptr) error {
-	syms := l.symbols()
+	if name := bindSymbols(l.symbols(), lookup); name != "" {
+		return fmt.Errorf("%w: %s has no %s (driver too old? kiln needs CUDA 11.4 or newer)", ErrNoDriver, l.path, name)
+	}
+	return nil
+}
+
+// bindSymbols resolves syms through lookup (0 when absent) and returns the
+// first missing core symbol's name, or "". A missing optional symbol
+// disables its whole group, so a group is either fully usable or absent.
+func bindSymbols(syms []symbol, lookup func(name string) uintptr) (missingCore string) {
 	missing := map[string]bool{}
 	for _, s := range syms {
 		*s.dst = lookup(s.name)
 		if *s.dst == 0 {
 			if s.group == groupCore {
-				return fmt.Errorf("%w: %s has no %s (driver too old? kiln needs CUDA 11.4 or newer)", ErrNoDriver, l.path, s.name)
+				return s.name
 			}
 			missing[s.group] = true
 		}
@@ -136,7 +144,7 @@ func (l *lib) bind(lookup func(name string) uintptr) error {
 			*s.dst = 0
 		}
 	}
-	return nil
+	return ""
 }
 
 // need reports ErrUnavailable unless every function of a group is bound.
@@ -166,21 +174,33 @@ func openLib(paths []string) (*lib, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w (%s/%s)", ErrNotSupported, goos, goarch)
 	}
-	var tried []string
+	var l *lib
+	tried, err := openFirst(paths, func(path string, lookup func(string) uintptr) error {
+		l = &lib{path: path}
+		return l.bind(lookup)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l != nil {
+		return l, nil
+	}
+	return nil, fmt.Errorf("%w: tried %s; hint: install the NVIDIA driver (it provides %s), or set KILN_CUDA_LIB to the library's path",
+		ErrNoDriver, strings.Join(tried, "; "), driverFile)
+}
+
+// openFirst hands the first of paths that loads to bind (whose error ends
+// the search) and returns what each failed attempt said.
+func openFirst(paths []string, bind func(path string, lookup func(name string) uintptr) error) (tried []string, err error) {
 	for _, p := range paths {
 		h, err := dlopen(p)
 		if err != nil {
 			tried = append(tried, fmt.Sprintf("%s: %v", p, err))
 			continue
 		}
-		l := &lib{path: p}
-		if err := l.bind(func(name string) uintptr { return dlsym(h, name) }); err != nil {
-			return nil, err
-		}
-		return l, nil
+		return tried, bind(p, func(name string) uintptr { return dlsym(h, name) })
 	}
-	return nil, fmt.Errorf("%w: tried %s; hint: install the NVIDIA driver (it provides %s), or set KILN_CUDA_LIB to the library's path",
-		ErrNoDriver, strings.Join(tried, "; "), driverFile)
+	return tried, nil
 }
 
 var (

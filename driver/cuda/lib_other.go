@@ -19,3 +19,6 @@ func dlsym(h uintptr, name string) uintptr { return 0 }
 
 // call never reaches a driver here: no library ever loads.
 func call(fn uintptr, args ...uintptr) result { return resultNotSupported }
+
+// callArgs never reaches a driver here either.
+func callArgs(fn uintptr, args []uintptr) result { return resultNotSupported }

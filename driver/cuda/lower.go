@@ -25,6 +25,7 @@ type stepPlan struct {
 	copyTo ref   // for copies
 	copyFr ref
 	bytes  int
+	custom *customStep // a user's kernel (custom.go); nil for kiln's own
 }
 
 // lowered is a program's device-independent part: the steps and the PTX
@@ -59,6 +60,14 @@ func lowerGraph(g *graph.Graph, p *plan.Plan) (*lowered, error) {
 		}
 		if n.Shape.NumElements() == 0 {
 			continue // nothing to compute
+		}
+		if n.Op == graph.OpCustom { // the user's kernel, in its own module
+			st, err := lowerCustom(n, at)
+			if err != nil {
+				return nil, err
+			}
+			lw.steps = append(lw.steps, st)
+			continue
 		}
 		name := fmt.Sprintf("k%d_%s", len(ks), n.Op)
 		k, ins, err := emitNode(name, n)
@@ -143,6 +152,10 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if ptx.UseMMA(gm) { // F16/BF16 pairs: the tensor-core kernel
+			k, err := ptx.EmitGemmMMA(gm, ptx.MmaTile{})
+			return k, n.Inputs, err
+		}
 		k, err := ptx.EmitGemm(gm)
 		return k, n.Inputs, err
 	case graph.OpFusedElementwise:
@@ -174,5 +187,5 @@ func emitNode(name string, n *graph.Node) (*ptx.Kernel, []*graph.Node, error) {
 		k, err := ptx.EmitAttention(at)
 		return k, n.Inputs, err
 	}
-	return nil, nil, fmt.Errorf("no CUDA kernel for %v yet (the CPU backend has one)", n.Op)
+	return emitModelOp(name, n) // conv, pooling, BatchNorm, RoPE, ArgMax/ArgMin, CumSum (lower_cnn.go)
 }

@@ -15,13 +15,17 @@ type Location struct {
 
 // Step is one step of a lowered program: a kernel launch (Kernel
 // non-nil; Args are its pointer parameters, in order) or a
-// device-to-device copy of Bytes bytes.
+// device-to-device copy of Bytes bytes. A custom op's kernel (Module
+// set) lives in that module, not the program's, and takes Scalars after
+// its pointers.
 type Step struct {
 	Node             *graph.Node
 	Kernel           *ptx.Kernel
 	Args             []Location
 	CopyTo, CopyFrom Location
 	Bytes            int
+	Module           string
+	Scalars          []any
 }
 
 // Lower is the device-independent half of the backend's Lower: the PTX
@@ -39,6 +43,9 @@ func Lower(g *graph.Graph, p *plan.Plan) (module string, steps []Step, err error
 		st := Step{Node: s.node, Kernel: s.kernel, CopyTo: loc(s.copyTo), CopyFrom: loc(s.copyFr), Bytes: s.bytes}
 		for _, r := range s.ptrs {
 			st.Args = append(st.Args, loc(r))
+		}
+		if s.custom != nil {
+			st.Module, st.Scalars = s.custom.module, s.custom.scalars
 		}
 		steps = append(steps, st)
 	}

@@ -64,13 +64,12 @@ func ewSplat16(s float32) (b [16]float32) {
 	return b
 }
 
-// ewcNEON is math_arm64.s's constant table, one 16-byte vector (4
-// copies) per constant in the order of its C_* offsets, built from the
-// twins' constants so that the two cannot disagree. The first 12 are
-// loaded into V20..V31 for the whole kernel.
-var ewcNEON = func() (t [77][4]uint32) {
-	b := math.Float32bits
-	for i, c := range []uint32{
+// ewcValues are the constants of math_arm64.s in the order of its C_*
+// offsets, taken from the twins' constants so that the two cannot
+// disagree (77: the last, C_GELUG8, is at 16·76). The first 12 are
+// loaded into V20..V31 for a whole kernel.
+var ewcValues = func(b func(float32) uint32) [77]uint32 {
+	return [...]uint32{
 		// V20..V31
 		ewSignBit, b(ewExpC4), b(ewExpC3), b(ewExpC2), b(ewExpC1), b(ewExpC0),
 		b(ewLn2Lo), b(ewLn2Hi), b(ewLog2e), b(ewExpMax), b(ewExpMin), b(1),
@@ -84,7 +83,13 @@ var ewcNEON = func() (t [77][4]uint32) {
 		b(ewErfK0), b(ewErfK1), b(ewErfK2), b(ewErfK3), b(ewErfK4), b(ewErfK5), b(ewErfK6),
 		b(ewGeluSmall), b(ewGeluMax), b(ewGeluT0), b(ewGeluP0), b(ewGeluP1), b(ewGeluP2), b(ewGeluP3), b(ewGeluP4),
 		b(ewGeluG0), b(ewGeluG1), b(ewGeluG2), b(ewGeluG3), b(ewGeluG4), b(ewGeluG5), b(ewGeluG6), b(ewGeluG7), b(ewGeluG8),
-	} {
+	}
+}(math.Float32bits)
+
+// ewcNEON is math_arm64.s's constant table: each of ewcValues as one
+// 16-byte vector (4 copies), loaded by one LDR Q.
+var ewcNEON = func() (t [len(ewcValues)][4]uint32) {
+	for i, c := range ewcValues {
 		t[i] = [4]uint32{c, c, c, c}
 	}
 	return t

@@ -80,14 +80,27 @@ func TestWideGemm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tensor-core kernel with a tile of the same 32×32 blocks.
+	km, err := ptx.EmitGemmMMA(g, ptx.MmaTile{BM: 32, BN: 32, BK: 16, WM: 16, WN: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*ptx.Kernel{k, km} {
+		checkWideGemm(t, k, M, N, K)
+	}
+}
+
+// checkWideGemm runs the last block of k, an M×N×K BF16 product with F32
+// output, and checks its 32×32 tile.
+func checkWideGemm(t *testing.T, k *ptx.Kernel, M, N, K int) {
 	m, err := Load(ptx.Module(k))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem := NewMemory()
-	out, _ := mem.AllocSparse(4 * M * N)
-	a, _ := mem.AllocSparse(2 * M * K)
-	b, _ := mem.AllocSparse(2 * K * N)
+	out, _ := mem.AllocSparse(int64(4 * M * N))
+	a, _ := mem.AllocSparse(int64(2 * M * K))
+	b, _ := mem.AllocSparse(int64(2 * K * N))
 	// The last tile: rows M-32.., columns N-32.. (small integers, so f32
 	// sums are exact).
 	m0, n0 := M-32, N-32
@@ -124,7 +137,7 @@ func TestWideGemm(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := tensor.Elems[float32](buf[:])[0]; got != want {
-				t.Fatalf("C[%d][%d] = %v, want %v", i, j, got, want)
+				t.Fatalf("%s: C[%d][%d] = %v, want %v", k.Name, i, j, got, want)
 			}
 		}
 	}

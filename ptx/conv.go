@@ -1,0 +1,180 @@
+package ptx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// Conv is a kdesc.Conv with the kernel's shape: an implicit GEMM per
+// group (rows: the group's output channels, columns: the N·OH·OW output
+// pixels, depth: the group's input channels × window taps, gathered from
+// x into shared memory as im2col columns would hold them) when a group
+// has enough output channels to fill a tile, else a direct kernel with
+// one output per thread (depthwise and narrow grouped convs).
+type Conv struct {
+	kdesc.Conv
+	Direct bool     // force the direct kernel
+	Tile   GemmTile // zero: chosen from the output channels per group
+	Block  int      // direct kernel: threads per block (0: 256)
+}
+
+// ConvOf describes a Conv2D or FusedConv2D node (kdesc.ConvOf).
+func ConvOf(name string, n *graph.Node) (*Conv, error) {
+	d, err := kdesc.ConvOf(name, n)
+	if err != nil {
+		return nil, fmt.Errorf("ptx: %w", err)
+	}
+	return &Conv{Conv: *d}, nil
+}
+
+// convTile is the default tile: 64 output channels per block when a
+// group has that many, else 32.
+func (c *Conv) convTile() GemmTile {
+	if c.Tile != (GemmTile{}) {
+		return c.Tile
+	}
+	if c.M/c.Groups >= 64 {
+		return DefaultTile
+	}
+	return GemmTile{BM: 32, BN: 64, BK: 16, TM: 2, TN: 4}
+}
+
+// EmitConv writes the convolution, then the epilogue: + bias[m], Act,
+// + res, in that order, as FusedConv2D. Parameters: out, x, w, then bias
+// when Bias, then res when Res.
+func EmitConv(c *Conv) (*Kernel, error) {
+	if err := floatOnly(c.DType); err != nil {
+		return nil, err
+	}
+	if c.Groups < 1 || c.C%c.Groups != 0 || c.M%c.Groups != 0 || min(c.SH, c.SW, c.DH, c.DW, c.KH, c.KW) < 1 {
+		return nil, fmt.Errorf("ptx: %s: groups %d, channels %d→%d, window %dx%d, strides %d,%d, dilations %d,%d",
+			c.Name, c.Groups, c.C, c.M, c.KH, c.KW, c.SH, c.SW, c.DH, c.DW)
+	}
+	if c.Act != graph.OpInvalid && !graph.IsEpilogueAct(c.Act) {
+		return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", c.Name, c.Act)
+	}
+	mpg, taps := c.M/c.Groups, c.C/c.Groups*c.KH*c.KW
+	t := c.convTile()
+	if c.Direct || mpg < 16 || taps < 8 || c.Groups > MaxGridYZ || CeilDiv(mpg, t.BM) > MaxGridYZ {
+		return emitConvDirect(c)
+	}
+	return emitConvGemm(c, t)
+}
+
+// convSetup declares the parameters and picks the index width: 64-bit
+// when any operand can span 2³¹ elements.
+func convSetup(c *Conv) (f *fn, x ix, out, xp, wp, bias, res string) {
+	f = newFn(c.Name)
+	out, xp, wp = f.ptrParam("out"), f.ptrParam("x"), f.ptrParam("w")
+	if c.Bias {
+		bias = f.ptrParam("bias")
+	}
+	if c.Res {
+		res = f.ptrParam("res")
+	}
+	big := max(c.N*c.C*c.H*c.W, c.M*c.C/c.Groups*c.KH*c.KW, c.N*c.M*c.OH*c.OW)
+	return f, ix{f: f, wide: big > math.MaxInt32/2}, out, xp, wp, bias, res
+}
+
+// convEpilogue finishes output element o (channel m) from the f32 sum.
+func (f *fn) convEpilogue(c *Conv, x ix, acc, m, o, out, bias, res string) error {
+	es := c.DType.Size()
+	y := acc
+	if c.Bias {
+		y = f.reg(cF32)
+		f.op("add.f32 %s, %s, %s", y, acc, f.load(c.DType, x.addr(bias, m, es)))
+	}
+	if c.Act != graph.OpInvalid {
+		v, err := f.unary(Instr{Op: c.Act, DType: tensor.F32}, val{y, kF32, tensor.F32})
+		if err != nil {
+			return err
+		}
+		y = v.r
+	}
+	if c.Res {
+		r := f.reg(cF32)
+		f.op("add.f32 %s, %s, %s", r, y, f.load(c.DType, x.addr(res, o, es)))
+		y = r
+	}
+	f.store(c.DType, x.addr(out, o, es), y)
+	return nil
+}
+
+// count emits `for k := 0; k < n; k++ { body(k) }` in x's width.
+func (f *fn) count(x ix, n int, body func(k string)) {
+	k := x.imm(0)
+	f.gridLoop(x, k, x.imm(1), n, func() { body(k) })
+}
+
+// origin is v·stride − pad, the first input row (column) of a window;
+// it may be negative.
+func (x ix) origin(v string, stride, pad int) string {
+	r := x.mad(v, stride, x.imm(0))
+	if pad != 0 {
+		f := x.f
+		if x.wide {
+			f.op("sub.s64 %s, %s, %d", r, r, pad)
+		} else {
+			f.op("sub.s32 %s, %s, %d", r, r, pad)
+		}
+	}
+	return r
+}
+
+// outside branches to skip when coordinate v (signed) is not in [0, n):
+// one unsigned compare catches both ends.
+func (f *fn) outside(x ix, v string, n int, skip string) {
+	p := f.reg(cPred)
+	f.op("setp.ge.%s %s, %s, %d", x.t(), p, v, n)
+	f.op("@%s bra %s", p, skip)
+}
+
+// emitConvDirect: one output per thread, looping over the group's
+// input channels and the window, skipping taps in the padding.
+func emitConvDirect(c *Conv) (*Kernel, error) {
+	f, x, out, xp, wp, bias, res := convSetup(c)
+	cpg, mpg := c.C/c.Groups, c.M/c.Groups
+	n := c.N * c.M * c.OH * c.OW
+	es := c.DType.Size()
+	i, stride := f.globalIndex(x.wide)
+	var err error
+	f.gridLoop(x, i, stride, n, func() {
+		r, ox := x.divmod(i, c.OW)
+		r, oy := x.divmod(r, c.OH)
+		b, m := x.divmod(r, c.M)
+		g, _ := x.divmod(m, mpg)
+		plane0 := x.mad(x.mad(b, c.C, x.mad(g, cpg, x.imm(0))), c.H*c.W, x.imm(0))
+		w0 := x.mad(m, cpg*c.KH*c.KW, x.imm(0))
+		iy0, ix0 := x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL)
+		acc := f.f32(0)
+		f.count(x, cpg, func(ci string) {
+			plane, wc := x.mad(ci, c.H*c.W, plane0), x.mad(ci, c.KH*c.KW, w0)
+			f.count(x, c.KH, func(ky string) {
+				iy := x.mad(ky, c.DH, iy0)
+				pad := f.label("padrow")
+				f.outside(x, iy, c.H, pad)
+				row, wr := x.mad(iy, c.W, plane), x.mad(ky, c.KW, wc)
+				f.count(x, c.KW, func(kx string) {
+					ixx := x.mad(kx, c.DW, ix0)
+					padc := f.label("padcol")
+					f.outside(x, ixx, c.W, padc)
+					v := f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es))
+					f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, x.mad(kx, 1, wr), es)), acc)
+					f.place(padc)
+				})
+				f.place(pad)
+			})
+		})
+		if e := f.convEpilogue(c, x, acc, m, i, out, bias, res); e != nil {
+			err = e
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.kernel(GridStride(n, blockOr(c.Block), maxGridStrideBlocks)), nil
+}

@@ -1,0 +1,132 @@
+package ptx
+
+import "fmt"
+
+// emitConvGemm writes the implicit-GEMM convolution: block (bx, by, bz)
+// computes a BM×BN tile of group bz's [M/Groups, N·OH·OW] output. Each
+// K step stages BK rows of the weights (As, transposed, as the GEMM
+// stages A) and BK taps of BN pixels gathered from x (Bs: zero in the
+// padding and past the edges), then accumulates TM×TN outputs per
+// thread. Every thread stages a single pixel column (threads is a
+// multiple of BN), so its pixel's coordinates are computed once.
+func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	threads := t.Threads()
+	if threads%t.BN != 0 {
+		return nil, fmt.Errorf("ptx: %s: tile %+v: %d threads must be a multiple of BN", c.Name, t, threads)
+	}
+	cpg, mpg := c.C/c.Groups, c.M/c.Groups
+	taps, ohw := c.KH*c.KW, c.OH*c.OW
+	depth, pixels := cpg*taps, c.N*ohw
+	f, x, out, xp, wp, bias, res := convSetup(c)
+	as := f.shared("As", ".f32", t.BK*t.BM, 16)
+	bs := f.shared("Bs", ".f32", t.BK*t.BN, 16)
+	tid, bx, by, bz := f.reg(cB32), f.reg(cB32), f.reg(cB32), f.reg(cB32)
+	f.op("mov.u32 %s, %%tid.x", tid)
+	f.op("mov.u32 %s, %%ctaid.x", bx)
+	f.op("mov.u32 %s, %%ctaid.y", by)
+	f.op("mov.u32 %s, %%ctaid.z", bz)
+	u := ix{f: f} // tile-local arithmetic stays 32-bit
+	ty, tx := u.divmod(tid, t.BN/t.TN)
+	m0, p0 := u.mad(by, t.BM, u.imm(0)), u.mad(bx, t.BN, u.imm(0))
+	wide := func(r string) string {
+		if !x.wide {
+			return r
+		}
+		w := f.reg(cB64)
+		f.op("cvt.u64.u32 %s, %s", w, r)
+		return w
+	}
+	// The staged pixel: p0 + tid % BN, valid below N·OH·OW.
+	sk, sp := u.divmod(tid, t.BN)
+	gp := u.mad(sp, 1, p0)
+	pok := f.reg(cPred)
+	f.op("setp.lt.u32 %s, %s, %d", pok, gp, pixels)
+	b, q := x.divmod(wide(gp), ohw)
+	oy, ox := x.divmod(q, c.OW)
+	g := wide(bz)
+	plane0 := x.mad(x.mad(b, c.C, x.mad(g, cpg, x.imm(0))), c.H*c.W, x.imm(0))
+	iy0, ix0 := x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL)
+	wOff := x.mad(g, mpg*depth, x.imm(0))
+	bsAddr := f.reg(cB32)
+	f.op("mov.u32 %s, %s", bsAddr, bs)
+	f.op("mad.lo.u32 %s, %s, 4, %s", bsAddr, tid, bsAddr)
+
+	acc := make([][]string, t.TM)
+	for i := range acc {
+		acc[i] = make([]string, t.TN)
+		for j := range acc[i] {
+			acc[i][j] = f.f32(0)
+		}
+	}
+	k0 := u.imm(0)
+	f.gridLoop(u, k0, u.imm(t.BK), depth, func() {
+		f.stageTile(x, tid, threads, t.BM, t.BK, true, m0, k0, mpg, depth, wp, wOff, depth, 1, c.DType, as)
+		for l := range t.BN * t.BK / threads {
+			gk := u.mad(sk, 1, k0)
+			if l > 0 {
+				f.op("add.u32 %s, %s, %d", gk, gk, l*threads/t.BN)
+			}
+			v := f.f32(0)
+			skip := f.label("tap")
+			ok := f.reg(cPred)
+			f.op("setp.lt.u32 %s, %s, %d", ok, gk, depth)
+			f.op("and.pred %s, %s, %s", ok, ok, pok)
+			f.op("@!%s bra %s", ok, skip)
+			ci, r := u.divmod(gk, taps)
+			ky, kx := u.divmod(r, c.KW)
+			iy := x.mad(wide(ky), c.DH, iy0)
+			f.outside(x, iy, c.H, skip)
+			ixx := x.mad(wide(kx), c.DW, ix0)
+			f.outside(x, ixx, c.W, skip)
+			src := x.mad(x.mad(wide(ci), c.H*c.W, plane0), 1, x.mad(iy, c.W, ixx))
+			f.op("mov.f32 %s, %s", v, f.load(c.DType, x.addr(xp, src, c.DType.Size())))
+			f.place(skip)
+			f.op("st.shared.f32 [%s+%d], %s", bsAddr, 4*l*threads, v)
+		}
+		f.op("bar.sync 0")
+		f.tileFMA(t, acc, as, bs, tx, ty)
+		f.op("bar.sync 0")
+	})
+	for i := range t.TM {
+		gm := u.mad(ty, t.TM, m0)
+		f.op("add.u32 %s, %s, %d", gm, gm, i)
+		for j := range t.TN {
+			gq := u.mad(tx, t.TN, p0)
+			f.op("add.u32 %s, %s, %d", gq, gq, j)
+			skip := f.label("skip")
+			f.outside(u, gm, mpg, skip)
+			f.outside(u, gq, pixels, skip)
+			m := x.mad(g, mpg, wide(gm))
+			ob, oq := x.divmod(wide(gq), ohw)
+			o := x.mad(x.mad(ob, c.M, m), ohw, oq)
+			if err := f.convEpilogue(c, x, acc[i][j], m, o, out, bias, res); err != nil {
+				return nil, err
+			}
+			f.place(skip)
+		}
+	}
+	l := Launch{Grid: [3]int{max(CeilDiv(pixels, t.BN), 1), max(CeilDiv(mpg, t.BM), 1), c.Groups}, Block: [3]int{threads, 1, 1}}
+	return f.kernel(l), nil
+}
+
+// tileFMA accumulates one staged K step: thread (tx, ty) multiplies its
+// TM rows of As by its TN columns of Bs, BK times.
+func (f *fn) tileFMA(t GemmTile, acc [][]string, as, bs, tx, ty string) {
+	aRow, bCol := f.reg(cB32), f.reg(cB32)
+	f.op("mov.u32 %s, %s", aRow, as)
+	f.op("mad.lo.u32 %s, %s, %d, %s", aRow, ty, 4*t.TM, aRow)
+	f.op("mov.u32 %s, %s", bCol, bs)
+	f.op("mad.lo.u32 %s, %s, %d, %s", bCol, tx, 4*t.TN, bCol)
+	for kk := range t.BK {
+		av := f.sharedRow(aRow, 4*kk*t.BM, t.TM, t.TM%4 == 0)
+		bv := f.sharedRow(bCol, 4*kk*t.BN, t.TN, t.TN%4 == 0)
+		for i := range t.TM {
+			for j := range t.TN {
+				f.op("fma.rn.f32 %s, %s, %s, %s", acc[i][j], av[i], bv[j], acc[i][j])
+			}
+		}
+	}
+}
