@@ -10,6 +10,10 @@
 //	fold              nodes of constants evaluated at compile time
 //	cse               duplicate nodes and constants merged
 //	simplify          identity ops removed, view chains and transpose pairs collapsed
+//	recognise         norms and activations spelled out in primitives (torch's
+//	                  pre-opset-17 LayerNorm, RMSNorm, erf/tanh GELU, SiLU,
+//	                  sigmoid) → LayerNorm / RMSNorm / Gelu / ...; activations
+//	                  are matched by value on probe points, not by spelling
 //	attention         Q·Kᵀ → scale → mask → Softmax → ·V spelled out → Attention
 //	transpose_matmul  a Transpose of a product operand → the product's transpose flag
 //	epilogue          MatMul/Gemm + bias + activation + residual → FusedMatMul,

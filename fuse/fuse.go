@@ -86,6 +86,7 @@ var Passes = []Pass{
 	{Name: "fold", Run: foldConstants},
 	{Name: "cse", Run: commonSubexpressions},
 	{Name: "simplify", Run: simplify},
+	{Name: "recognise", Run: recognise},
 	{Name: "attention", Run: attention},
 	{Name: "transpose_matmul", Run: transposeIntoMatMul},
 	{Name: "epilogue", Run: epilogues},
@@ -126,6 +127,23 @@ func Run(g *graph.Graph, o Options) (Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// recognise turns spelled-out norms and activations into single ops
+// (recognise_norm.go, recognise_act.go), so the fusions after it see
+// them. The replaced primitives are pruned at once: until then they still
+// count as consumers of the pattern's input.
+func recognise(g *graph.Graph, log *Log) error {
+	if err := recogniseNorms(g, log); err != nil {
+		return err
+	}
+	if err := recogniseActivations(g, log); err != nil {
+		return err
+	}
+	if len(log.Fused) == 0 {
+		return nil
+	}
+	return g.Prune()
 }
 
 // deadCode removes nodes no output depends on.

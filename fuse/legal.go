@@ -8,7 +8,7 @@ import (
 )
 
 // view is a pass's picture of the graph: the schedule, every node's
-// distinct consumers, which nodes are outputs and which are live
+// distinct live consumers, which nodes are outputs and which are live
 // (reachable from an output). Passes rebuild it after each rewrite.
 type view struct {
 	g     *graph.Graph
@@ -25,13 +25,6 @@ func newView(g *graph.Graph) (*view, error) {
 	}
 	v := &view{g: g, order: order, users: make([][]*graph.Node, len(g.Nodes)),
 		out: make([]bool, len(g.Nodes)), live: make([]bool, len(g.Nodes))}
-	for _, n := range g.Nodes {
-		for i, in := range n.Inputs {
-			if !repeated(n.Inputs[:i], in) {
-				v.users[in.ID] = append(v.users[in.ID], n)
-			}
-		}
-	}
 	for _, o := range g.Outputs() {
 		v.out[o.ID] = true
 	}
@@ -43,6 +36,19 @@ func newView(g *graph.Graph) (*view, error) {
 		if v.live[n.ID] {
 			for _, in := range n.Inputs {
 				v.live[in.ID] = true
+			}
+		}
+	}
+	// Only live consumers count: a node an earlier rewrite left dead
+	// still names its inputs until the final prune, and must not stop a
+	// fusion.
+	for _, n := range g.Nodes {
+		if !v.live[n.ID] {
+			continue
+		}
+		for i, in := range n.Inputs {
+			if !repeated(n.Inputs[:i], in) {
+				v.users[in.ID] = append(v.users[in.ID], n)
 			}
 		}
 	}

@@ -116,7 +116,10 @@ func (z *gen) step() {
 			y = g.Add(y, g.Param(z.name("b"), tensor.F32, out))
 		}
 		if r.IntN(2) == 0 {
-			acts := []func(*graph.Node) *graph.Node{g.Relu, g.Gelu, g.GeluTanh, g.Silu, g.Sigmoid, g.Tanh}
+			spelledGelu := func(n *graph.Node) *graph.Node {
+				return g.Mul(g.Mul(n, g.Add(g.Erf(g.Div(n, g.Scalar(1.4142135))), g.Scalar(1))), g.Scalar(0.5))
+			}
+			acts := []func(*graph.Node) *graph.Node{g.Relu, g.Gelu, g.GeluTanh, g.Silu, g.Sigmoid, g.Tanh, spelledGelu}
 			y = acts[r.IntN(len(acts))](y)
 		}
 		if out == h && r.IntN(2) == 0 {
@@ -131,10 +134,18 @@ func (z *gen) step() {
 				z.push(y) // the sum is read again: a near miss
 			}
 		}
-		if r.IntN(2) == 0 {
+		switch r.IntN(4) {
+		case 0:
 			y = g.LayerNorm(y, g.Param(z.name("s"), tensor.F32, h), g.Param(z.name("o"), tensor.F32, h), -1, 1e-5)
-		} else {
+		case 1:
 			y = g.RMSNorm(y, g.Param(z.name("s"), tensor.F32, h), -1, 1e-5)
+		case 2: // spelled out, as exporters before opset 17 write it
+			d := g.Sub(y, g.ReduceMean(y, true, -1))
+			y = g.Div(d, g.Sqrt(g.Add(g.ReduceMean(g.Pow(d, g.Scalar(2)), true, -1), g.Scalar(1e-5))))
+			y = g.Add(g.Mul(y, g.Param(z.name("s"), tensor.F32, h)), g.Param(z.name("o"), tensor.F32, h))
+		default:
+			ms := g.ReduceMean(g.Mul(y, y), true, -1)
+			y = g.Mul(g.Mul(y, g.Reciprocal(g.Sqrt(g.Add(ms, g.Scalar(1e-6))))), g.Param(z.name("s"), tensor.F32, h))
 		}
 		z.push(y)
 	case 6: // attention, spelled out

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -56,6 +57,7 @@ func runBench(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed for random inputs")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on or off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to `file`")
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage, "\nflags:\n"); fs.PrintDefaults() }
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -108,6 +110,13 @@ func runBench(args []string) error {
 	bar := newProgress(stderr, *runs, *progress == "on" ||
 		*progress == "auto" && isTerminal(stderr) && *warmup > 0 && warm/time.Duration(*warmup)*time.Duration(*runs) > 2*time.Second)
 	times := make([]time.Duration, *runs)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	for i := range times {
 		t := time.Now()
 		if _, err := c.cg.RunTyped(ti...); err != nil {
@@ -226,4 +235,18 @@ func (p *progress) done() {
 	if p.on {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// startCPUProfile profiles the process into path until stop is called
+// (go tool pprof reads it; kernels show under their Go or assembly names).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

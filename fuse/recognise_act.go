@@ -1,0 +1,241 @@
+package fuse
+
+import (
+	"math"
+
+	"github.com/kilnml/kiln/graph"
+)
+
+// recogniseActivations finds activations that exporters spell out in
+// primitives — GELU as x·0.5·(1 + erf(x/√2)) or its tanh form, SiLU as
+// x·sigmoid(x), sigmoid as 1/(1 + exp(−x)) — and replaces each by the
+// one op, which the epilogue pass can then apply on a GEMM's write-back.
+//
+// It matches by value rather than by spelling, since every exporter and
+// every algebraic rearrangement spells them differently: a cone of
+// elementwise nodes whose leaves are one tensor x and scalar constants is
+// a function of x alone; evaluated in float64 on probe points it must
+// equal the activation within 1e-6 everywhere. Two different
+// compositions of a handful of these primitives do not agree on 60
+// points spread over [−8, 8] by accident, while the f32 rounding of the
+// exporters' constants (√2, 0.044715, √(2/π)) stays below 1e-7.
+func recogniseActivations(g *graph.Graph, log *Log) error {
+	return rewriteAll(g, func(v *view, r *graph.Node) (bool, error) {
+		if !r.Op.IsElementwise() || !r.DType.IsFloat() || knownActivation(r.Op) {
+			return false, nil
+		}
+		for _, x := range coneCandidates(r) {
+			cone, ok := closedCone(v, r, x)
+			if !ok || len(cone) < 2 {
+				continue
+			}
+			op, ok := identify(cone, x)
+			if !ok {
+				continue
+			}
+			f, err := g.Insert(op, graph.Attrs{}, x)
+			if err != nil {
+				log.miss("%s: %v", names(cone...), err)
+				return false, nil
+			}
+			if err := replace(g, r, f); err != nil {
+				return false, err
+			}
+			log.fused("%s → %s (%s)", names(cone...), f.Name, op)
+			return true, nil
+		}
+		return false, nil
+	})
+}
+
+// maxCone bounds the nodes of a spelled-out activation (the tanh GELU is
+// the longest common one, at 8 to 10).
+const maxCone = 14
+
+func knownActivation(op graph.Op) bool {
+	switch op {
+	case graph.OpGelu, graph.OpGeluTanh, graph.OpSilu, graph.OpSigmoid:
+		return true
+	}
+	return false
+}
+
+// coneCandidates lists the nodes below r, within maxCone steps, that
+// could be the single input of a function rooted at r: any non-constant
+// node of r's dtype and shape.
+func coneCandidates(r *graph.Node) []*graph.Node {
+	var out []*graph.Node
+	seen := map[*graph.Node]bool{r: true}
+	frontier := []*graph.Node{r}
+	for depth := 0; depth < maxCone && len(frontier) > 0; depth++ {
+		var next []*graph.Node
+		for _, n := range frontier {
+			if !n.Op.IsElementwise() {
+				continue
+			}
+			for _, in := range n.Inputs {
+				if seen[in] {
+					continue
+				}
+				seen[in] = true
+				if _, c := uniform(in); c {
+					continue
+				}
+				if in.DType == r.DType && in.Shape.Equal(r.Shape) {
+					out = append(out, in)
+				}
+				next = append(next, in)
+			}
+		}
+		frontier = next
+	}
+	return out
+}
+
+// closedCone returns the elementwise nodes on the paths from r down to x
+// (r first), when every path ends at x or at a scalar constant, and every
+// node but r is read only inside the cone (so the cone can go).
+func closedCone(v *view, r, x *graph.Node) ([]*graph.Node, bool) {
+	var cone []*graph.Node
+	in := map[*graph.Node]bool{}
+	var walk func(n *graph.Node) bool
+	walk = func(n *graph.Node) bool {
+		if n == x || in[n] {
+			return true
+		}
+		if _, c := uniform(n); c {
+			return keepsShape(r, n)
+		}
+		if !n.Op.IsElementwise() || !n.DType.IsFloat() || len(cone) == maxCone {
+			return false
+		}
+		in[n] = true
+		cone = append(cone, n)
+		for _, i := range n.Inputs {
+			if !walk(i) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(r) {
+		return nil, false
+	}
+	for _, n := range cone[1:] {
+		if ok, _ := v.absorbable(n, func(u *graph.Node) bool { return in[u] }, nil); !ok {
+			return nil, false
+		}
+	}
+	return cone, true
+}
+
+// activations are the functions identify looks for.
+var activations = []struct {
+	op graph.Op
+	f  func(x float64) float64
+}{
+	{graph.OpGelu, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
+	{graph.OpGeluTanh, func(x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	}},
+	{graph.OpSilu, func(x float64) float64 { return x / (1 + math.Exp(-x)) }},
+	{graph.OpSigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+}
+
+// probes are the points the cone is evaluated at: 57 spread over
+// [−7, 7] plus a few near 0 and far out.
+var probes = func() []float64 {
+	p := []float64{-8, -1e-3, 1e-3, 0.0371, 8}
+	for i := -28; i <= 28; i++ {
+		p = append(p, float64(i)/4+0.01)
+	}
+	return p
+}()
+
+// identify evaluates the cone as a function of x and names the activation
+// it equals, if any.
+func identify(cone []*graph.Node, x *graph.Node) (graph.Op, bool) {
+	ys := make([]float64, len(probes))
+	for i, p := range probes {
+		y, ok := evalCone(cone[0], x, p, map[*graph.Node]float64{})
+		if !ok {
+			return 0, false
+		}
+		ys[i] = y
+	}
+next:
+	for _, a := range activations {
+		for i, p := range probes {
+			want := a.f(p)
+			if d := math.Abs(ys[i] - want); !(d <= 1e-6*(1+math.Abs(want))) {
+				continue next
+			}
+		}
+		return a.op, true
+	}
+	return 0, false
+}
+
+// evalCone computes node n at x = p in float64 (constants are scalars by
+// closedCone's check).
+func evalCone(n, x *graph.Node, p float64, memo map[*graph.Node]float64) (float64, bool) {
+	if n == x {
+		return p, true
+	}
+	if c, ok := uniform(n); ok {
+		return c, true
+	}
+	if y, ok := memo[n]; ok {
+		return y, true
+	}
+	args := make([]float64, len(n.Inputs))
+	for i, in := range n.Inputs {
+		a, ok := evalCone(in, x, p, memo)
+		if !ok {
+			return 0, false
+		}
+		args[i] = a
+	}
+	y, ok := scalarOp(n.Op, args)
+	memo[n] = y
+	return y, ok
+}
+
+// scalarOp is the float64 value of an elementwise op the activations are
+// spelled with; ok is false for any other op.
+func scalarOp(op graph.Op, a []float64) (float64, bool) {
+	if len(a) == 1 {
+		x := a[0]
+		switch op {
+		case graph.OpNeg:
+			return -x, true
+		case graph.OpExp:
+			return math.Exp(x), true
+		case graph.OpSqrt:
+			return math.Sqrt(x), true
+		case graph.OpReciprocal:
+			return 1 / x, true
+		case graph.OpTanh:
+			return math.Tanh(x), true
+		case graph.OpErf:
+			return math.Erf(x), true
+		case graph.OpSigmoid:
+			return 1 / (1 + math.Exp(-x)), true
+		}
+		return 0, false
+	}
+	x, y := a[0], a[1]
+	switch op {
+	case graph.OpAdd:
+		return x + y, true
+	case graph.OpSub:
+		return x - y, true
+	case graph.OpMul:
+		return x * y, true
+	case graph.OpDiv:
+		return x / y, true
+	case graph.OpPow:
+		return math.Pow(x, y), true
+	}
+	return 0, false
+}
