@@ -23,6 +23,11 @@ import (
 //	           GEMM the fused products use (an empty-epilogue FusedMatMul),
 //	           so the ratio to fused is what fusion alone buys while plain
 //	           MatMul has no assembly kernel of its own
+//	exported-  the demo encoder in the form exported models have
+//	           (demo.Config.Exported: spelled-out LayerNorm, GELU and
+//	           attention), fused and with KILN_FUSE=off; the op-level
+//	           encoder is already built from LayerNorm, Gelu and Attention,
+//	           so its fused/off ratio measures epilogues only
 //
 // Each reports the arena bytes of its plan.
 
@@ -88,6 +93,12 @@ func BenchmarkDemoEncoder(b *testing.B) {
 	b.Run("fused", func(b *testing.B) { benchRun(b, session(true, false), g, feeds, inputs) })
 	b.Run("off", func(b *testing.B) { benchRun(b, session(false, false), g, feeds, inputs) })
 	b.Run("off-gemm", func(b *testing.B) { benchRun(b, session(false, false), withAsmMatMul(b, g), feeds, inputs) })
+	// The same encoder as torch's ONNX exporter spells it: fusion has the
+	// norms, GELU and attention to recover, as for an imported model.
+	c.Exported = true
+	ge := demo.Encoder(c)
+	b.Run("exported-fused", func(b *testing.B) { benchRun(b, session(true, false), ge, feeds, inputs) })
+	b.Run("exported-off", func(b *testing.B) { benchRun(b, session(false, false), ge, feeds, inputs) })
 }
 
 // attentionGraph is softmax(q·kᵀ/√d + mask)·v spelled out on [1, 12,

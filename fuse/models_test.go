@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -202,4 +203,31 @@ func TestModelArenas(t *testing.T) {
 			t.Errorf("%s: arena grew from %d to %d bytes", name, pb.ArenaBytes, pa.ArenaBytes)
 		}
 	}
+}
+
+// TestDemoEncoderExportedForm compiles the encoder spelled out as torch's
+// ONNX exporter writes it (demo.Config.Exported) and checks that fusion
+// recovers the op-level form: the same kernels, step for step, and the
+// same output on the same weights.
+func TestDemoEncoderExportedForm(t *testing.T) {
+	op := demo.Tiny
+	exp := op
+	exp.Exported = true
+	gop, gexp := demo.Encoder(op), demo.Encoder(exp)
+	feeds := demoFeeds(t, op, gop)
+	want := interpret(t, gexp, feeds)
+	gotOp, cgOp := compiledRun(t, session(true, false), gop, feeds)
+	gotExp, cgExp := compiledRun(t, session(true, false), gexp, feeds)
+	if err := agree(gotExp, want, 2e-5); err != nil {
+		t.Fatalf("exported form vs reference: %v\n%s", err, cgExp.Report())
+	}
+	if err := agree(gotExp, gotOp, 2e-5); err != nil {
+		t.Fatalf("exported form vs op form: %v", err)
+	}
+	so, se := cgOp.Stats(), cgExp.Stats()
+	if so.Steps != se.Steps || !maps.Equal(so.Variants, se.Variants) {
+		t.Errorf("exported form runs %d steps %v, op form %d steps %v\n%s", se.Steps, se.Variants, so.Steps, so.Variants, cgExp.Report())
+	}
+	_, cgOff := compiledRun(t, session(false, false), gexp, feeds)
+	t.Logf("exported form: %d steps fused, %d with fusion off", se.Steps, cgOff.Stats().Steps)
 }

@@ -20,6 +20,7 @@ func runDemo(args []string) error {
 	runs := fs.Int("runs", 20, "timed runs (after one warm-up)")
 	size := fs.String("size", "minilm", "model size: minilm or tiny")
 	check := fs.Bool("check", true, "compare the output with the reference interpreter")
+	exported := fs.Bool("exported", false, "build the layers spelled out as torch's ONNX export has them (fusion recovers them)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,6 +30,7 @@ func runDemo(args []string) error {
 	} else if *size != "minilm" {
 		return fmt.Errorf("unknown -size %q", *size)
 	}
+	cfg.Exported = *exported
 	out := os.Stdout
 	fmt.Fprintf(out, "kiln demo: BERT-style encoder, vocab %d, hidden %d, %d layers, %d heads, FFN %d, batch %d × seq %d\n",
 		cfg.Vocab, cfg.Hidden, cfg.Layers, cfg.Heads, cfg.FFN, cfg.Batch, cfg.Seq)

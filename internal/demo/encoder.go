@@ -13,6 +13,13 @@ import (
 // Config sizes the encoder.
 type Config struct {
 	Vocab, Hidden, Layers, Heads, FFN, Seq, Batch int
+	// Exported spells the layers out in primitives the way torch's ONNX
+	// exporter (opset < 17) writes them — LayerNorm from ReduceMean, Sub,
+	// Pow, Sqrt and Div; GELU from Erf; attention from MatMul, Div, Add,
+	// Softmax and MatMul — instead of kiln's LayerNorm, Gelu and
+	// Attention ops. Same function, same params: it is the form fusion has
+	// to recover, as it does for imported models.
+	Exported bool
 }
 
 // MiniLM is the size of all-MiniLM-L6-v2: vocab 30522, hidden 384, 6
@@ -32,7 +39,7 @@ func Encoder(c Config) *graph.Graph {
 	mask := g.Input("attention_mask", tensor.F32, c.Batch, 1, 1, c.Seq)
 	x := g.Gather(g.Param("embeddings.word", tensor.F32, c.Vocab, c.Hidden), ids, 0)
 	x = g.Add(x, g.Param("embeddings.position", tensor.F32, c.Seq, c.Hidden))
-	x = layerNorm(g, x, "embeddings.ln", c.Hidden)
+	x = layerNorm(g, x, "embeddings.ln", c)
 	for l := range c.Layers {
 		x = encoderLayer(g, x, mask, fmt.Sprintf("layer%d", l), c)
 	}
@@ -40,8 +47,31 @@ func Encoder(c Config) *graph.Graph {
 	return g
 }
 
-func layerNorm(g *graph.Graph, x *graph.Node, name string, h int) *graph.Node {
-	return g.LayerNorm(x, g.Param(name+".scale", tensor.F32, h), g.Param(name+".bias", tensor.F32, h), -1, 1e-12)
+func layerNorm(g *graph.Graph, x *graph.Node, name string, c Config) *graph.Node {
+	h := c.Hidden
+	scale, bias := g.Param(name+".scale", tensor.F32, h), g.Param(name+".bias", tensor.F32, h)
+	if !c.Exported {
+		return g.LayerNorm(x, scale, bias, -1, 1e-12)
+	}
+	d := g.Sub(x, g.ReduceMean(x, true, -1))
+	v := g.ReduceMean(g.Pow(d, g.Scalar(2)), true, -1)
+	return g.Add(g.Mul(g.Div(d, g.Sqrt(g.Add(v, g.Scalar(1e-12)))), scale), bias)
+}
+
+func gelu(g *graph.Graph, x *graph.Node, c Config) *graph.Node {
+	if !c.Exported {
+		return g.Gelu(x)
+	}
+	return g.Mul(g.Mul(x, g.Add(g.Erf(g.Div(x, g.Scalar(math.Sqrt2))), g.Scalar(1))), g.Scalar(0.5))
+}
+
+// attention is softmax(q·kᵀ/√d + mask)·v on [batch, heads, seq, d].
+func attention(g *graph.Graph, q, k, v, mask *graph.Node, c Config) *graph.Node {
+	if !c.Exported {
+		return g.Attention(q, k, v, mask, graph.AttentionOpts{})
+	}
+	s := g.Div(g.MatMul(q, g.Transpose(k, 0, 1, 3, 2)), g.Scalar(float32(math.Sqrt(float64(c.Hidden/c.Heads)))))
+	return g.MatMul(g.Softmax(g.Add(s, mask), -1), v)
 }
 
 func linear(g *graph.Graph, x *graph.Node, name string, in, out int) *graph.Node {
@@ -56,11 +86,11 @@ func encoderLayer(g *graph.Graph, x, mask *graph.Node, p string, c Config) *grap
 	q := heads(linear(g, x, p+".q", c.Hidden, c.Hidden))
 	k := heads(linear(g, x, p+".k", c.Hidden, c.Hidden))
 	v := heads(linear(g, x, p+".v", c.Hidden, c.Hidden))
-	a := g.Attention(q, k, v, mask, graph.AttentionOpts{})
+	a := attention(g, q, k, v, mask, c)
 	a = g.Reshape(g.Transpose(a, 0, 2, 1, 3), c.Batch, c.Seq, c.Hidden)
-	x = layerNorm(g, g.Add(x, linear(g, a, p+".o", c.Hidden, c.Hidden)), p+".ln1", c.Hidden)
-	f := linear(g, g.Gelu(linear(g, x, p+".ffn1", c.Hidden, c.FFN)), p+".ffn2", c.FFN, c.Hidden)
-	return layerNorm(g, g.Add(x, f), p+".ln2", c.Hidden)
+	x = layerNorm(g, g.Add(x, linear(g, a, p+".o", c.Hidden, c.Hidden)), p+".ln1", c)
+	f := linear(g, gelu(g, linear(g, x, p+".ffn1", c.Hidden, c.FFN), c), p+".ffn2", c.FFN, c.Hidden)
+	return layerNorm(g, g.Add(x, f), p+".ln2", c)
 }
 
 // Weights makes seeded random weights for every param of g: normal with
