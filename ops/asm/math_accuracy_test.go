@@ -85,15 +85,21 @@ func ulpErr(got float32, want float64) float64 {
 // pattern and dense ranges around critical points.
 func ewSweep(stride uint64) []float32 {
 	var xs []float32
+	dn := 1 // -short: a tenth of the dense points (the same ranges)
+	if testing.Short() {
+		dn = 10
+	}
 	for b := uint64(0); b < 1<<32; b += stride {
 		xs = append(xs, math.Float32frombits(uint32(b)))
 	}
 	dense := func(lo, hi float32, n int) {
+		n /= dn
 		for i := 0; i <= n; i++ {
 			xs = append(xs, lo+(hi-lo)*float32(i)/float32(n))
 		}
 	}
 	around := func(c float32, n int) { // n patterns each side of c
+		n /= dn
 		b := math.Float32bits(c)
 		for i := -n; i <= n; i++ {
 			xs = append(xs, math.Float32frombits(uint32(int64(b)+int64(i))))
