@@ -71,43 +71,58 @@ func overlapsAny(y []float32, xs ...[]float32) bool {
 //
 //	y[n,m,oy,ox] = bias[m] + Σ w[m,c,ky,kx] · x[n, g·cpg+c, oy·SH-PT+ky·DH, ox·SW-PL+kx·DW]
 //
-// (g = m / (M/Groups), cells in the padding count as 0). With one input
+// (g = m / (M/Groups), cells in the padding count as 0), optionally
+// followed by an activation and a residual add (ConvArgs). With one input
 // channel per group (depthwise, or a single input channel) it runs a
 // direct kernel: each output row is the sum of the kernel taps' shifted
 // input rows (an axpy per tap when SW is 1). Otherwise each output
-// channel group is a GEMM: weights [M/G × K] times the im2col matrix
-// [K × OH·OW] (K = C/G·KH·KW), built one tile of columns at a time so it
-// stays in L2, and never built at all for a 1×1, stride-1, unpadded
-// convolution, whose input already is that matrix. Tiles (batch × group ×
-// column block) are spread over par; each worker owns its column buffer
-// and serial GEMM plans. The bias is written first and the product
-// accumulated onto it.
+// channel group is an implicit GEMM (conv_gemm.go): the weights, with the
+// bias as an extra column, packed once into the micro-kernel's A panels,
+// times input patches packed straight into its B panels, one tile of
+// output columns at a time. Tiles (batch × group × column block) are
+// spread over par; each worker owns its panel buffer.
 type Conv2D struct {
 	g                      ConvGeom
 	k                      *RowKernels
+	v                      *GemmVariant
 	cpg, mpg, kk, hw, ohw  int
 	bias, depthwise        bool
 	oyLo, oyHi, oxLo, oxHi []int
 
-	direct     bool // GEMM reads x itself (1×1, stride 1, no padding)
-	nb, blocks int  // GEMM columns per tile and tiles per (batch, group)
-	ws         []convWorker
+	convGemm // the GEMM path's plan (unused when depthwise)
+	own      ConvWeights
 
-	c          *Chunks
-	x, w, b, y []float32 // operands of the current run
+	c   *Chunks
+	run convRun // operands of the current run
 }
 
-// convTileFloats bounds the im2col tile: 128K floats (512 KiB), which
-// with the GEMM's packed copy of it about fills a 1 MiB L2. Measured on
-// the 3×3, 64-channel, 56×56 case (BenchmarkConvTile): 16K to 64K floats
-// lose 10-50% to per-tile overhead, 256K gains nothing.
-var convTileFloats = 1 << 17
+// ConvWeights are a convolution's weights and bias packed for one
+// Conv2D (see PackWeights), so that runs need not repack them.
+type ConvWeights struct {
+	data    []float32
+	owner   *Conv2D
+	Version uint64 // free for the owner: e.g. the weights version it was packed from
+}
 
-type convWorker struct {
-	col        []float32 // im2col tile, kk × nb
-	full, tail *Gemm     // plans for nb columns and for the last tile's
-	args       GemmArgs
-	err        error // the first GEMM error of the current run
+// ConvArgs are the operands of one run. W and B are the weights [M,C/G,KH,KW]
+// and bias [M] (nil without one); Packed, when set, replaces both.
+type ConvArgs struct {
+	X, W, B, Y []float32
+	Packed     *ConvWeights
+	// Act, then ActFunc if set instead, is applied to every output, and
+	// Residual (Y's shape, not overlapping it) then added, while each
+	// output tile is still in cache. ActFunc is called concurrently on
+	// disjoint row segments and must not keep them.
+	Act      Activation
+	ActFunc  func(seg []float32)
+	Residual []float32
+}
+
+// convRun is the state of the run in progress.
+type convRun struct {
+	x, a, y, res []float32 // a: packed weights
+	act          Activation
+	actFunc      func(seg []float32)
 }
 
 // NewConv2D prepares a convolution of geometry g, with a bias input when
@@ -126,7 +141,7 @@ func NewConv2D(g ConvGeom, bias bool, k *RowKernels, gv *GemmVariant, par Par) (
 	if gv == nil {
 		gv = BestGemm()
 	}
-	c := &Conv2D{g: g, k: k, bias: bias, cpg: g.C / g.Groups, mpg: g.M / g.Groups, hw: g.H * g.W, ohw: g.OH * g.OW}
+	c := &Conv2D{g: g, k: k, v: gv, bias: bias, cpg: g.C / g.Groups, mpg: g.M / g.Groups, hw: g.H * g.W, ohw: g.OH * g.OW}
 	c.kk = c.cpg * g.KH * g.KW
 	c.oyLo, c.oyHi, c.oxLo, c.oxHi = windowRanges(&g)
 	if c.cpg == 1 {
@@ -134,76 +149,85 @@ func NewConv2D(g ConvGeom, bias bool, k *RowKernels, gv *GemmVariant, par Par) (
 		c.c = NewChunks(par, g.N*g.M*g.OH, max(1, (1<<12)/max(1, g.OW*g.KH*g.KW)), c.depthwiseRows)
 		return c, nil
 	}
-	c.direct = g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W
-	threads := max(1, par.Threads)
-	// Columns per tile: the im2col tile (kk × nb) within convTileFloats,
-	// a multiple of the micro-tile width, and enough tiles to keep every
-	// worker busy.
-	_, nr := gv.Tile()
-	nb := max(nr, convTileFloats/max(c.kk, 1)/nr*nr)
-	if c.direct {
-		nb = max(nb, 512)
-	}
-	if planes := g.N * g.Groups; planes*((c.ohw+nb-1)/nb) < 2*threads {
-		want := (c.ohw*planes + 2*threads - 1) / (2 * threads)
-		nb = min(nb, max(nr, (want+nr-1)/nr*nr))
-	}
-	c.nb = min(nb, max(c.ohw, 1))
-	c.blocks = (c.ohw + c.nb - 1) / c.nb
-	c.c = NewChunks(par, g.N*g.Groups*c.blocks, 1, c.gemmTiles)
-	c.ws = make([]convWorker, c.c.N())
-	ldb := c.nb
-	if c.direct {
-		ldb = c.hw
-	}
-	for i := range c.ws {
-		w := &c.ws[i]
-		if !c.direct {
-			w.col = make([]float32, c.kk*c.nb)
-		}
-		var err error
-		cfg := GemmConfig{M: c.mpg, N: c.nb, K: c.kk, LDA: c.kk, LDB: ldb, LDC: c.ohw, Alpha: 1, Accumulate: bias}
-		if w.full, err = NewGemm(cfg, gv, Par{}); err != nil {
-			return nil, err
-		}
-		if rest := c.ohw % c.nb; rest != 0 {
-			cfg.N = rest
-			if !c.direct {
-				cfg.LDB = rest
-			}
-			if w.tail, err = NewGemm(cfg, gv, Par{}); err != nil {
-				return nil, err
-			}
-		}
-	}
+	c.prepareGemm(par)
 	return c, nil
 }
 
-// Run computes y from x [N,C,H,W], w [M,C/G,KH,KW] and b [M] (nil without
-// a bias). y must not overlap the inputs.
-func (c *Conv2D) Run(y, x, w, b []float32) error {
+// PackWeights packs w [M,C/G,KH,KW] and b [M] (nil without a bias) into
+// pw for this convolution, reusing pw's buffer when it is large enough.
+func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	g := &c.g
 	nb := 0
 	if c.bias {
 		nb = g.M
 	}
-	if len(x) != g.N*g.C*c.hw || len(w) != g.M*c.kk || len(b) != nb || len(y) != g.N*g.M*c.ohw {
-		return fmt.Errorf("asm: conv: got x %d, w %d, bias %d, y %d elements; want %d, %d, %d, %d",
-			len(x), len(w), len(b), len(y), g.N*g.C*c.hw, g.M*c.kk, nb, g.N*g.M*c.ohw)
+	if len(w) != g.M*c.kk || len(b) != nb {
+		return fmt.Errorf("asm: conv: got w %d, bias %d elements; want %d, %d", len(w), len(b), g.M*c.kk, nb)
 	}
-	if overlapsAny(y, x, w, b) {
+	if c.depthwise {
+		pw.data = append(append(pw.data[:0], w...), b...)
+	} else {
+		c.packA(pw, w, b)
+	}
+	pw.owner = c
+	return nil
+}
+
+// Run computes y from x [N,C,H,W], w [M,C/G,KH,KW] and b [M] (nil without
+// a bias), packing the weights first. y must not overlap the inputs.
+func (c *Conv2D) Run(y, x, w, b []float32) error {
+	if err := c.PackWeights(&c.own, w, b); err != nil {
+		return err
+	}
+	return c.RunArgs(&ConvArgs{X: x, Y: y, Packed: &c.own})
+}
+
+// RunArgs computes a.Y from a.X and the weights, then the epilogue.
+func (c *Conv2D) RunArgs(a *ConvArgs) error {
+	g := &c.g
+	pw := a.Packed
+	if pw == nil {
+		if err := c.PackWeights(&c.own, a.W, a.B); err != nil {
+			return err
+		}
+		pw = &c.own
+	}
+	if pw.owner != c {
+		return errors.New("asm: conv: weights packed for another convolution")
+	}
+	if len(a.X) != g.N*g.C*c.hw || len(a.Y) != g.N*g.M*c.ohw || (a.Residual != nil && len(a.Residual) != len(a.Y)) {
+		return fmt.Errorf("asm: conv: got x %d, y %d, residual %d elements; want %d, %d, %d",
+			len(a.X), len(a.Y), len(a.Residual), g.N*g.C*c.hw, g.N*g.M*c.ohw, g.N*g.M*c.ohw)
+	}
+	if a.Act >= numActs {
+		return fmt.Errorf("asm: conv: unknown %v", a.Act)
+	}
+	if overlapsAny(a.Y, a.X, pw.data, a.Residual) {
 		return errors.New("asm: conv: output overlaps an input")
 	}
-	c.x, c.w, c.b, c.y = x, w, b, y
-	c.c.Do()
-	c.x, c.w, c.b, c.y = nil, nil, nil, nil
-	for i := range c.ws {
-		if err := c.ws[i].err; err != nil {
-			c.ws[i].err = nil
-			return fmt.Errorf("asm: conv: %w", err)
-		}
+	x := a.X
+	if !c.depthwise {
+		x = c.padInput(x)
 	}
+	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc}
+	c.c.Do()
+	c.releasePad()
+	c.run = convRun{} // keep no reference to the caller's memory
 	return nil
+}
+
+// epilogue applies the run's activation and residual to y[off:off+n].
+func (c *Conv2D) epilogue(off, n int) {
+	r := &c.run
+	seg := r.y[off : off+n]
+	if r.actFunc != nil {
+		r.actFunc(seg)
+	} else if r.act != ActNone {
+		r.act.Apply(seg)
+	}
+	if r.res != nil {
+		c.k.Axpy(seg, r.res[off:off+n], 1) // 1·r + y rounds as r + y
+	}
 }
 
 // fill sets every element of s to v.
@@ -214,20 +238,22 @@ func fill(s []float32, v float32) {
 }
 
 // depthwiseRows computes output rows [lo, hi), numbered over (n, m, oy).
+// The packed weights are w then b.
 func (c *Conv2D) depthwiseRows(_, lo, hi int) {
 	g := &c.g
 	taps := g.KH * g.KW
+	x, y := c.run.x, c.run.y
 	for it := lo; it < hi; it++ {
 		plane, oy := it/g.OH, it%g.OH
 		m := plane % g.M
-		yrow := c.y[it*g.OW : (it+1)*g.OW]
+		yrow := y[it*g.OW : (it+1)*g.OW]
 		var b float32
 		if c.bias {
-			b = c.b[m]
+			b = c.run.a[g.M*taps+m]
 		}
 		fill(yrow, b)
-		xp := c.x[(plane/g.M*g.C+m/c.mpg)*c.hw:][:c.hw]
-		wk := c.w[m*taps : (m+1)*taps]
+		xp := x[(plane/g.M*g.C+m/c.mpg)*c.hw:][:c.hw]
+		wk := c.run.a[m*taps : (m+1)*taps]
 		for ky := range g.KH {
 			if oy < c.oyLo[ky] || oy >= c.oyHi[ky] {
 				continue
@@ -248,81 +274,6 @@ func (c *Conv2D) depthwiseRows(_, lo, hi int) {
 				}
 			}
 		}
-	}
-}
-
-// gemmTiles computes tiles [lo, hi), numbered over (n, group, block), with
-// worker ch's buffers.
-func (c *Conv2D) gemmTiles(ch, lo, hi int) {
-	g, wk := &c.g, &c.ws[ch]
-	for it := lo; it < hi; it++ {
-		plane, blk := it/c.blocks, it%c.blocks
-		n, grp := plane/g.Groups, plane%g.Groups
-		j0 := blk * c.nb
-		cols := min(c.nb, c.ohw-j0)
-		xg := c.x[(n*g.C+grp*c.cpg)*c.hw:][:c.cpg*c.hw]
-		yoff := (n*g.M+grp*c.mpg)*c.ohw + j0
-		if c.bias {
-			for m := range c.mpg {
-				fill(c.y[yoff+m*c.ohw:][:cols], c.b[grp*c.mpg+m])
-			}
-		}
-		a := &wk.args
-		a.A, a.C = c.w[grp*c.mpg*c.kk:], c.y[yoff:]
-		if c.direct {
-			a.B = xg[j0:]
-		} else {
-			a.B = wk.col[:c.kk*cols]
-			c.im2col(a.B, xg, j0, cols)
-		}
-		plan := wk.full
-		if cols != c.nb {
-			plan = wk.tail
-		}
-		// Shapes and lengths are fixed by construction, so an error here
-		// is a bug in this file; Run reports it.
-		if err := plan.Run(a); err != nil && wk.err == nil {
-			wk.err = err
-		}
-		a.A, a.B, a.C = nil, nil, nil
-	}
-}
-
-// im2col writes the K × cols matrix of output positions [j0, j0+cols):
-// row (c, ky, kx), column p holds the input cell output position j0+p
-// reads through that tap, or 0 in the padding.
-func (c *Conv2D) im2col(col, xg []float32, j0, cols int) {
-	g := &c.g
-	r := 0
-	for ci := range c.cpg {
-		xc := xg[ci*c.hw : (ci+1)*c.hw]
-		for ky := range g.KH {
-			for kx := range g.KW {
-				row := col[r*cols : (r+1)*cols]
-				r++
-				lo, hi, base := c.oxLo[kx], c.oxHi[kx], kx*g.DW-g.PL
-				oy, ox := j0/g.OW, j0%g.OW
-				for i := 0; i < cols; oy, ox = oy+1, 0 {
-					seg := min(g.OW-ox, cols-i)
-					d := row[i : i+seg]
-					i += seg
-					a, b := max(lo, ox), min(hi, ox+seg)
-					if oy < c.oyLo[ky] || oy >= c.oyHi[ky] || a >= b {
-						clear(d)
-						continue
-					}
-					clear(d[:a-ox])
-					clear(d[b-ox:])
-					xr := xc[(oy*g.SH-g.PT+ky*g.DH)*g.W:][:g.W]
-					if g.SW == 1 {
-						copy(d[a-ox:b-ox], xr[a+base:b+base])
-						continue
-					}
-					for o := a; o < b; o++ {
-						d[o-ox] = xr[o*g.SW+base]
-					}
-				}
-			}
-		}
+		c.epilogue(it*g.OW, g.OW)
 	}
 }

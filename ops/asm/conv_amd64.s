@@ -68,3 +68,54 @@ axpyTail:
 axpyDone:
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------------
+// func convTaps16S1AVX2(dst, src *float32, off *int, n int)
+// func convTaps16S2AVX2(dst, src *float32, off *int, n int)
+// dst[16s+t] = src[off[s] + t·stride] for s < n, t < 16; see conv_amd64.go.
+// ---------------------------------------------------------------------
+
+TEXT ·convTaps16S1AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), BX
+	MOVQ n+24(FP), CX
+
+taps1:
+	MOVQ    (BX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $8, BX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     taps1
+	VZEROUPPER
+	RET
+
+TEXT ·convTaps16S2AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), BX
+	MOVQ n+24(FP), CX
+
+taps2:
+	MOVQ    (BX), AX
+	LEAQ    (SI)(AX*4), DX
+	VMOVUPS (DX), Y0            // cells 0-7
+	VMOVUPS 32(DX), Y1          // 8-15
+	VMOVUPS 64(DX), Y2          // 16-23
+	VMOVUPS 92(DX), Y3          // 23-30
+	VSHUFPS $0x88, Y1, Y0, Y0   // per lane: 0 2 8 10 | 4 6 12 14
+	VSHUFPS $0xD8, Y3, Y2, Y2   // per lane: 16 18 24 26 | 20 22 28 30
+	VPERMPD $0xD8, Y0, Y0       // 64-bit pairs in order 0 2 1 3
+	VPERMPD $0xD8, Y2, Y2
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y2, 32(DI)
+	ADDQ    $8, BX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     taps2
+	VZEROUPPER
+	RET

@@ -1,5 +1,7 @@
 // Package asm holds kiln's hand-written Go assembly kernels (amd64:
-// AVX2+FMA; AVX-512 and arm64 NEON to come) and, for every assembly
+// AVX2+FMA in *_amd64.s; arm64: NEON in *_arm64.s, the instructions Go's
+// assembler lacks written as WORDs with their GNU mnemonic in a comment,
+// which TestNeonWords checks against go tool objdump -gnu) and, for every assembly
 // function, a pure-Go twin with the same signature that is always
 // compiled. The purego build tag removes all assembly; on other
 // architectures only the twins exist.
@@ -9,14 +11,14 @@
 // Lengths, strides and buffer sizes are validated in Go before any
 // assembly call: the assembly never sees an unchecked length.
 //
-// GEMM (gemm*.go, gemm_amd64.s): Gemm is a prepared single-precision
+// GEMM (gemm*.go, gemm_amd64.s, gemm_arm64.s): Gemm is a prepared single-precision
 // matrix product with BLIS-style packing, any shape and layout, optional
 // pre-packed B (weights), a GEMV path for one-row products, an epilogue
 // (bias, activation, residual) applied to tiles as they are finished, and
 // multi-threading that shares one packed B between workers handing out
 // blocks of C dynamically.
 //
-// Elementwise (ew_*.go, ew_amd64.s; math_*.go, math_amd64.s):
+// Elementwise (ew_*.go, ew_{amd64,arm64}.s; math_*.go, math_{amd64,arm64}.s):
 // EwKernels runs float32 unary functions (exp, log, tanh, sigmoid, erf,
 // GELU in both forms, SiLU, relu, neg, abs) and + - × ÷ max min against a
 // vector or a scalar. The transcendental functions use kiln's own range
@@ -24,3 +26,14 @@
 // of float64 over all of float32, and their twins compute the same bits.
 // BestEw is the dispatch point.
 package asm
+
+// Rows and reductions (row*.go, reduce*.go, row_{amd64,arm64}.s,
+// reduce_{amd64,arm64}.s): sums, max/min, softmax and log-softmax,
+// LayerNorm and RMSNorm rows. Transpose (transpose*.go): blocked 8×8.
+// Conv2D and pools (conv*.go, pool.go): im2col or direct depthwise, then
+// the GEMM.
+//
+// AVX-512 kernels are not written: the machines kiln is developed and
+// tested on hide AVX-512 from their guests, and assembly that no test can
+// run is not shipped. KILN_TEST_REQUIRE (require_test.go) makes CI fail
+// when dispatch does not pick the expected variant for every family.

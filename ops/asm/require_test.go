@@ -44,7 +44,7 @@ func dispatchedFeatures(t *testing.T) []familyFeature {
 		{"elementwise", BestEw().Feature},
 		{"rows (softmax, norms, reductions)", BestRows().Feature},
 		{"transpose", tr.k.Feature},
-		{"conv (im2col gemm)", conv.ws[0].full.v.Feature},
+		{"conv (implicit gemm)", conv.v.Feature},
 		{"conv (depthwise)", depthwise.k.Feature},
 		{"pool", pool.k.Feature},
 	}

@@ -19,6 +19,13 @@ func expShiftF32AVX2(y, x *float32, n int, m float32) float64
 //go:noescape
 func scaleF32AVX2(y *float32, n int, s float32)
 
+// expScaleF32AVX2 sets y[i] = exp(x[i]·s - m) for i < n (y not nil) and
+// returns their sum in float64: ExpScaleShift's primitive
+// (row_expscale_amd64.s, twin expScaleGo).
+//
+//go:noescape
+func expScaleF32AVX2(y, x *float32, n int, s, m float32) float64
+
 // normF32AVX2 sets, for i < n,
 //
 //	y[i] = fma(((x[i]-mhi)-mlo)·r, scale[i·sstep], bias[i·bstep])
@@ -33,7 +40,7 @@ func init() {
 		Name: "avx2", Feature: cpu.AVX2,
 		sum: sumF32AVX2, sumSqDev: sumSqDevF32AVX2, max: maxF32AVX2, min: minF32AVX2,
 		accAdd: accAddF64AVX2, accMax: accMaxF32AVX2, accMin: accMinF32AVX2,
-		expShift: expShiftF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,
+		expShift: expShiftF32AVX2, expScale: expScaleF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,
 		axpy: axpyF32AVX2, transpose8: transpose8AVX2,
 	})
 }

@@ -35,6 +35,10 @@ type RowKernels struct {
 	// and returns Σ exp(x[i]-m) in float64. m must be at least every
 	// x[i] (the row max) or NaN; see expDiff.
 	expShift func(y, x *float32, n int, m float32) float64
+	// expScale sets y[i] = exp(x[i]·s - m) and returns their sum in
+	// float64, without expShift's error recovery (see ExpScaleShift); nil
+	// where a variant has no such primitive.
+	expScale func(y, x *float32, n int, s, m float32) float64
 	// scale does y[i] *= s.
 	scale func(y *float32, n int, s float32)
 	// norm sets y[i] = ((x[i]-mhi)-mlo)·r·scale[i·sstep] + bias[i·bstep]
@@ -52,7 +56,7 @@ var rowsGo = &RowKernels{
 	Name: "go", Feature: cpu.Generic,
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
-	expShift: expShiftGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
+	expShift: expShiftGo, expScale: expScaleGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
 	transpose8: transpose8Go,
 }
 

@@ -1,0 +1,210 @@
+package asm
+
+// The GEMM path of Conv2D, per (batch, group) plane:
+//
+//	Y[mpg × OH·OW] = [bias | W][mpg × 1+K] · [1 ; patches][1+K × OH·OW]
+//
+// (K = C/G·KH·KW; the bias column and the row of ones only with a bias).
+// The left operand is packed once per weights (PackWeights) into the
+// micro-kernel's MR-row panels, each the full depth, so a depth block is
+// a slice of it. The right operand is never materialised as an im2col
+// matrix: each tile's patches are packed straight into NR-column panels
+// (conv_pack.go), which the micro-kernel reads while they are in L1/L2.
+// The first depth block overwrites Y, so Y needs no zero fill or bias
+// pass, and the epilogue runs on each finished tile.
+
+// convTileFloats bounds a tile of output (M/G rows of its columns): 16K
+// floats (64 KiB), which stays in L2, next to a depth block of the
+// weights (at most 192 KiB), from one depth block to the next and until
+// the epilogue. (A variable for BenchmarkConvTile.)
+var convTileFloats = 1 << 14
+
+// convKC bounds a depth block: its B panel, convKC×16 floats (24 KiB),
+// stays in L1 next to the A panel while every row panel meets it.
+var convKC = 384
+
+// convGemvRows is the most rows past the last full MR-row panel that run
+// through the one-row kernel (as fast per row as the micro-kernel, both
+// FMA-bound) rather than a zero-padded panel that costs MR rows.
+const convGemvRows = 3
+
+// convMinCols is the least tile width worth an epilogue call per row.
+const convMinCols = 64
+
+// convGemm is the GEMM path's plan.
+type convGemm struct {
+	ktot, kc   int   // depth with the bias row; depth block
+	mpan       int   // MR-row panels per group
+	mgemv      int   // rows per group past the panels, run one at a time
+	astride    int   // packed weights per group
+	nb, blocks int   // columns per tile and tiles per (batch, group)
+	koff       []int // tap offsets into a padded plane group (conv_pack.go)
+	pad        convPad
+	taps       *convTaps
+	ws         []convWorker
+}
+
+type convWorker struct {
+	b    []float32 // one depth block of a panel of patches, kc×NR
+	tile []float32 // MR×NR, for edge micro-tiles
+}
+
+// prepareGemm plans the GEMM path.
+func (c *Conv2D) prepareGemm(par Par) {
+	g, v := &c.g, c.v
+	c.ktot = c.kk
+	if c.bias {
+		c.ktot++
+	}
+	c.mpan = c.mpg / v.mr
+	if rest := c.mpg % v.mr; rest > convGemvRows {
+		c.mpan++ // a zero-padded panel
+	} else {
+		c.mgemv = rest
+	}
+	c.astride = (c.mpan*v.mr + c.mgemv) * c.ktot
+	if blocks := (c.ktot + convKC - 1) / convKC; blocks > 0 {
+		c.kc = (c.ktot + blocks - 1) / blocks // even blocks: no thin last one
+	}
+	c.preparePad(par)
+	c.taps = tapsFor(v)
+	threads := max(1, par.Threads)
+	// Columns per tile: the output tile within convTileFloats, a
+	// multiple of the micro-tile width, and enough tiles to keep every
+	// worker busy.
+	nr := v.nr
+	nb := max(convMinCols, convTileFloats/max(c.mpg, 1)/nr*nr)
+	if planes := g.N * g.Groups; planes*((c.ohw+nb-1)/nb) < 2*threads {
+		want := (c.ohw*planes + 2*threads - 1) / (2 * threads)
+		nb = min(nb, max(nr, (want+nr-1)/nr*nr))
+	}
+	c.nb = min(nb, max(c.ohw, 1))
+	c.blocks = (c.ohw + c.nb - 1) / c.nb
+	c.c = NewChunks(par, g.N*g.Groups*c.blocks, 1, c.gemmTiles)
+	c.ws = make([]convWorker, c.c.N())
+	for i := range c.ws {
+		c.ws[i].b = make([]float32, c.kc*nr)
+		c.ws[i].tile = make([]float32, v.mr*nr)
+	}
+}
+
+// packA packs [bias | w] of every group: MR-row panels of full depth
+// (panel p holds, for each step s < ktot, the MR values of rows p·MR + r;
+// zeros past the group's rows), then the mgemv rows past them as they
+// are, each ktot long.
+func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
+	mr := c.v.mr
+	size := c.g.Groups * c.astride
+	if cap(pw.data) < size {
+		pw.data = make([]float32, size)
+	}
+	pw.data = pw.data[:size]
+	first := c.ktot - c.kk // 1 with a bias column
+	// row copies group row m, with its bias first, to dst[s·step].
+	row := func(dst []float32, step, m int) {
+		if first == 1 {
+			dst[0] = b[m]
+		}
+		for s, x := range w[m*c.kk : (m+1)*c.kk] {
+			dst[(first+s)*step] = x
+		}
+	}
+	for grp := range c.g.Groups {
+		ga := pw.data[grp*c.astride:][:c.astride]
+		for p := range c.mpan {
+			pan := ga[p*c.ktot*mr:][:c.ktot*mr]
+			for r := range mr {
+				if m := p*mr + r; m < c.mpg {
+					row(pan[r:], mr, grp*c.mpg+m)
+					continue
+				}
+				for s := range c.ktot {
+					pan[s*mr+r] = 0
+				}
+			}
+		}
+		for r := range c.mgemv {
+			row(ga[(c.mpan*mr+r)*c.ktot:], 1, grp*c.mpg+c.mpan*mr+r)
+		}
+	}
+}
+
+// gemmTiles computes tiles [lo, hi), numbered over (n, group, block), with
+// worker ch's buffers.
+func (c *Conv2D) gemmTiles(ch, lo, hi int) {
+	g, v, wk := &c.g, c.v, &c.ws[ch]
+	nr := v.nr
+	y := c.run.y
+	for it := lo; it < hi; it++ {
+		plane, blk := it/c.blocks, it%c.blocks
+		n, grp := plane/g.Groups, plane%g.Groups
+		j0 := blk * c.nb
+		cols := min(c.nb, c.ohw-j0)
+		yoff := (n*g.M+grp*c.mpg)*c.ohw + j0
+		if c.ktot == 0 { // no input channels and no bias
+			for m := range c.mpg {
+				clear(y[yoff+m*c.ohw:][:cols])
+			}
+		}
+		php := c.pad.hp * c.pad.wp
+		xg := c.run.x[(n*g.C+grp*c.cpg)*php:][:c.cpg*php]
+		a := c.run.a[grp*c.astride:][:c.astride]
+		// Depth blocks outer: the weights' block stays in L2 and the
+		// output tile in cache while every panel meets them.
+		for pc := 0; pc < c.ktot; pc += c.kc {
+			kc := min(c.kc, c.ktot-pc)
+			for jp := 0; jp < cols; jp += nr {
+				ncol := min(nr, cols-jp)
+				c.packPanel(wk.b, xg, j0+jp, ncol, pc, kc)
+				c.panelProduct(wk, a, pc, kc, yoff+jp, ncol)
+			}
+		}
+		if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
+			for m := range c.mpg {
+				c.epilogue(yoff+m*c.ohw, cols)
+			}
+		}
+	}
+}
+
+// panelProduct computes depth block [pc, pc+kc) of the ncol (<= NR)
+// columns of y from column ci of the group's first row: the packed
+// weights a times the panel in wk.b, which stays in L1 while every row
+// panel meets it. The first block overwrites y, the others add to it.
+func (c *Conv2D) panelProduct(wk *convWorker, a []float32, pc, kc, ci, ncol int) {
+	v, y, ldy := c.v, c.run.y, c.ohw
+	mr, nr := v.mr, v.nr
+	flags := uint(0)
+	if pc > 0 {
+		flags = gemmAccumulate
+	}
+	bp := wk.b[:kc*nr]
+	for ip := range c.mpan {
+		rows := min(mr, c.mpg-ip*mr)
+		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]
+		at := ci + ip*mr*ldy
+		if rows == mr && ncol == nr {
+			_ = y[at+(mr-1)*ldy+nr-1] // the whole tile is inside y
+			v.micro(kc, &ap[0], &bp[0], &y[at], ldy, flags)
+			continue
+		}
+		t := wk.tile
+		v.micro(kc, &ap[0], &bp[0], &t[0], nr, 0)
+		for r := range rows {
+			gemmMerge(y[at+r*ldy:][:ncol], t[r*nr:][:ncol], flags != 0)
+		}
+	}
+	for r := range c.mgemv {
+		m := c.mpan*mr + r
+		ar := a[m*c.ktot+pc:][:kc]
+		at := ci + m*ldy
+		if ncol == nr {
+			_ = y[at+nr-1]
+			v.gemv(kc, &ar[0], &bp[0], nr, &y[at], flags)
+			continue
+		}
+		t := wk.tile[:nr]
+		v.gemv(kc, &ar[0], &bp[0], nr, &t[0], 0)
+		gemmMerge(y[at:][:ncol], t[:ncol], flags != 0)
+	}
+}

@@ -1,0 +1,237 @@
+package asm
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// Packing input patches straight into the GEMM's B panels: panel row s
+// (after the row of ones that meets the bias column) holds, for the
+// panel's NR output positions, the input cell each reads through tap
+// s = (c, ky, kx). Taps read a zero-padded copy of the input (the input
+// itself when no window leaves it), so no position needs a bounds test:
+// tap s of output (oy, ox) is xp[oy·SH·wp + ox·SW + koff[s]].
+
+// convPad is the zero-padded input of a run.
+type convPad struct {
+	copy   bool // the windows leave the input: taps read a padded copy
+	hp, wp int  // padded plane
+	c      *Chunks
+	x, buf []float32 // the input and its padded copy during a run
+}
+
+// convPadFree holds the padded-input buffers not in use. Every
+// convolution of a program (they run one after another) takes the same
+// one, so it stays in cache, where a buffer per convolution would be
+// cold each run; concurrent runs take different ones.
+var convPadFree struct {
+	sync.Mutex
+	bufs [][]float32
+}
+
+// preparePad sizes the padded input and the tap offsets into it.
+func (c *Conv2D) preparePad(par Par) {
+	g, p := &c.g, &c.pad
+	p.hp = max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
+	p.wp = max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
+	p.copy = p.hp != g.H || p.wp != g.W || g.PT != 0 || g.PL != 0
+	if !p.copy || g.OH == 0 || g.OW == 0 {
+		p.hp, p.wp = g.H, g.W
+		p.copy = false
+	} else {
+		p.c = NewChunks(par, g.N*g.C, max(1, (1<<14)/(p.hp*p.wp)), c.padPlanes)
+	}
+	c.koff = make([]int, 0, c.kk)
+	for ci := range c.cpg {
+		for ky := range g.KH {
+			for kx := range g.KW {
+				c.koff = append(c.koff, (ci*p.hp+ky*g.DH)*p.wp+kx*g.DW)
+			}
+		}
+	}
+}
+
+// padInput returns what taps read: x, or a padded copy of it in a buffer
+// taken from convPadFree until releasePad.
+func (c *Conv2D) padInput(x []float32) []float32 {
+	g, p := &c.g, &c.pad
+	if !p.copy {
+		return x
+	}
+	size := g.N * g.C * p.hp * p.wp
+	convPadFree.Lock()
+	if n := len(convPadFree.bufs); n > 0 {
+		p.buf = convPadFree.bufs[n-1]
+		convPadFree.bufs = convPadFree.bufs[:n-1]
+	}
+	convPadFree.Unlock()
+	if cap(p.buf) < size {
+		p.buf = make([]float32, size)
+	}
+	p.buf, p.x = p.buf[:size], x
+	p.c.Do()
+	p.x = nil
+	return p.buf
+}
+
+// releasePad gives the padded buffer back.
+func (c *Conv2D) releasePad() {
+	p := &c.pad
+	if p.buf == nil {
+		return
+	}
+	convPadFree.Lock()
+	convPadFree.bufs = append(convPadFree.bufs, p.buf)
+	convPadFree.Unlock()
+	p.buf = nil
+}
+
+// padPlanes writes padded planes [lo, hi), borders included (the buffer
+// last held another convolution's input).
+func (c *Conv2D) padPlanes(_, lo, hi int) {
+	g, p := &c.g, &c.pad
+	for plane := lo; plane < hi; plane++ {
+		dst := p.buf[plane*p.hp*p.wp:][:p.hp*p.wp]
+		src := p.x[plane*c.hw:][:c.hw]
+		clear(dst[:g.PT*p.wp])
+		for iy := range g.H {
+			row := dst[(g.PT+iy)*p.wp:][:p.wp]
+			clear(row[:g.PL])
+			copy(row[g.PL:g.PL+g.W], src[iy*g.W:][:g.W])
+			clear(row[g.PL+g.W:])
+		}
+		clear(dst[(g.PT+g.H)*p.wp:])
+	}
+}
+
+// packPanel packs rows [p0, p0+kc) of the panel of output positions
+// [j, j+cols) of one plane (cols <= NR; columns past cols are zero) into
+// dst (kc×NR) from the group's padded input channels xg.
+func (c *Conv2D) packPanel(dst, xg []float32, j, cols, p0, kc int) {
+	g, nr, wp := &c.g, c.v.nr, c.pad.wp
+	d := dst[:kc*nr]
+	t0 := p0 // first tap
+	if c.bias {
+		if p0 == 0 {
+			fill(d[:nr], 1)
+			d = d[nr:]
+		} else {
+			t0--
+		}
+	}
+	taps := c.koff[t0 : t0+len(d)/nr]
+	n := len(taps)
+	if n == 0 {
+		return
+	}
+	oy, ox := j/g.OW, j%g.OW
+	if nr != 16 || cols != 16 || ox+cols > g.OW {
+		c.packRows(d, xg, j, cols, taps)
+		return
+	}
+	// Sixteen positions of one output row; koff ascends, so the last tap
+	// reaches furthest.
+	base := oy*g.SH*wp + ox*g.SW
+	_ = d[n*16-1]
+	_ = xg[base+taps[n-1]+15*g.SW]
+	switch g.SW {
+	case 1:
+		c.taps.s1(&d[0], &xg[base], &taps[0], n)
+	case 2:
+		c.taps.s2(&d[0], &xg[base], &taps[0], n)
+	default:
+		for s, off := range taps {
+			gather16(d[s*16:s*16+16], xg[base+off:], g.SW)
+		}
+	}
+}
+
+// convTapsKernel packs n panel rows of sixteen positions at a fixed
+// stride (1 or 2):
+//
+//	for s < n, t < 16: dst[16s+t] = src[off[s] + t·stride]
+//
+// n >= 1; off holds n offsets, each with off[s]+15·stride inside src, and
+// dst 16n floats. The caller checks all of it.
+type convTapsKernel func(dst, src *float32, off *int, n int)
+
+// convTaps are the packers that go with GEMM variants of one feature.
+type convTaps struct {
+	feature cpu.Variant
+	s1, s2  convTapsKernel
+}
+
+// convTapsAsm is filled by the architecture's init; convTapsGo are the
+// pure-Go twins.
+var (
+	convTapsAsm []convTaps
+	convTapsGo  = convTaps{cpu.Generic, convTaps16S1Go, convTaps16S2Go}
+)
+
+// tapsFor returns the packers for GEMM variant v's feature.
+func tapsFor(v *GemmVariant) *convTaps {
+	for i := range convTapsAsm {
+		if convTapsAsm[i].feature == v.Feature {
+			return &convTapsAsm[i]
+		}
+	}
+	return &convTapsGo
+}
+
+func convTaps16S1Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 1) }
+func convTaps16S2Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 2) }
+
+// convTaps16Go is the twin of the assembly packers; indexing through
+// unsafe.Add keeps bounds checks (done by the caller) out of the loop.
+func convTaps16Go(dst, src *float32, off *int, n, stride int) {
+	d, x, o := unsafe.Pointer(dst), unsafe.Pointer(src), unsafe.Pointer(off)
+	for s := range n {
+		at := *(*int)(unsafe.Add(o, 8*s))
+		row := (*[16]float32)(unsafe.Add(d, 64*s))
+		for t := range row {
+			row[t] = *(*float32)(unsafe.Add(x, 4*(at+t*stride)))
+		}
+	}
+}
+
+// gather16 sets d[t] = x[t·stride] for t < 16.
+func gather16(d, x []float32, stride int) {
+	_ = x[15*stride]
+	dd := (*[16]float32)(d)
+	for t := range dd {
+		dd[t] = x[t*stride]
+	}
+}
+
+// packRows is packPanel for positions that span output rows (or any NR
+// other than 16): one segment of consecutive positions per output row.
+func (c *Conv2D) packRows(d, xg []float32, j, cols int, taps []int) {
+	g, nr, wp := &c.g, c.v.nr, c.pad.wp
+	type segment struct{ at, n, src int }
+	var segs [64]segment // an NR of at most 64 positions
+	nseg := 0
+	oy, ox := j/g.OW, j%g.OW
+	for i := 0; i < cols; oy, ox = oy+1, 0 {
+		n := min(g.OW-ox, cols-i)
+		segs[nseg] = segment{i, n, oy*g.SH*wp + ox*g.SW}
+		nseg++
+		i += n
+	}
+	for s, off := range taps {
+		row := d[s*nr : (s+1)*nr]
+		clear(row[cols:])
+		for _, sg := range segs[:nseg] {
+			out := row[sg.at : sg.at+sg.n]
+			src := xg[sg.src+off:]
+			if g.SW == 1 {
+				copy(out, src[:sg.n])
+				continue
+			}
+			for t := range out {
+				out[t] = src[t*g.SW]
+			}
+		}
+	}
+}
