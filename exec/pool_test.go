@@ -176,3 +176,81 @@ func TestNewPoolDefault(t *testing.T) {
 		t.Error("DefaultPool is not one pool")
 	}
 }
+
+// waitParked waits until every worker of p has blocked, failing the test
+// if they keep spinning (or running) for 10 s.
+func waitParked(t *testing.T, p *Pool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		p.mu.Lock()
+		parked := p.parked
+		p.mu.Unlock()
+		if parked == p.workers-1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d workers parked after 10 s", parked, p.workers-1)
+		}
+	}
+}
+
+// TestForWakesParked checks the two ways a loop reaches a worker: woken
+// from its block, and picked up while it still spins after a loop (two
+// chunks that each wait for the other only finish if a worker runs one).
+func TestForWakesParked(t *testing.T) {
+	p := NewPool(2)
+	r := p.NewRunner()
+	both := func() {
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		both := make(chan struct{})
+		go func() { arrived.Wait(); close(both) }()
+		r.For(2, 1, func(lo, hi int) {
+			arrived.Done()
+			select {
+			case <-both:
+			case <-time.After(10 * time.Second):
+				t.Error("the two chunks of a 2-worker loop did not run concurrently")
+			}
+		})
+	}
+	both()
+	for range 3 {
+		waitParked(t, p)
+		both()
+	}
+	for range 100 {
+		both()
+	}
+}
+
+// TestForHelps checks that a loop whose workers are all busy elsewhere is
+// run by its caller alone rather than waiting for them.
+func TestForHelps(t *testing.T) {
+	p := NewPool(2)
+	started, release := make(chan struct{}), make(chan struct{})
+	// The only worker takes chunk 1 of this loop and holds it (chunk 0
+	// keeps the caller from taking it first).
+	go p.NewRunner().For(2, 1, func(lo, hi int) {
+		if lo == 0 {
+			<-started
+			return
+		}
+		close(started)
+		<-release
+	})
+	<-started
+	defer close(release)
+	r := p.NewRunner()
+	for _, n := range []int{2, 5, 64} {
+		hits, chunks := forChunks(t, r, n, 1)
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("n %d: index %d visited %d times", n, i, h)
+			}
+		}
+		if len(chunks) != 2 {
+			t.Errorf("n %d: %d chunks, want 2", n, len(chunks))
+		}
+	}
+}

@@ -75,6 +75,11 @@ func EmitElementwise(e *Elementwise) (*Kernel, error) {
 			args[k] = fmt.Sprintf("v%d", a)
 			adt[k] = dts[a]
 		}
+		if in.Op == graph.OpPow && len(args) == 2 && !isFloat(adt[0]) {
+			b.WriteString(intPow(fmt.Sprintf("v%d", id), compute(in.DType), args[0], args[1]))
+			dts = append(dts, in.DType)
+			continue
+		}
 		x, err := opExpr(in, args, adt)
 		if err != nil {
 			return nil, fmt.Errorf("msl: %s: %w", e.Name, err)
@@ -145,10 +150,12 @@ func opExpr(in Instr, a []string, dt []tensor.DType) (string, error) {
 		case graph.OpDiv:
 			return x + " / " + y, nil
 		case graph.OpPow:
-			if fl {
-				return "pow(" + x + ", " + y + ")", nil
+			if !fl {
+				return "", fmt.Errorf("integer %v is a statement (intPow)", in.Op)
 			}
-			return ct + "(rint(pow(float(" + x + "), float(" + y + "))))", nil
+			// precise: fast::pow is undefined for x < 0 (Pow(x, 2) of a
+			// centred value) and skips pow's special cases.
+			return "precise::pow(" + x + ", " + y + ")", nil
 		case graph.OpMax:
 			return "max(" + x + ", " + y + ")", nil
 		case graph.OpMin:

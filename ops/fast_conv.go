@@ -1,14 +1,19 @@
 package ops
 
 import (
+	"sync/atomic"
+	"unsafe"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Fast F32 convolution and pooling on ops/asm: Conv2D through the GEMM
-// (im2col tiles, grouped) or a direct depthwise kernel, MaxPool2D and
-// AvgPool2D through row folds. Nodes the reference rejects fall back to
+// Fast F32 convolution and pooling on ops/asm: Conv2D (and FusedConv2D)
+// through an implicit GEMM over pre-packed weights (grouped) or a direct
+// depthwise kernel, with the fused activation and residual applied to
+// each output tile while it is in cache; MaxPool2D and AvgPool2D through
+// row folds. Nodes the reference rejects fall back to
 // it, and its error.
 
 func init() {
@@ -18,14 +23,18 @@ func init() {
 		if kern == nil || err != nil {
 			return nil, "", err
 		}
-		name := k.Name
-		if gv.Name != k.Name {
-			name += "+" + gv.Name
-		}
-		return kern, name, nil
+		return kern, convVariant(k, gv), nil
 	})
 	RegisterFast(graph.OpMaxPool2D, withRows(preparePoolFast))
 	RegisterFast(graph.OpAvgPool2D, withRows(preparePoolFast))
+}
+
+// convVariant names the row kernels and GEMM variant a conv runs on.
+func convVariant(k *asm.RowKernels, gv *asm.GemmVariant) string {
+	if gv.Name != k.Name {
+		return k.Name + "+" + gv.Name
+	}
+	return k.Name
 }
 
 // convGeom is the asm geometry of a window node whose reference prepare
@@ -43,25 +52,80 @@ func convGeom(n *graph.Node, kh, kw int) (asm.ConvGeom, error) {
 // prepareConvFast prepares Conv2D with row kernels k (depthwise) and GEMM
 // variant gv.
 func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant) (Kernel, error) {
-	if !takesF32(n) {
+	return prepareConvAsm(n, n, env, k, gv, graph.OpInvalid, -1)
+}
+
+// prepareConvAsm prepares node nd, whose convolution is the plain Conv2D
+// node conv (nd itself, or a FusedConv2D's shadow), followed by activation
+// act (OpInvalid: none) and the residual input res (-1: none), with row
+// kernels k (depthwise) and GEMM variant gv. Weights and bias computed
+// from weights only are packed once per weights version.
+func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant, act graph.Op, res int) (Kernel, error) {
+	if !takesF32(nd) {
 		return nil, nil
 	}
-	wt := n.Inputs[1].Shape
-	g, err := convGeom(n, wt[2], wt[3])
+	wt := conv.Inputs[1].Shape
+	g, err := convGeom(conv, wt[2], wt[3])
 	if err != nil {
 		return nil, err
 	}
-	c, err := asm.NewConv2D(g, len(n.Inputs) == 3, k, gv, asmPar(env))
+	bias := len(conv.Inputs) == 3
+	c, err := asm.NewConv2D(g, bias, k, gv, asmPar(env))
 	if err != nil {
 		return nil, err
 	}
-	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
+	args := asm.ConvArgs{Packed: &asm.ConvWeights{}}
+	if act != graph.OpInvalid {
+		op, ok := epilogueEw[act]
+		if !ok {
+			return nil, nil
+		}
+		ew := asm.BestEw()
+		args.ActFunc = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
+	}
+	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
+	return sizeChecked(nd, func(ins []tensor.Tensor, out tensor.Tensor) error {
 		var b []float32
-		if len(ins) == 3 {
+		if bias {
 			b = f32(ins[2])
 		}
-		return c.Run(f32(out), f32(ins[0]), f32(ins[1]), b)
+		if err := w.pack(c, args.Packed, f32(ins[1]), b); err != nil {
+			return err
+		}
+		args.X, args.Y = f32(ins[0]), f32(out)
+		if res >= 0 {
+			args.Residual = f32(ins[res])
+		}
+		err := c.RunArgs(&args)
+		args.X, args.Y, args.Residual = nil, nil, nil // keep no reference to the arena
+		return err
 	}), nil
+}
+
+// convWeights decides when a conv's packed weights are stale: always when
+// they are computed at run time, else when the weights version moved or
+// they are other buffers than last time.
+type convWeights struct {
+	cached  bool
+	version *atomic.Uint64 // nil: the weights never change
+	have    bool
+	w, b    *float32
+}
+
+func (cw *convWeights) pack(c *asm.Conv2D, pw *asm.ConvWeights, w, b []float32) error {
+	var v uint64
+	if cw.version != nil {
+		v = cw.version.Load() // read before packing: a write during it repacks next run
+	}
+	ws, bs := unsafe.SliceData(w), unsafe.SliceData(b)
+	if cw.cached && cw.have && v == pw.Version && ws == cw.w && bs == cw.b {
+		return nil
+	}
+	if err := c.PackWeights(pw, w, b); err != nil {
+		return err
+	}
+	cw.have, cw.w, cw.b, pw.Version = true, ws, bs, v
+	return nil
 }
 
 func preparePoolFast(n *graph.Node, env Env, k *asm.RowKernels) (Kernel, error) {

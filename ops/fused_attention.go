@@ -36,12 +36,17 @@ type flashPlan struct {
 	group                   int
 	scale                   float32
 	causal                  bool
+	// rawScale: no mask and no causality, and a positive finite scale, so
+	// the block's raw scores go straight to the exponential, which scales
+	// them (the max of the scaled scores is the scaled max).
+	rawScale bool
 	mask                    int
 	mst                     []int
 	bq, bk                  int
 	ld                      int // row stride of the score block: bk + 1
 	nqb, nkb                int
 	tasks                   int
+	chunk                   int // query blocks per task: 1 or nqb
 	rk                      *asm.RowKernels
 }
 
@@ -53,6 +58,11 @@ type flashPlan struct {
 type flashWorker struct {
 	s, m, l []float32
 	qk, pv  [2][2]*asm.Gemm
+	// kvh is the key/value head whose blocks pk (Kᵀ) and pvb (V) hold
+	// packed, -1 for none: a worker packs a head's keys and values once
+	// for all the query blocks it computes of it, not once per block.
+	kvh     int
+	pk, pvb []asm.PackedB
 	qkArgs  asm.GemmArgs
 	pvArgs  asm.GemmArgs
 	err     error // the first GEMM failure of a run
@@ -78,10 +88,17 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 		}
 		p.mst = tensor.BroadcastStrides(nd.Inputs[3].Shape, tensor.Shape{p.b, p.h, p.sq, p.sk})
 	}
+	p.rawScale = p.mask == maskNone && !p.causal && p.scale > 0 && p.scale <= math.MaxFloat32
 	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
 	p.ld = p.bk + 1
 	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
-	p.tasks = p.b * p.h * p.nqb
+	// With heads enough to go round, a task is a whole head: its worker
+	// then packs the head's keys and values once for all its queries.
+	p.chunk = 1
+	if p.b*p.h >= 4*env.Threads {
+		p.chunk = p.nqb
+	}
+	p.tasks = p.b * p.h * p.nqb / p.chunk
 	workers := max(1, min(env.Threads, p.tasks))
 	ws := make([]*flashWorker, workers)
 	for i := range ws {
@@ -100,7 +117,10 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 			// delays holds up no fixed share; the costliest causal blocks
 			// (the last queries) go first.
 			for t := int(next.Add(1)) - 1; t < p.tasks; t = int(next.Add(1)) - 1 {
-				p.task(ws[c], ins, out, p.tasks-1-t)
+				u := (p.tasks - t) * p.chunk
+				for i := 1; i <= p.chunk; i++ {
+					p.block(ws[c], ins, out, u-i)
+				}
 			}
 		}
 	}
@@ -111,6 +131,9 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 		}
 		ins, out = in, o
 		next.Store(0)
+		for _, w := range ws {
+			w.kvh = -1 // new inputs: nothing packed yet
+		}
 		env.For(workers, 1, body)
 		ins, out = nil, tensor.Tensor{}
 		for _, w := range ws {
@@ -124,7 +147,8 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 }
 
 func (p *flashPlan) newWorker() (*flashWorker, error) {
-	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq)}
+	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq),
+		kvh: -1, pk: make([]asm.PackedB, p.nkb), pvb: make([]asm.PackedB, p.nkb)}
 	if p.sk == 0 {
 		return w, nil
 	}
@@ -154,8 +178,8 @@ func (p *flashPlan) newWorker() (*flashWorker, error) {
 	return w, nil
 }
 
-// task computes query block qb of head h of batch b (t = (b·H + h)·nqb + qb).
-func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor, t int) {
+// block computes query block qb of head h of batch b (t = (b·H + h)·nqb + qb).
+func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor, t int) {
 	qb := t % p.nqb
 	bh := t / p.nqb
 	b, h := bh/p.h, bh%p.h
@@ -179,6 +203,9 @@ func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor,
 	if p.causal {
 		lastKey = min(lastKey, i0+mq-1+p.sk-p.sq)
 	}
+	if w.kvh != kvh {
+		p.packKV(w, ks, vs, kvh)
+	}
 	end := 0 // keys [end, sk) are skipped: no query of the block sees them
 	for kb := 0; kb < p.nkb && kb*p.bk <= lastKey; kb++ {
 		j0 := kb * p.bk
@@ -187,13 +214,18 @@ func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor,
 		if nk != p.bk {
 			ke = 1
 		}
-		w.qkArgs = asm.GemmArgs{A: qs[qrow:], B: ks[(kvh*p.sk+j0)*p.d:], C: w.s}
+		w.qkArgs = asm.GemmArgs{A: qs[qrow:], PackedB: &w.pk[kb], C: w.s}
 		if err := w.qk[qe][ke].Run(&w.qkArgs); err != nil && w.err == nil {
 			w.err = err
 		}
-		p.maskBlock(w.s, ins, b, h, i0, mq, j0, nk)
+		if !p.rawScale {
+			p.maskBlock(w.s, ins, b, h, i0, mq, j0, nk)
+		}
 		p.softmaxBlock(w, yrows, mq, nk)
 		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[(kvh*p.sk+j0)*p.dv:], C: yrows}
+		if p.bq > 1 {
+			w.pvArgs.PackedB = &w.pvb[kb]
+		}
 		if err := w.pv[qe][ke].Run(&w.pvArgs); err != nil && w.err == nil {
 			w.err = err
 		}
@@ -216,6 +248,30 @@ func (p *flashPlan) task(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor,
 		}
 	}
 	p.skippedValues(vs[kvh*p.sk*p.dv:(kvh+1)*p.sk*p.dv], end, yrows, mq)
+}
+
+// packKV packs every key block of head kvh, as Kᵀ for the score product
+// and (unless products have one row) V for the value product. A worker
+// packs all blocks even if causality then skips some: its next query
+// block of the head may need them.
+func (p *flashPlan) packKV(w *flashWorker, ks, vs []float32, kvh int) {
+	for kb := range p.nkb {
+		j0 := kb * p.bk
+		ke := 0
+		if min(p.bk, p.sk-j0) != p.bk {
+			ke = 1
+		}
+		if err := w.qk[0][ke].PackB(&w.pk[kb], ks[(kvh*p.sk+j0)*p.d:]); err != nil && w.err == nil {
+			w.err = err
+		}
+		if p.bq == 1 {
+			continue // one-row products read V in place, unpacked
+		}
+		if err := w.pv[0][ke].PackB(&w.pvb[kb], vs[(kvh*p.sk+j0)*p.dv:]); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	w.kvh = kvh
 }
 
 // skippedValues gives the output columns NaN where a value row the block
@@ -298,14 +354,20 @@ func (p *flashPlan) maskBlock(s []float32, ins []tensor.Tensor, b, h, i0, mq, j0
 // running sum l and the output row are rescaled by exp(m - m'), and the
 // P·V product then adds to the row. The output is divided by l at the end.
 func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
+	s := float32(1) // scores still to scale
+	if p.rawScale {
+		s = p.scale
+	}
 	for i := range mq {
 		row := w.s[i*p.ld : i*p.ld+nk]
-		best := max(w.m[i], p.rk.Max(row))
+		// Rounding is monotonic, so for s > 0 the largest rounded
+		// product is the rounded product of the largest score.
+		best := max(w.m[i], p.rk.Max(row)*s)
 		if math.IsInf(float64(best), -1) { // nothing visible yet
 			clear(row)
 			continue
 		}
-		sum := float32(p.rk.ExpShift(row, row, best))
+		sum := float32(p.rk.ExpScaleShift(row, row, s, best))
 		corr := exp32(w.m[i] - best)
 		w.l[i] = w.l[i]*corr + sum
 		if corr != 1 {

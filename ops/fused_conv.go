@@ -4,13 +4,16 @@ import (
 	"fmt"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
 // FusedConv2D is the Conv2D kernel followed, on its own output while the
 // step runs, by the epilogue's activation and residual add (each rounded
-// as the unfused kernels round). The fast variant composes the best conv
-// kernel kiln has (PrepareFast on the plain conv) with a parallel epilogue.
+// as the unfused kernels round). The fast F32 variant is the asm conv,
+// which applies the epilogue to each output tile while it is in cache;
+// other dtypes compose the best conv kernel kiln has (PrepareFast on the
+// plain conv) with a parallel epilogue.
 
 func init() {
 	Register(Entry{Op: graph.OpFusedConv2D, DTypes: nativeFloats, Reference: prepareFusedConv, Tol: 1e-5})
@@ -63,6 +66,16 @@ func prepareFusedConvFast(nd *graph.Node, env Env) (Kernel, string, error) {
 	shadow, res, err := convShadow(nd)
 	if err != nil {
 		return nil, "", nil
+	}
+	if nd.DType == tensor.F32 {
+		k, gv := asm.BestRows(), asm.BestGemm()
+		kern, err := prepareConvAsm(nd, shadow, env, k, gv, nd.Attrs.Epilogue.Act, res)
+		if err != nil {
+			return nil, "", nil // the reference kernel reports it
+		}
+		if kern != nil {
+			return kern, "conv-" + convVariant(k, gv) + "+epilogue", nil
+		}
 	}
 	conv, variant, err := PrepareFast(shadow, env)
 	if err != nil {

@@ -190,13 +190,34 @@ func (x ix) addr(base, i string, size int) string {
 	return a
 }
 
+// redReg is the register type a reduction folds: f32, or s32/s64 for
+// integer reductions (reduce_int.go).
+type redReg struct {
+	c    class
+	t    string // PTX type of the value (mov, shared scratch)
+	size int
+}
+
+var regF32 = redReg{cF32, "f32", 4}
+
 // warpReduce folds v across the 32 lanes of a warp with op (e.g.
 // "add.f32", "max.NaN.f32"); every lane ends with the result.
-func (f *fn) warpReduce(v, op string) string {
+func (f *fn) warpReduce(v, op string) string { return f.warpReduceT(v, op, regF32) }
+
+// warpReduceT is warpReduce for a value of type rt.
+func (f *fn) warpReduceT(v, op string, rt redReg) string {
 	for off := 16; off >= 1; off /= 2 {
-		o := f.reg(cF32)
-		f.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", o, v, off)
-		n := f.reg(cF32)
+		o := f.reg(rt.c)
+		if rt.c == cB64 { // shuffles move 32 bits: two halves
+			lo, hi := f.reg(cB32), f.reg(cB32)
+			f.op("mov.b64 {%s, %s}, %s", lo, hi, v)
+			f.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", lo, lo, off)
+			f.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", hi, hi, off)
+			f.op("mov.b64 %s, {%s, %s}", o, lo, hi)
+		} else {
+			f.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", o, v, off)
+		}
+		n := f.reg(rt.c)
 		f.op("%s %s, %s, %s", op, n, v, o)
 		v = n
 	}
@@ -207,7 +228,13 @@ func (f *fn) warpReduce(v, op string) string {
 // 32) through a 32-slot shared scratch array; every thread gets the
 // result. tid is %tid.x in a u32 register.
 func (f *fn) blockReduce(v, op, tid, scratch string, threads int, identity float32) string {
-	v = f.warpReduce(v, op)
+	return f.blockReduceT(v, op, tid, scratch, threads, fimm(identity), regF32)
+}
+
+// blockReduceT is blockReduce for a value of type rt; identity is an
+// immediate of that type and scratch holds 32 of them.
+func (f *fn) blockReduceT(v, op, tid, scratch string, threads int, identity string, rt redReg) string {
+	v = f.warpReduceT(v, op, rt)
 	if threads <= 32 {
 		return v
 	}
@@ -220,18 +247,18 @@ func (f *fn) blockReduce(v, op, tid, scratch string, threads int, identity float
 	a := f.reg(cB32)
 	f.op("mov.u32 %s, %s", a, scratch)
 	wa := f.reg(cB32)
-	f.op("mad.lo.u32 %s, %s, 4, %s", wa, warp, a)
+	f.op("mad.lo.u32 %s, %s, %d, %s", wa, warp, rt.size, a)
 	f.op("bar.sync 0") // earlier readers of the scratch are done
-	f.op("@%s st.shared.f32 [%s], %s", p, wa, v)
+	f.op("@%s st.shared.%s [%s], %s", p, rt.t, wa, v)
 	f.op("bar.sync 0")
 	// Every warp reloads the per-warp values (identity past the last) and
 	// folds them again, so all threads end with the same result.
 	la := f.reg(cB32)
-	f.op("mad.lo.u32 %s, %s, 4, %s", la, lane, a)
-	w := f.reg(cF32)
-	f.op("mov.f32 %s, %s", w, fimm(identity))
+	f.op("mad.lo.u32 %s, %s, %d, %s", la, lane, rt.size, a)
+	w := f.reg(rt.c)
+	f.op("mov.%s %s, %s", rt.t, w, identity)
 	q := f.reg(cPred)
 	f.op("setp.lt.u32 %s, %s, %d", q, lane, warps)
-	f.op("@%s ld.shared.f32 %s, [%s]", q, w, la)
-	return f.warpReduce(w, op)
+	f.op("@%s ld.shared.%s %s, [%s]", q, rt.t, w, la)
+	return f.warpReduceT(w, op, rt)
 }

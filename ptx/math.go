@@ -154,8 +154,9 @@ func (f *fn) keepNaN(x, y string) string {
 	return r
 }
 
-// log: x = 2^e·m with m ∈ [√½, √2), log(x) = e·ln2 + f·P(f²).
-func (f *fn) log(x string) string {
+// logSplit writes a positive x as 2^e·m with m ∈ [√½, √2) and returns
+// m and e (as f32); 0, Inf and NaN give garbage the callers replace.
+func (f *fn) logSplit(x string) (m, ef string) {
 	// Denormals: scale by 2^23 first.
 	p := f.reg(cPred)
 	f.op("setp.lt.f32 %s, %s, 0f00800000", p, x)
@@ -171,7 +172,7 @@ func (f *fn) log(x string) string {
 	f.op("add.s32 %s, %s, %s", e, e, adj)
 	f.op("and.b32 %s, %s, 8388607", mb, bits)
 	f.op("or.b32 %s, %s, 1065353216", mb, mb)
-	m := f.reg(cF32)
+	m = f.reg(cF32)
 	f.op("mov.b32 %s, %s", m, mb)
 	big := f.reg(cPred)
 	f.op("setp.gt.f32 %s, %s, 0f3FB504F3", big, m) // √2
@@ -181,6 +182,14 @@ func (f *fn) log(x string) string {
 	e1 := f.reg(cB32)
 	f.op("selp.s32 %s, 1, 0, %s", e1, big)
 	f.op("add.s32 %s, %s, %s", e, e, e1)
+	ef = f.reg(cF32)
+	f.op("cvt.rn.f32.s32 %s, %s", ef, e)
+	return m, ef
+}
+
+// log: x = 2^e·m with m ∈ [√½, √2), log(x) = e·ln2 + f·P(f²).
+func (f *fn) log(x string) string {
+	m, ef := f.logSplit(x)
 	num, den, fr := f.reg(cF32), f.reg(cF32), f.reg(cF32)
 	f.op("sub.f32 %s, %s, 0f3F800000", num, m)
 	f.op("add.f32 %s, %s, 0f3F800000", den, m)
@@ -188,8 +197,6 @@ func (f *fn) log(x string) string {
 	s := f.reg(cF32)
 	f.op("mul.f32 %s, %s, %s", s, fr, fr)
 	poly := f.horner(logCoeffs, s)
-	ef := f.reg(cF32)
-	f.op("cvt.rn.f32.s32 %s, %s", ef, e)
 	lm := f.reg(cF32)
 	f.op("mul.f32 %s, %s, %s", lm, fr, poly)
 	f.op("fma.rn.f32 %s, %s, %s, %s", lm, ef, fimm(ln2Lo), lm)

@@ -11,9 +11,9 @@ import (
 var ElementwiseOps = []graph.Op{
 	graph.OpNeg, graph.OpAbs, graph.OpExp, graph.OpLog, graph.OpSqrt, graph.OpRsqrt,
 	graph.OpReciprocal, graph.OpTanh, graph.OpSigmoid, graph.OpRelu, graph.OpLeakyRelu,
-	graph.OpGelu, graph.OpGeluTanh, graph.OpSilu, graph.OpErf, graph.OpFloor, graph.OpCeil,
-	graph.OpRound, graph.OpClip, graph.OpNot,
-	graph.OpAdd, graph.OpSub, graph.OpMul, graph.OpDiv, graph.OpMax, graph.OpMin,
+	graph.OpGelu, graph.OpGeluTanh, graph.OpSilu, graph.OpErf, graph.OpSin, graph.OpCos,
+	graph.OpFloor, graph.OpCeil, graph.OpRound, graph.OpClip, graph.OpNot,
+	graph.OpAdd, graph.OpSub, graph.OpMul, graph.OpDiv, graph.OpPow, graph.OpMax, graph.OpMin,
 	graph.OpEqual, graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual,
 	graph.OpAnd, graph.OpOr, graph.OpWhere, graph.OpCast,
 }
@@ -115,6 +115,8 @@ func (f *fn) unary(in Instr, x val) (val, error) {
 		return res(f.silu(x.r))
 	case graph.OpErf:
 		return res(f.erf(x.r))
+	case graph.OpSin, graph.OpCos:
+		return res(f.sinCos(x.r, in.Op == graph.OpCos))
 	case graph.OpClip:
 		r := f.reg(cF32)
 		f.op("max.NaN.f32 %s, %s, %s", r, x.r, fimm(in.Attrs.Min))
@@ -184,6 +186,9 @@ func (f *fn) binary(in Instr, a, b val) (val, error) {
 		p := f.reg(cPred)
 		f.op("%s %s, %s, %s", ins, p, a.r, b.r)
 		return val{p, kPred, tensor.Bool}, nil
+	}
+	if in.Op == graph.OpPow {
+		return f.pow(in, a, b), nil
 	}
 	t := selType(a.k)
 	var ins string

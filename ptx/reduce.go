@@ -10,8 +10,9 @@ import (
 )
 
 // Reduce describes ReduceSum/Mean/Max/Min/Prod of a contiguous tensor
-// over Axes (all when empty); the output holds the kept dims in order
-// (KeepDims only changes the shape, not the layout).
+// (integers too, but for Mean: reduce_int.go) over Axes (all when
+// empty); the output holds the kept dims in order (KeepDims only changes
+// the shape, not the layout).
 type Reduce struct {
 	Name  string
 	Op    graph.Op
@@ -35,12 +36,9 @@ var reduceOps = map[graph.Op]struct {
 // EmitReduce writes a reduction: one block per output element, its
 // threads striding over the reduced elements. Parameters: out, in.
 func EmitReduce(r *Reduce) (*Kernel, error) {
-	if err := floatOnly(r.DType); err != nil {
+	rt, ins, ident, err := reduceSpec(r.Name, r.Op, r.DType)
+	if err != nil {
 		return nil, err
-	}
-	spec, ok := reduceOps[r.Op]
-	if !ok {
-		return nil, fmt.Errorf("ptx: %s: %v is not a reduction", r.Name, r.Op)
 	}
 	axes := r.Axes
 	if len(axes) == 0 {
@@ -92,7 +90,8 @@ func EmitReduce(r *Reduce) (*Kernel, error) {
 		f.op("mov.u32 %s, %s", jj, tid)
 	}
 	base := x.offsets(oo, kd, ks, nil)[0]
-	acc := f.f32(spec.identity)
+	acc := f.reg(rt.c)
+	f.op("mov.%s %s, %s", rt.t, acc, ident)
 	top, end := f.label("red"), f.label("redend")
 	p := f.reg(cPred)
 	f.place(top)
@@ -101,12 +100,12 @@ func EmitReduce(r *Reduce) (*Kernel, error) {
 	off := x.offsets(jj, rd, rs, nil)[0]
 	e := x.reg()
 	f.op("add.%s %s, %s, %s", x.t(), e, base, off)
-	f.op("%s %s, %s, %s", spec.ins, acc, acc, f.load(r.DType, x.addr(in, e, r.DType.Size())))
+	f.op("%s %s, %s, %s", ins, acc, acc, f.load(r.DType, x.addr(in, e, r.DType.Size())))
 	f.op("add.%s %s, %s, %d", x.t(), jj, jj, block)
 	f.op("bra.uni %s", top)
 	f.place(end)
-	scratch := f.shared("red", ".f32", 32, 4)
-	acc = f.blockReduce(acc, spec.ins, tid, scratch, block, spec.identity)
+	scratch := f.shared("red", "."+rt.t, 32, rt.size)
+	acc = f.blockReduceT(acc, ins, tid, scratch, block, ident, rt)
 	if r.Op == graph.OpReduceMean {
 		f.op("div.rn.f32 %s, %s, %s", acc, acc, fimm(float32(count)))
 	}

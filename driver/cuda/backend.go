@@ -132,6 +132,7 @@ type program struct {
 	stream *Stream
 	steps  []step
 	blas   *blasHandle // nil: every GEMM is PTX
+	argv   argBuf      // copy steps' driver-call arguments (enqueue)
 	closed bool
 }
 
@@ -242,7 +243,7 @@ func (pr *program) enqueue() error {
 		var err error
 		switch {
 		case s.isCopy:
-			err = l.check("cuMemcpyDtoDAsync", call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
+			err = l.check("cuMemcpyDtoDAsync", pr.argv.call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
 		case s.blas != nil:
 			err = s.blas.run(pr.blas)
 		default:

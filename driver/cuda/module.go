@@ -129,6 +129,20 @@ type launchArgs struct {
 	buf   []byte
 	size  uintptr
 	extra [5]uintptr
+	argv  argBuf // cuLaunchKernel's arguments: a launch allocates nothing
+}
+
+// argBuf holds one driver call's arguments for callArgs, so that calls on
+// hot paths do not allocate (call does, once per call). Each owner (a
+// program, a step's launchArgs) has its own and calls from one goroutine
+// at a time, so concurrent programs never share one.
+type argBuf [12]uintptr
+
+// call copies args into b and calls fn with them. Go pointers among args
+// must be kept alive by the caller (device addresses need nothing).
+func (b *argBuf) call(fn uintptr, args ...uintptr) result {
+	n := copy(b[:], args)
+	return callArgs(fn, b[:n])
 }
 
 func newLaunchArgs(buf []byte) *launchArgs {
@@ -147,7 +161,7 @@ func (a *launchArgs) launch(l *lib, fn uintptr, g ptx.Launch, stream uintptr) er
 	if len(a.buf) > 0 {
 		extra = uintptr(unsafe.Pointer(&a.extra[0]))
 	}
-	r := call(l.cuLaunchKernel, fn,
+	r := a.argv.call(l.cuLaunchKernel, fn,
 		uintptr(g.Grid[0]), uintptr(g.Grid[1]), uintptr(g.Grid[2]),
 		uintptr(g.Block[0]), uintptr(g.Block[1]), uintptr(g.Block[2]),
 		uintptr(g.Shared), stream, 0, extra)

@@ -1,7 +1,7 @@
 // Command kiln times kiln's SGEMM (ops/asm.Gemm, the best variant this CPU
 // allows) on the shapes bench/gemm/compare.sh passes, over a pool of
-// -threads persistent workers built like the executor's (exec.Pool; a
-// copy here keeps this binary down to ops/asm), printing one line per
+// -threads persistent workers of the executor's own pool (exec.Pool), so
+// what is timed is what a compiled model runs, printing one line per
 // measurement window:
 //
 //	kiln <shape> <threads> <GFLOP/s> <GFLOP/cpu-s>          B packed on every run, as BLAS does
@@ -15,9 +15,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/ops/asm"
 )
 
@@ -27,7 +27,10 @@ func main() {
 	budget := flag.Duration("budget", 300*time.Millisecond, "time per shape and mode")
 	windows := flag.Int("windows", 7, "most measurement windows per shape and mode")
 	flag.Parse()
-	par := asm.Par{For: newPool(*threads).For, Threads: *threads}
+	if *threads < 1 {
+		fail(fmt.Errorf("-threads %d, want at least 1", *threads))
+	}
+	par := asm.Par{For: exec.NewPool(*threads).NewRunner().For, Threads: *threads}
 	v := asm.BestGemm()
 	fmt.Fprintf(os.Stderr, "kiln: variant %s, %d threads\n", v.Name, *threads)
 	for _, s := range strings.Split(*shapes, ",") {
@@ -113,47 +116,4 @@ func parseShape(s string) (name string, m, k, n int, err error) {
 		}
 	}
 	return name, d[0], d[1], d[2], nil
-}
-
-// pool is a set of persistent workers fed over a channel, with the
-// executor runner's For: at most n chunks, the caller runs the first.
-type pool struct {
-	n    int
-	jobs chan job
-	wg   sync.WaitGroup
-}
-
-type job struct {
-	body   func(lo, hi int)
-	lo, hi int
-}
-
-func newPool(n int) *pool {
-	p := &pool{n: n, jobs: make(chan job, 4*n)}
-	for range n - 1 {
-		go func() {
-			for j := range p.jobs {
-				j.body(j.lo, j.hi)
-				p.wg.Done()
-			}
-		}()
-	}
-	return p
-}
-
-func (p *pool) For(n, grain int, body func(lo, hi int)) {
-	if n <= 0 {
-		return
-	}
-	chunks := min(p.n, (n+max(grain, 1)-1)/max(grain, 1))
-	if chunks <= 1 {
-		body(0, n)
-		return
-	}
-	p.wg.Add(chunks - 1)
-	for c := 1; c < chunks; c++ {
-		p.jobs <- job{body, c * n / chunks, (c + 1) * n / chunks}
-	}
-	body(0, n/chunks)
-	p.wg.Wait()
 }
