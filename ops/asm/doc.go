@@ -25,7 +25,8 @@
 // reductions and Remez-fitted polynomials (_math_fit/), stay within 4 ulp
 // of float64 over all of float32, and their twins compute the same bits.
 // BestEw is the dispatch point.
-//// Rows and reductions (row*.go, reduce*.go, row_{amd64,arm64}.s,
+//
+// Rows and reductions (row*.go, reduce*.go, row_{amd64,arm64}.s,
 // reduce_{amd64,arm64}.s): sums, max/min, softmax and log-softmax,
 // LayerNorm and RMSNorm rows. Transpose (transpose*.go): blocked 8×8.
 // Conv2D and pools (conv*.go, pool.go): im2col or direct depthwise, then
@@ -36,4 +37,3 @@
 // run is not shipped. KILN_TEST_REQUIRE (require_test.go) makes CI fail
 // when dispatch does not pick the expected variant for every family.
 package asm
-
