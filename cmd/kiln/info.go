@@ -9,6 +9,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/exec"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/ops/cpu"
 )
 
@@ -27,6 +28,7 @@ func writeInfo(w io.Writer) {
 		forced = " (KILN_CPU=" + in.Forced + ")"
 	}
 	fmt.Fprintf(w, "kernel variants: supported %v, chosen %s%s\n", in.Supported, in.Chosen, forced)
+	fmt.Fprintf(w, "kernels: gemm %s, elementwise %s, rows %s\n", asm.BestGemm().Name, asm.BestEw().Name, asm.BestRows().Name)
 	fmt.Fprintf(w, "worker pool: %d threads (KILN_THREADS)\n", exec.DefaultPool().Workers())
 	fmt.Fprintf(w, "devices: %s\n", strings.Join(exec.Kinds(), ", "))
 }
