@@ -79,9 +79,14 @@ func (p *Pool) work() {
 // that will post the next loop.
 func (p *Pool) poll() bool {
 	posted := func() bool { return p.queued.Load() > 0 }
-	if n := p.spinning.Add(1); n > int32(runtime.GOMAXPROCS(0)-1) {
-		p.spinning.Add(-1)
-		return posted()
+	for most := int32(runtime.GOMAXPROCS(0) - 1); ; {
+		n := p.spinning.Load()
+		if n >= most {
+			return posted()
+		}
+		if p.spinning.CompareAndSwap(n, n+1) {
+			break
+		}
 	}
 	defer p.spinning.Add(-1)
 	return spin(posted, spinWait)

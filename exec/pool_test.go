@@ -75,23 +75,36 @@ func TestForCovers(t *testing.T) {
 
 // TestForUsesWorkers checks that a large loop is really split: with two
 // workers, two chunks run at the same time (each waits for the other).
+// The worker is reached when it first starts, when woken from its block,
+// and while it still spins after a loop.
 func TestForUsesWorkers(t *testing.T) {
-	r := NewPool(2).NewRunner()
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	both := make(chan struct{})
-	go func() { arrived.Wait(); close(both) }()
-	timedOut := atomic.Bool{}
-	r.For(2, 1, func(lo, hi int) {
-		arrived.Done()
-		select {
-		case <-both:
-		case <-time.After(10 * time.Second):
-			timedOut.Store(true)
+	p := NewPool(2)
+	r := p.NewRunner()
+	both := func() {
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		both := make(chan struct{})
+		go func() { arrived.Wait(); close(both) }()
+		timedOut := atomic.Bool{}
+		r.For(2, 1, func(lo, hi int) {
+			arrived.Done()
+			select {
+			case <-both:
+			case <-time.After(10 * time.Second):
+				timedOut.Store(true)
+			}
+		})
+		if timedOut.Load() {
+			t.Fatal("the two chunks of a 2-worker loop did not run concurrently")
 		}
-	})
-	if timedOut.Load() {
-		t.Fatal("the two chunks of a 2-worker loop did not run concurrently")
+	}
+	both()
+	for range 3 {
+		waitParked(t, p)
+		both()
+	}
+	for range 100 {
+		both()
 	}
 }
 
@@ -191,36 +204,6 @@ func waitParked(t *testing.T, p *Pool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d workers parked after 10 s", parked, p.workers-1)
 		}
-	}
-}
-
-// TestForWakesParked checks the two ways a loop reaches a worker: woken
-// from its block, and picked up while it still spins after a loop (two
-// chunks that each wait for the other only finish if a worker runs one).
-func TestForWakesParked(t *testing.T) {
-	p := NewPool(2)
-	r := p.NewRunner()
-	both := func() {
-		var arrived sync.WaitGroup
-		arrived.Add(2)
-		both := make(chan struct{})
-		go func() { arrived.Wait(); close(both) }()
-		r.For(2, 1, func(lo, hi int) {
-			arrived.Done()
-			select {
-			case <-both:
-			case <-time.After(10 * time.Second):
-				t.Error("the two chunks of a 2-worker loop did not run concurrently")
-			}
-		})
-	}
-	both()
-	for range 3 {
-		waitParked(t, p)
-		both()
-	}
-	for range 100 {
-		both()
 	}
 }
 
