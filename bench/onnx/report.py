@@ -52,8 +52,8 @@ def main():
     print("runtimes are interleaved per case so that load changes hit them alike.")
     if float(load_before.split()[0]) > (os.cpu_count() or 1):
         print("The machine was oversubscribed (load above its CPU count): with 2 threads each runtime competes with")
-        print("the other jobs for both cores; runtimes whose workers spin while waiting (ONNX Runtime's pool and")
-        print("PyTorch's OpenMP do by default; kiln's workers block on a channel) are likely to lose more to that, so")
+        print("the other jobs for both cores; runtimes whose workers spin long while waiting (ONNX Runtime's pool and")
+        print("PyTorch's OpenMP do by default; kiln's workers spin at most 10 µs, then block) are likely to lose more to that, so")
         print("the 2-thread rows measure behaviour under contention more than raw speed: the 1-thread rows are the")
         print("fairer comparison here.")
     print(f"Versions: kiln at this commit ({go[0]}), onnxruntime-node {versions.get('ort', '?')} (graph optimisation "
