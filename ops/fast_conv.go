@@ -13,7 +13,7 @@ import (
 // through an implicit GEMM over pre-packed weights (grouped) or a direct
 // depthwise kernel, with the fused activation and residual applied to
 // each output tile while it is in cache; MaxPool2D and AvgPool2D through
-// row folds. Nodes the reference rejects fall back to
+// row folds (a vectorised pairwise fold for 2×2, stride-2 max pooling). Nodes the reference rejects fall back to
 // it, and its error.
 
 func init() {
@@ -135,6 +135,17 @@ func preparePoolFast(n *graph.Node, env Env, k *asm.RowKernels) (Kernel, error) 
 	g, err := convGeom(n, n.Attrs.Kernel[0], n.Attrs.Kernel[1])
 	if err != nil {
 		return nil, err
+	}
+	if n.Op == graph.OpMaxPool2D {
+		p, err := asm.NewMaxPool2x2(g, k, asmPar(env))
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
+				return p.Run(f32(out), f32(ins[0]))
+			}), nil
+		}
 	}
 	p, err := asm.NewPool2D(g, n.Op == graph.OpMaxPool2D, n.Attrs.CountPad, k, asmPar(env))
 	if err != nil {

@@ -210,6 +210,7 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 		x = c.padInput(x)
 	}
 	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc}
+	c.next.Store(0)
 	c.c.Do()
 	c.releasePad()
 	c.run = convRun{} // keep no reference to the caller's memory

@@ -2,7 +2,11 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import (
+	"unsafe"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
 
 // axpyF32AVX2 does y[i] += a·x[i] for i < n with fused multiply-adds, the
 // inner step of the direct (depthwise) convolution.
@@ -21,6 +25,27 @@ func convTaps16S1AVX2(dst, src *float32, off *int, n int)
 //go:noescape
 func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 
+// maxPairs8AVX2 is the AVX2 maxPairsKernel (conv_maxpool.go) for n a
+// multiple of 8: two vectors of each row, the rows' max, then the max of
+// the even and odd columns (shuffles), each max NaN- and ±0-exact as
+// Go's builtin (see MAXEXACT in conv_amd64.s).
+//
+//go:noescape
+func maxPairs8AVX2(y, x0, x1 *float32, n int)
+
 func init() {
-	convTapsAsm = append(convTapsAsm, convTaps{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2})
+	convKernelsAsm = append(convKernelsAsm, convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2})
+}
+
+// maxPairsAVX2 runs whole groups of eight outputs in assembly, the rest
+// through the Go twin.
+func maxPairsAVX2(y, x0, x1 *float32, n int) {
+	n8 := n &^ 7
+	if n8 > 0 {
+		maxPairs8AVX2(y, x0, x1, n8)
+	}
+	if n8 < n {
+		maxPairsGo((*float32)(unsafe.Add(unsafe.Pointer(y), 4*n8)),
+			(*float32)(unsafe.Add(unsafe.Pointer(x0), 8*n8)), (*float32)(unsafe.Add(unsafe.Pointer(x1), 8*n8)), n-n8)
+	}
 }

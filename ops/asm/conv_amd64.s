@@ -119,3 +119,52 @@ taps2:
 	JNZ     taps2
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------------
+// func maxPairs8AVX2(y, x0, x1 *float32, n int)
+// y[i] = max(x0[2i], x0[2i+1], x1[2i], x1[2i+1]) for i < n, n a multiple
+// of 8; see conv_amd64.go.
+// ---------------------------------------------------------------------
+
+// MAXEXACT(a, b, dst) sets dst = max(a, b) as Go's builtin: NaN if either
+// is NaN, +0 for ±0. VMAXPS alone returns its second source for NaNs and
+// equal values, so take both orders and AND them (±0 → +0, otherwise the
+// same value), then put a+b (a NaN) where the pair is unordered. Y12-Y15
+// are scratch.
+#define MAXEXACT(a, b, dst) \
+	VMAXPS    b, a, Y12;          \
+	VMAXPS    a, b, Y13;          \
+	VANDPS    Y13, Y12, Y12;      \
+	VCMPPS    $3, b, a, Y14;      \
+	VADDPS    b, a, Y15;          \
+	VBLENDVPS Y14, Y15, Y12, dst
+
+TEXT ·maxPairs8AVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x0+8(FP), SI
+	MOVQ x1+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   pairsDone
+
+pairs8:
+	VMOVUPS (SI), Y0               // row 0, columns 0-7
+	VMOVUPS 32(SI), Y1             // row 0, columns 8-15
+	VMOVUPS (DX), Y2               // row 1
+	VMOVUPS 32(DX), Y3
+	MAXEXACT(Y0, Y2, Y0)
+	MAXEXACT(Y1, Y3, Y1)
+	VSHUFPS $0x88, Y1, Y0, Y2      // even columns, per lane: 0 2 8 10 | 4 6 12 14
+	VSHUFPS $0xDD, Y1, Y0, Y3      // odd columns:            1 3 9 11 | 5 7 13 15
+	MAXEXACT(Y2, Y3, Y2)
+	VPERMPD $0xD8, Y2, Y2          // 64-bit pairs in order 0 2 1 3
+	VMOVUPS Y2, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     pairs8
+
+pairsDone:
+	VZEROUPPER
+	RET

@@ -1,5 +1,7 @@
 package asm
 
+import "sync/atomic"
+
 // The GEMM path of Conv2D, per (batch, group) plane:
 //
 //	Y[mpg × OH·OW] = [bias | W][mpg × 1+K] · [1 ; patches][1+K × OH·OW]
@@ -8,10 +10,12 @@ package asm
 // The left operand is packed once per weights (PackWeights) into the
 // micro-kernel's MR-row panels, each the full depth, so a depth block is
 // a slice of it. The right operand is never materialised as an im2col
-// matrix: each tile's patches are packed straight into NR-column panels
-// (conv_pack.go), which the micro-kernel reads while they are in L1/L2.
-// The first depth block overwrites Y, so Y needs no zero fill or bias
-// pass, and the epilogue runs on each finished tile.
+// matrix: a depth block of each NR-column panel of patches is packed
+// (conv_pack.go) just before every row panel meets it, in L1. Per tile of
+// output columns the depth blocks are outer, so the weights' block stays
+// in L2 while the tile's panels pass. The first depth block overwrites Y,
+// so Y needs no zero fill or bias pass, and the epilogue runs on each
+// finished tile while it is in cache.
 
 // convTileFloats bounds a tile of output (M/G rows of its columns): 16K
 // floats (64 KiB), which stays in L2, next to a depth block of the
@@ -19,14 +23,18 @@ package asm
 // the epilogue. (A variable for BenchmarkConvTile.)
 var convTileFloats = 1 << 14
 
-// convKC bounds a depth block: its B panel, convKC×16 floats (24 KiB),
-// stays in L1 next to the A panel while every row panel meets it.
-var convKC = 384
+// convKC bounds a depth block, split evenly (3×3×64 + 1 = 577 deep is
+// two blocks of 289): its B panel, at most 300×16 floats (19 KiB), stays
+// in a 32 KiB L1 next to the A panel it meets (7 KiB) while every row
+// panel passes.
+var convKC = 300
 
 // convGemvRows is the most rows past the last full MR-row panel that run
-// through the one-row kernel (as fast per row as the micro-kernel, both
-// FMA-bound) rather than a zero-padded panel that costs MR rows.
-const convGemvRows = 3
+// through the one-row kernel rather than a zero-padded panel, which costs
+// MR rows: the one-row kernel is load-bound, about half as fast per row
+// as the micro-kernel in the CNN benchmark's profile, so it wins for up
+// to two rows.
+const convGemvRows = 2
 
 // convMinCols is the least tile width worth an epilogue call per row.
 const convMinCols = 64
@@ -40,13 +48,24 @@ type convGemm struct {
 	nb, blocks int   // columns per tile and tiles per (batch, group)
 	koff       []int // tap offsets into a padded plane group (conv_pack.go)
 	pad        convPad
-	taps       *convTaps
+	taps       *convKernels
 	ws         []convWorker
+	next       atomic.Int64 // the next tile to take
 }
 
 type convWorker struct {
-	b    []float32 // one depth block of a panel of patches, kc×NR
+	b    []float32 // a row of ones, then room for a depth block of a panel (see panel)
 	tile []float32 // MR×NR, for edge micro-tiles
+}
+
+// panel is where depth block [pc, pc+kc) of a panel goes. With a bias,
+// the first block starts at the row of ones (filled once, when the worker
+// is made) and later blocks after it, so nothing overwrites it.
+func (w *convWorker) panel(pc, kc, nr int, bias bool) []float32 {
+	if bias && pc > 0 {
+		return w.b[nr : nr+kc*nr]
+	}
+	return w.b[:kc*nr]
 }
 
 // prepareGemm plans the GEMM path.
@@ -67,15 +86,16 @@ func (c *Conv2D) prepareGemm(par Par) {
 		c.kc = (c.ktot + blocks - 1) / blocks // even blocks: no thin last one
 	}
 	c.preparePad(par)
-	c.taps = tapsFor(v)
+	c.taps = convKernelsFor(v.Feature)
 	threads := max(1, par.Threads)
 	// Columns per tile: the output tile within convTileFloats, a
-	// multiple of the micro-tile width, and enough tiles to keep every
-	// worker busy.
+	// multiple of the micro-tile width, and with several workers four
+	// tiles each, which they take as they go (a worker whose core is busy
+	// elsewhere takes fewer).
 	nr := v.nr
 	nb := max(convMinCols, convTileFloats/max(c.mpg, 1)/nr*nr)
-	if planes := g.N * g.Groups; planes*((c.ohw+nb-1)/nb) < 2*threads {
-		want := (c.ohw*planes + 2*threads - 1) / (2 * threads)
+	if planes := g.N * g.Groups; threads > 1 && planes*((c.ohw+nb-1)/nb) < 4*threads {
+		want := (c.ohw*planes + 4*threads - 1) / (4 * threads)
 		nb = min(nb, max(nr, (want+nr-1)/nr*nr))
 	}
 	c.nb = min(nb, max(c.ohw, 1))
@@ -83,7 +103,8 @@ func (c *Conv2D) prepareGemm(par Par) {
 	c.c = NewChunks(par, g.N*g.Groups*c.blocks, 1, c.gemmTiles)
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
-		c.ws[i].b = make([]float32, c.kc*nr)
+		c.ws[i].b = make([]float32, (c.kc+1)*nr)
+		fill(c.ws[i].b[:nr], 1)
 		c.ws[i].tile = make([]float32, v.mr*nr)
 	}
 }
@@ -129,13 +150,19 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 	}
 }
 
-// gemmTiles computes tiles [lo, hi), numbered over (n, group, block), with
-// worker ch's buffers.
-func (c *Conv2D) gemmTiles(ch, lo, hi int) {
+// gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
+// group, block), from the run's counter until none are left.
+func (c *Conv2D) gemmTiles(ch, _, _ int) {
 	g, v, wk := &c.g, c.v, &c.ws[ch]
 	nr := v.nr
 	y := c.run.y
-	for it := lo; it < hi; it++ {
+	tiles := int64(g.N * g.Groups * c.blocks)
+	for {
+		i := c.next.Add(1) - 1
+		if i >= tiles {
+			return
+		}
+		it := int(i)
 		plane, blk := it/c.blocks, it%c.blocks
 		n, grp := plane/g.Groups, plane%g.Groups
 		j0 := blk * c.nb
@@ -155,8 +182,9 @@ func (c *Conv2D) gemmTiles(ch, lo, hi int) {
 			kc := min(c.kc, c.ktot-pc)
 			for jp := 0; jp < cols; jp += nr {
 				ncol := min(nr, cols-jp)
-				c.packPanel(wk.b, xg, j0+jp, ncol, pc, kc)
-				c.panelProduct(wk, a, pc, kc, yoff+jp, ncol)
+				bp := wk.panel(pc, kc, nr, c.bias)
+				c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
+				c.panelProduct(wk, a, bp, pc, kc, yoff+jp, ncol)
 			}
 		}
 		if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
@@ -169,16 +197,16 @@ func (c *Conv2D) gemmTiles(ch, lo, hi int) {
 
 // panelProduct computes depth block [pc, pc+kc) of the ncol (<= NR)
 // columns of y from column ci of the group's first row: the packed
-// weights a times the panel in wk.b, which stays in L1 while every row
+// weights a times the panel bp, which stays in L1 while every row
 // panel meets it. The first block overwrites y, the others add to it.
-func (c *Conv2D) panelProduct(wk *convWorker, a []float32, pc, kc, ci, ncol int) {
+func (c *Conv2D) panelProduct(wk *convWorker, a, bp []float32, pc, kc, ci, ncol int) {
 	v, y, ldy := c.v, c.run.y, c.ohw
 	mr, nr := v.mr, v.nr
 	flags := uint(0)
 	if pc > 0 {
 		flags = gemmAccumulate
 	}
-	bp := wk.b[:kc*nr]
+	bp = bp[:kc*nr]
 	for ip := range c.mpan {
 		rows := min(mr, c.mpg-ip*mr)
 		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]

@@ -108,14 +108,14 @@ func (c *Conv2D) padPlanes(_, lo, hi int) {
 
 // packPanel packs rows [p0, p0+kc) of the panel of output positions
 // [j, j+cols) of one plane (cols <= NR; columns past cols are zero) into
-// dst (kc×NR) from the group's padded input channels xg.
+// dst (kc×NR) from the group's padded input channels xg. The row of ones
+// (p0 = 0 with a bias) is already there: see convWorker.panel.
 func (c *Conv2D) packPanel(dst, xg []float32, j, cols, p0, kc int) {
 	g, nr, wp := &c.g, c.v.nr, c.pad.wp
 	d := dst[:kc*nr]
 	t0 := p0 // first tap
 	if c.bias {
 		if p0 == 0 {
-			fill(d[:nr], 1)
 			d = d[nr:]
 		} else {
 			t0--
@@ -157,27 +157,30 @@ func (c *Conv2D) packPanel(dst, xg []float32, j, cols, p0, kc int) {
 // dst 16n floats. The caller checks all of it.
 type convTapsKernel func(dst, src *float32, off *int, n int)
 
-// convTaps are the packers that go with GEMM variants of one feature.
-type convTaps struct {
-	feature cpu.Variant
-	s1, s2  convTapsKernel
+// convKernels are the packers (and the 2×2 max-pool fold) of one
+// feature: those of the GEMM or row variant of that feature go with it.
+type convKernels struct {
+	feature  cpu.Variant
+	s1, s2   convTapsKernel
+	maxPairs maxPairsKernel
 }
 
-// convTapsAsm is filled by the architecture's init; convTapsGo are the
-// pure-Go twins.
+// convKernelsAsm is filled by the architecture's init; convKernelsGo are
+// the pure-Go twins.
 var (
-	convTapsAsm []convTaps
-	convTapsGo  = convTaps{cpu.Generic, convTaps16S1Go, convTaps16S2Go}
+	convKernelsAsm []convKernels
+	convKernelsGo  = convKernels{cpu.Generic, convTaps16S1Go, convTaps16S2Go, maxPairsGo}
 )
 
-// tapsFor returns the packers for GEMM variant v's feature.
-func tapsFor(v *GemmVariant) *convTaps {
-	for i := range convTapsAsm {
-		if convTapsAsm[i].feature == v.Feature {
-			return &convTapsAsm[i]
+// convKernelsFor returns the kernels of feature f (the Go twins when
+// there are none).
+func convKernelsFor(f cpu.Variant) *convKernels {
+	for i := range convKernelsAsm {
+		if convKernelsAsm[i].feature == f {
+			return &convKernelsAsm[i]
 		}
 	}
-	return &convTapsGo
+	return &convKernelsGo
 }
 
 func convTaps16S1Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 1) }

@@ -177,7 +177,7 @@ func TestConv2DRandom(t *testing.T) {
 	}
 }
 
-// BenchmarkConvTile compares im2col tile sizes on a ResNet-style 3×3
+// BenchmarkConvTile compares output tile sizes on a ResNet-style 3×3
 // convolution (64 → 64 channels at 56×56), single-threaded.
 func BenchmarkConvTile(b *testing.B) {
 	g := tgeom{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}.normalised()
@@ -185,15 +185,20 @@ func BenchmarkConvTile(b *testing.B) {
 	x, w, bias := randFloats(r, 64*56*56), randFloats(r, 64*64*9), randFloats(r, 64)
 	y := make([]float32, 64*56*56)
 	defer func(v int) { convTileFloats = v }(convTileFloats)
-	for _, tile := range []int{1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18} {
+	for _, tile := range []int{1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16} {
 		convTileFloats = tile
 		c, err := NewConv2D(g, true, nil, nil, Par{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		var pw ConvWeights
+		if err := c.PackWeights(&pw, w, bias); err != nil {
+			b.Fatal(err)
+		}
+		args := &ConvArgs{X: x, Y: y, Packed: &pw}
 		b.Run(fmt.Sprintf("floats=%d/nb=%d", tile, c.nb), func(b *testing.B) {
 			for b.Loop() {
-				if err := c.Run(y, x, w, bias); err != nil {
+				if err := c.RunArgs(args); err != nil {
 					b.Fatal(err)
 				}
 			}

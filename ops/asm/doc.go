@@ -29,8 +29,9 @@
 // Rows and reductions (row*.go, reduce*.go, row_{amd64,arm64}.s,
 // reduce_{amd64,arm64}.s): sums, max/min, softmax and log-softmax,
 // LayerNorm and RMSNorm rows. Transpose (transpose*.go): blocked 8×8.
-// Conv2D and pools (conv*.go, pool.go): im2col or direct depthwise, then
-// the GEMM.
+// Conv2D and pools (conv*.go, pool.go): an implicit GEMM (patches packed
+// straight into the micro-kernel's panels, weights pre-packed) or a
+// direct depthwise kernel; 2×2 max pooling vectorised, other pools by rows.
 //
 // AVX-512 kernels are not written: the machines kiln is developed and
 // tested on hide AVX-512 from their guests, and assembly that no test can
