@@ -26,10 +26,11 @@ func BenchmarkAttentionFlash(b *testing.B) {
 		}
 	}
 	out := tensor.New(tensor.F32, n.Shape...)
-	for _, bs := range [][2]int{{128, 256}, {256, 256}, {256, 128}, {512, 256}} {
+	for _, bs := range [][2]int{{128, 256}, {256, 256}, {256, 512}, {512, 256}} {
 		b.Run(fmt.Sprintf("bq%d_bk%d", bs[0], bs[1]), func(b *testing.B) {
+			bq0, bk0 := flashBQ, flashBK
 			flashBQ, flashBK = bs[0], bs[1]
-			defer func() { flashBQ, flashBK = 256, 256 }()
+			defer func() { flashBQ, flashBK = bq0, bk0 }()
 			kern, _, err := PrepareFast(n, Serial)
 			if err != nil {
 				b.Fatal(err)

@@ -142,3 +142,57 @@ func TestAttentionFlashShapes(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) { runAttnCase(t, c, r) })
 	}
 }
+
+// TestAttentionFlashSmallBlocks runs every mask kind over many small
+// blocks, so that the online softmax's rescaling, edge blocks on both
+// axes, per-head packing shared by several query blocks (and by grouped
+// heads) and the causal skip all meet at sizes the reference computes
+// quickly.
+func TestAttentionFlashSmallBlocks(t *testing.T) {
+	bq0, bk0 := flashBQ, flashBK
+	flashBQ, flashBK = 16, 32
+	defer func() { flashBQ, flashBK = bq0, bk0 }()
+	r := rand.New(rand.NewPCG(7, 1))
+	for _, m := range []string{"", "add", "bool", "causal", "causal+add"} {
+		for _, c := range []attnCase{
+			{b: 2, h: 4, hk: 2, sq: 70, sk: 100, d: 16, mask: m},
+			{b: 2, h: 6, hk: 3, sq: 33, sk: 65, d: 8, mask: m}, // whole heads per task
+			{b: 1, h: 2, hk: 1, sq: 1, sk: 70, d: 16, mask: m},
+		} {
+			t.Run(c.String(), func(t *testing.T) { runAttnCase(t, c, r) })
+		}
+	}
+}
+
+// TestAttentionFlashRerun runs one prepared kernel on two sets of inputs:
+// the keys and values a worker packed for the first run must not stand
+// in for the second's.
+func TestAttentionFlashRerun(t *testing.T) {
+	bq0, bk0 := flashBQ, flashBK
+	flashBQ, flashBK = 16, 32
+	defer func() { flashBQ, flashBK = bq0, bk0 }()
+	r := rand.New(rand.NewPCG(8, 1))
+	g := graph.New()
+	s := tensor.Shape{1, 1, 40, 8} // one head: a worker's first head of a run is its last of the run before
+	q, k, v := g.Input("q", tensor.F32, s...), g.Input("k", tensor.F32, s...), g.Input("v", tensor.F32, s...)
+	n := g.Attention(q, k, v, nil, graph.AttentionOpts{})
+	kern, _, err := PrepareFast(n, parEnv(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		ins := make([]tensor.Tensor, 3)
+		for i := range ins {
+			ins[i] = hcT(t, tensor.F32, s, hcRand(r, s.NumElements())...)
+		}
+		out := tensor.New(tensor.F32, n.Shape...)
+		if err := kern(ins, out); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, len(out.F32()))
+		for i, x := range out.F32() {
+			got[i] = float64(x)
+		}
+		hcClose(t, fmt.Sprintf("run %d", run), got, hcRun(t, n, ins...), 2e-5)
+	}
+}

@@ -26,6 +26,13 @@ func scaleF32AVX2(y *float32, n int, s float32)
 //go:noescape
 func expScaleF32AVX2(y, x *float32, n int, s, m float32) float64
 
+// scaleAddMaxF32AVX2 sets y[i] = y[i]·s + add[i] for i < n and returns
+// their max, NaN if any is NaN (row_scaleaddmax_amd64.s, twin
+// scaleAddMaxGo).
+//
+//go:noescape
+func scaleAddMaxF32AVX2(y, add *float32, n int, s float32) float32
+
 // normF32AVX2 sets, for i < n,
 //
 //	y[i] = fma(((x[i]-mhi)-mlo)·r, scale[i·sstep], bias[i·bstep])
@@ -40,7 +47,7 @@ func init() {
 		Name: "avx2", Feature: cpu.AVX2,
 		sum: sumF32AVX2, sumSqDev: sumSqDevF32AVX2, max: maxF32AVX2, min: minF32AVX2,
 		accAdd: accAddF64AVX2, accMax: accMaxF32AVX2, accMin: accMinF32AVX2,
-		expShift: expShiftF32AVX2, expScale: expScaleF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,
+		expShift: expShiftF32AVX2, expScale: expScaleF32AVX2, scaleAddMax: scaleAddMaxF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,
 		axpy: axpyF32AVX2, transpose8: transpose8AVX2,
 	})
 }

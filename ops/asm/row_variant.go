@@ -39,6 +39,9 @@ type RowKernels struct {
 	// float64, without expShift's error recovery (see ExpScaleShift); nil
 	// where a variant has no such primitive.
 	expScale func(y, x *float32, n int, s, m float32) float64
+	// scaleAddMax sets y[i] = y[i]·s + add[i] and returns the max of y
+	// (NaN if any is NaN); nil where a variant has no such primitive.
+	scaleAddMax func(y, add *float32, n int, s float32) float32
 	// scale does y[i] *= s.
 	scale func(y *float32, n int, s float32)
 	// norm sets y[i] = ((x[i]-mhi)-mlo)·r·scale[i·sstep] + bias[i·bstep]
@@ -56,7 +59,7 @@ var rowsGo = &RowKernels{
 	Name: "go", Feature: cpu.Generic,
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
-	expShift: expShiftGo, expScale: expScaleGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
+	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
 	transpose8: transpose8Go,
 }
 
