@@ -160,7 +160,7 @@ sqDone:
 
 #define EXTREME(OP, bits, L32, L8, LTAIL, LFOLD, LDONE) \
 	MOVL         $bits, TMP;             \
-	MOVQ         TMP, X13;               \
+	VMOVD        TMP, X13;               \
 	VBROADCASTSS X13, IDENT;             \
 	VMOVAPS      IDENT, Y0;              \
 	VMOVAPS      IDENT, Y1;              \
@@ -222,7 +222,7 @@ LFOLD:                                   \
 	TESTL        TMP, TMP;               \
 	JZ           LDONE;                  \
 	MOVL         $0x7fc00000, TMP;       \
-	MOVQ         TMP, X0;                \
+	VMOVD        TMP, X0;                \
 LDONE:                                   \
 	VZEROUPPER
 
