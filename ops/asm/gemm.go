@@ -400,10 +400,20 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 						mrv := min(mr, mc-ir)
 						apan := ap[ir*kc : ir*kc+mr*kc]
 						ci := co + (ic+ir)*ldc + jc + jr
-						if mrv == mr && nrv == nr {
+						f := flags
+						if ir == 0 {
+							// The first pass over this B panel brings
+							// it from memory: fetch a later one too.
+							f |= gemmPrefetchNext
+						}
+						switch {
+						case mrv == mr && nrv == nr:
 							_ = c[ci+(mr-1)*ldc+nr-1] // the whole tile is inside C
-							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, flags)
-						} else {
+							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
+						case mrv == 4 && nrv == nr && v.micro4 != nil:
+							_ = c[ci+3*ldc+nr-1] // the four rows are inside C
+							v.micro4(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
+						default:
 							g.edgeTile(s, kc, apan, bpan, ci, mrv, nrv, flags)
 						}
 					}

@@ -11,7 +11,8 @@ import "github.com/kilnml/kiln/ops/cpu"
 //		c[i*ldc+j] = t          (flags&1 == 0)
 //		c[i*ldc+j] += t         (flags&1 == 1)
 //
-// with k >= 1, a = k*6 floats, b = k*16 floats and c reaching
+// and, with flags&2 (gemmPrefetchNext), prefetches the B panel two on as
+// it goes; with k >= 1, a = k*6 floats, b = k*16 floats and c reaching
 // 5*ldc+16 floats; the Go caller checks all of it.
 //
 // Why 6×16: the tile's 12 accumulators (two ymm per row), two B registers
@@ -101,6 +102,6 @@ func init() {
 	gemmAsm = append(gemmAsm, &GemmVariant{
 		Name: "avx2", Feature: cpu.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
-		micro: gemmKernel6x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
+		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
 	})
 }

@@ -15,6 +15,7 @@
 #define FLAGS R9  // bit 0: accumulate into C
 #define PC3   R10 // C row 3
 #define K4    R11 // groups of four steps
+#define PN    R12 // two B panels on, 2*k*64 bytes past PB (flags bit 1)
 
 #define B0  Y0  // B row, columns 0-7
 #define B1  Y1  // B row, columns 8-15
@@ -95,10 +96,15 @@ TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-48
 
 	// Split k into groups of four steps and a remainder of 0-3.
 	MOVQ  K, K4
+	SHLQ  $7, K4
+	LEAQ  (PB)(K4*1), PN      // two panels of k steps × 64 bytes on
+	MOVQ  K, K4
 	SHRQ  $2, K4
 	ANDQ  $3, K
 	TESTQ K4, K4
 	JZ    tail
+	TESTQ $2, FLAGS
+	JNZ   loop4pf
 
 loop4:
 	// Four steps per iteration; ask for the A panel 16 steps ahead (it
@@ -112,6 +118,28 @@ loop4:
 	ADDQ $256, PB             // 4 steps × 16 floats
 	DECQ K4
 	JNZ  loop4
+	JMP  tail
+
+loop4pf:
+	// As loop4, and fetch the four matching lines of the B panel two
+	// on. With few rows of A, each B panel meets only a few row panels,
+	// so B streams from memory faster than the hardware prefetcher
+	// brings it (M = 16: 25 → 40+ GFLOP/s); two panels of lead time
+	// beat one here.
+	PREFETCHT0 384(PA)
+	PREFETCHT0 (PN)
+	KSTEP(0)
+	PREFETCHT0 64(PN)
+	KSTEP(1)
+	PREFETCHT0 128(PN)
+	KSTEP(2)
+	PREFETCHT0 192(PN)
+	KSTEP(3)
+	ADDQ $96, PA
+	ADDQ $256, PB
+	ADDQ $256, PN
+	DECQ K4
+	JNZ  loop4pf
 
 tail:
 	// The last 0-3 steps, one at a time.
@@ -168,6 +196,7 @@ write:
 #undef FLAGS
 #undef PC3
 #undef K4
+#undef PN
 #undef B0
 #undef B1
 #undef A0

@@ -16,6 +16,8 @@ var gemmBenchShapes = []struct {
 	{"sq512", 512, 512, 512}, {"sq1024", 1024, 1024, 1024}, {"sq2048", 2048, 2048, 2048},
 	{"up_M128_K384_N1536", 128, 384, 1536}, {"down_M128_K1536_N384", 128, 1536, 384},
 	{"decode_M1_K384_N1536", 1, 384, 1536},
+	{"mlp_M16_K1024_N2048", 16, 1024, 2048}, {"mlp_M16_K2048_N2048", 16, 2048, 2048},
+	{"mlp_M16_K2048_N1024", 16, 2048, 1024},
 }
 
 // benchGemm times one product of v over par and reports GFLOP/s.

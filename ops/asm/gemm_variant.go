@@ -61,6 +61,13 @@ type packAKernel func(k8 int, src *float32, lda int, dst *float32)
 // gemmAccumulate is the flag bit that adds the product to C.
 const gemmAccumulate uint = 1
 
+// gemmPrefetchNext is the flag bit that asks the micro-kernel to fetch a
+// later B panel of the same depth (the AVX2 kernels: two on, 2*k*NR floats
+// past b) into cache as it goes. It is a hint: it never changes results,
+// kernels may ignore it, and it may reach past the packed buffer, which
+// prefetching tolerates.
+const gemmPrefetchNext uint = 2
+
 // GemmVariant is one implementation of the GEMM kernels: a micro-kernel
 // with its tile shape, the GEMV kernel of the same width, and the cache
 // blocking tuned for it.
@@ -73,6 +80,7 @@ type GemmVariant struct {
 	mr, nr     int // micro-tile rows and columns
 	kc, mc, nc int // depth, rows and columns of the cache blocks
 	micro      microKernel
+	micro4     microKernel // optional: rows 0-3 of an MR = 6 tile, bit-identical to micro's
 	gemv       gemvKernel
 	packB16    packKernel  // used for full 16-column strips of a row-major B
 	gemvRows4  rowsKernel  // one-row products over a row-major B
