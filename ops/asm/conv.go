@@ -79,7 +79,9 @@ func overlapsAny(y []float32, xs ...[]float32) bool {
 // channel group is an implicit GEMM (conv_gemm.go): the weights, with the
 // bias as an extra column, packed once into the micro-kernel's A panels,
 // times input patches packed straight into its B panels, one tile of
-// output columns at a time. Tiles (batch × group × column block) are
+// output columns at a time; stride-1 convolutions whose output rows are
+// whole panels skip the packing and read the patches in place
+// (conv_direct.go). Tiles (batch × group × column block) are
 // spread over par; each worker owns its panel buffer.
 type Conv2D struct {
 	g                      ConvGeom

@@ -34,7 +34,7 @@ func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
 func init() {
-	convKernelsAsm = append(convKernelsAsm, convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2})
+	convKernelsAsm = append(convKernelsAsm, convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2, convDirectAVX2})
 }
 
 // maxPairsAVX2 runs whole groups of eight outputs in assembly, the rest

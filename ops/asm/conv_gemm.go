@@ -41,7 +41,7 @@ const convMinCols = 64
 
 // convGemm is the GEMM path's plan.
 type convGemm struct {
-	ktot, kc   int   // depth with the bias row; depth block
+	ktot, kc   int   // depth (with the bias row, but on the direct path); depth block
 	mpan       int   // MR-row panels per group
 	mgemv      int   // rows per group past the panels, run one at a time
 	astride    int   // packed weights per group
@@ -49,6 +49,8 @@ type convGemm struct {
 	koff       []int // tap offsets into a padded plane group (conv_pack.go)
 	pad        convPad
 	taps       *convKernels
+	direct     bool  // the direct path (conv_direct.go)
+	dpan       []int // its panels' rows
 	ws         []convWorker
 	next       atomic.Int64 // the next tile to take
 }
@@ -71,22 +73,30 @@ func (w *convWorker) panel(pc, kc, nr int, bias bool) []float32 {
 // prepareGemm plans the GEMM path.
 func (c *Conv2D) prepareGemm(par Par) {
 	g, v := &c.g, c.v
+	c.taps = convKernelsFor(v.Feature)
 	c.ktot = c.kk
-	if c.bias {
-		c.ktot++
-	}
-	c.mpan = c.mpg / v.mr
-	if rest := c.mpg % v.mr; rest > convGemvRows {
-		c.mpan++ // a zero-padded panel
+	if c.direct = c.useDirect(); c.direct {
+		c.dpan = directPanels(c.mpg)
+		c.astride = c.mpg * c.kk
+		if c.bias {
+			c.astride += c.mpg
+		}
 	} else {
-		c.mgemv = rest
+		if c.bias {
+			c.ktot++
+		}
+		c.mpan = c.mpg / v.mr
+		if rest := c.mpg % v.mr; rest > convGemvRows {
+			c.mpan++ // a zero-padded panel
+		} else {
+			c.mgemv = rest
+		}
+		c.astride = (c.mpan*v.mr + c.mgemv) * c.ktot
 	}
-	c.astride = (c.mpan*v.mr + c.mgemv) * c.ktot
 	if blocks := (c.ktot + convKC - 1) / convKC; blocks > 0 {
 		c.kc = (c.ktot + blocks - 1) / blocks // even blocks: no thin last one
 	}
 	c.preparePad(par)
-	c.taps = convKernelsFor(v.Feature)
 	threads := max(1, par.Threads)
 	// Columns per tile: the output tile within convTileFloats, a
 	// multiple of the micro-tile width, and with several workers four
@@ -114,6 +124,10 @@ func (c *Conv2D) prepareGemm(par Par) {
 // zeros past the group's rows), then the mgemv rows past them as they
 // are, each ktot long.
 func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
+	if c.direct {
+		c.packDirect(pw, w, b)
+		return
+	}
 	mr := c.v.mr
 	size := c.g.Groups * c.astride
 	if cap(pw.data) < size {
@@ -180,6 +194,13 @@ func (c *Conv2D) gemmTiles(ch, _, _ int) {
 		// output tile in cache while every panel meets them.
 		for pc := 0; pc < c.ktot; pc += c.kc {
 			kc := min(c.kc, c.ktot-pc)
+			if c.direct {
+				for jp := j0; jp < j0+cols; jp += nr {
+					base := jp/g.OW*g.SH*c.pad.wp + jp%g.OW
+					c.directProduct(a, xg, base, pc, kc, yoff+jp-j0)
+				}
+				continue
+			}
 			for jp := 0; jp < cols; jp += nr {
 				ncol := min(nr, cols-jp)
 				bp := wk.panel(pc, kc, nr, c.bias)

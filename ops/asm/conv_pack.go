@@ -163,13 +163,14 @@ type convKernels struct {
 	feature  cpu.Variant
 	s1, s2   convTapsKernel
 	maxPairs maxPairsKernel
+	direct   convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
 }
 
 // convKernelsAsm is filled by the architecture's init; convKernelsGo are
 // the pure-Go twins.
 var (
 	convKernelsAsm []convKernels
-	convKernelsGo  = convKernels{cpu.Generic, convTaps16S1Go, convTaps16S2Go, maxPairsGo}
+	convKernelsGo  = convKernels{cpu.Generic, convTaps16S1Go, convTaps16S2Go, maxPairsGo, nil}
 )
 
 // convKernelsFor returns the kernels of feature f (the Go twins when
