@@ -225,9 +225,13 @@ func (g *Gemm) Run(args *GemmArgs) error {
 }
 
 // parMinFlops is the least work (flops) worth handing to another worker:
-// below it, waking a worker costs more than it saves. (A variable so
-// tests can send tiny products down the parallel paths.)
-var parMinFlops = 1 << 22
+// below it, waking a worker costs more than it saves. 2^19 flops is ~7 µs
+// of compute; the pool's workers spin before parking, so a handoff
+// between back-to-back steps costs ~0.1 µs, and one-row products (GEMV,
+// memory-bound: a 1×384×1536 product is ~45 µs) now use both cores: it
+// was 2^22, which kept them on one. (A variable so tests can send tiny
+// products down the parallel paths.)
+var parMinFlops = 1 << 19
 
 // gemvRow reports whether products take the one-row path: op(A) has one
 // row and B is pre-packed or row-major (a transposed unpacked B would be
