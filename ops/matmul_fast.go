@@ -38,6 +38,18 @@ type packedWeight struct {
 	src     *float32
 }
 
+// bindB points args at b, or at its packed copy when b is a weight (w
+// non-nil).
+func (w *packedWeight) bindB(args *asm.GemmArgs, g *asm.Gemm, b []float32) error {
+	if w == nil {
+		args.B, args.PackedB = b, nil
+		return nil
+	}
+	pb, err := w.get(g, b)
+	args.PackedB = pb
+	return err
+}
+
 // get returns b packed, packing it first if it never was, the weights
 // version moved, or b is another buffer than last time.
 func (w *packedWeight) get(g *asm.Gemm, b []float32) (*asm.PackedB, error) {
@@ -124,14 +136,8 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 			return nil
 		}
 		args.A, args.C = ins[0].F32(), out.F32()
-		if w != nil {
-			pb, err := w.get(g, ins[1].F32())
-			if err != nil {
-				return err
-			}
-			args.PackedB = pb
-		} else {
-			args.B = ins[1].F32()
+		if err := w.bindB(&args, g, ins[1].F32()); err != nil {
+			return err
 		}
 		err := g.Run(&args)
 		args.A, args.B, args.C = nil, nil, nil // keep no reference to the arena
@@ -191,14 +197,8 @@ func prepareGemmFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string
 			return err
 		}
 		args.A, args.C = ins[0].F32(), out.F32()
-		if w != nil {
-			pb, err := w.get(g, ins[1].F32())
-			if err != nil {
-				return err
-			}
-			args.PackedB = pb
-		} else {
-			args.B = ins[1].F32()
+		if err := w.bindB(&args, g, ins[1].F32()); err != nil {
+			return err
 		}
 		if ep != nil {
 			ep.Residual = ins[2].F32()

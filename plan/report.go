@@ -31,12 +31,13 @@ func (p *Plan) Report() string {
 		}
 	}
 	return fmt.Sprintf("plan: %d nodes; arena %s (%s of lower bound %s, %s of naive %s); weights %s; %d views, %d in place",
-		len(p.Order), size(p.ArenaBytes), ratio(p.ArenaBytes, p.LowerBound), size(p.LowerBound),
-		ratio(p.ArenaBytes, p.NaiveBytes), size(p.NaiveBytes), size(p.WeightBytes), views, inPlace)
+		len(p.Order), HumanBytes(p.ArenaBytes), ratio(p.ArenaBytes, p.LowerBound), HumanBytes(p.LowerBound),
+		ratio(p.ArenaBytes, p.NaiveBytes), HumanBytes(p.NaiveBytes), HumanBytes(p.WeightBytes), views, inPlace)
 }
 
-// size prints a byte count in the largest binary unit it reaches.
-func size(b int) string {
+// HumanBytes prints a byte count in the largest binary unit it reaches
+// ("1.13 MiB"), as plan reports and the CLI show sizes.
+func HumanBytes(b int) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))

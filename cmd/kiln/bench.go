@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kilnml/kiln/exec"
+	"github.com/kilnml/kiln/plan"
 )
 
 const benchUsage = `usage: kiln bench model.onnx [--threads N] [--runs N] [--warmup N] [--input name=file.npy ...] [--shape name=d0,d1,...]
@@ -156,7 +157,7 @@ func runBench(args []string) error {
 	}
 	p := c.cg.Plan()
 	fmt.Fprintf(stdout, "model %s: compiled in %v, %d steps, arena %s, weights %s\n", path,
-		compileTime.Round(time.Millisecond), c.cg.Stats().Steps, human(p.ArenaBytes), human(p.WeightBytes))
+		compileTime.Round(time.Millisecond), c.cg.Stats().Steps, plan.HumanBytes(p.ArenaBytes), plan.HumanBytes(p.WeightBytes))
 	fmt.Fprintf(stdout, "inputs: %s\n", strings.Join(ins, ", "))
 	fmt.Fprintf(stdout, "threads %d, %d warm-up runs, %d timed runs\n", threads, *warmup, *runs)
 	fmt.Fprintf(stdout, "latency: median %.4g ms, p90 %.4g ms, min %.4g ms, mean %.4g ms\n", r.MedianMs, r.P90Ms, r.MinMs, r.MeanMs)
@@ -166,19 +167,6 @@ func runBench(args []string) error {
 	}
 	fmt.Fprintln(stdout)
 	return nil
-}
-
-// human prints a byte count in the largest binary unit it reaches.
-func human(b int) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

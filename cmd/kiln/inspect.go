@@ -12,6 +12,7 @@ import (
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/onnx"
+	"github.com/kilnml/kiln/plan"
 )
 
 const inspectUsage = `usage: kiln inspect model.onnx [--shape name=d0,d1,...] [--dim name=size]
@@ -124,7 +125,7 @@ func describeProto(path string, mp *onnx.ModelProto) {
 	for _, vi := range g.Outputs {
 		fmt.Fprintf(stdout, "output %s\n", valueInfo(vi))
 	}
-	fmt.Fprintf(stdout, "initializers: %d (%s)\n", len(g.Initializers), human(weightBytes))
+	fmt.Fprintf(stdout, "initializers: %d (%s)\n", len(g.Initializers), plan.HumanBytes(weightBytes))
 	counts := map[string]int{}
 	for _, n := range g.Nodes {
 		op := n.OpType
