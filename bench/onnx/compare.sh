@@ -15,8 +15,9 @@
 # results.jsonl, a chart in results.png). -quick runs 3 of each.
 #
 # ONNX Runtime: graph optimisation 'all', sequential execution, intra-op
-# threads = N, inter-op 1. PyTorch: eager, inference_mode,
-# set_num_threads(N). kiln: kiln bench --threads N.
+# threads = N, inter-op 1. PyTorch: eager, inference_mode, OpenBLAS with N
+# threads (torch_bench.py says why), set_num_threads(N). kiln: kiln bench
+# --threads N.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -57,7 +57,10 @@ def main():
         print("the 2-thread rows measure behaviour under contention more than raw speed: the 1-thread rows are the")
         print("fairer comparison here.")
     print(f"Versions: kiln at this commit ({go[0]}), onnxruntime-node {versions.get('ort', '?')} (graph optimisation "
-          f"'all', sequential), PyTorch {versions.get('torch', '?')} (eager, inference_mode).")
+          f"'all', sequential), PyTorch {versions.get('torch', '?')} (eager, inference_mode, OpenBLAS limited to the")
+    print("same thread count: Debian's torch does its products in OpenBLAS, whose pool set_num_threads does not size;")
+    print("unlimited, a 1-thread PyTorch run used both cores). PyTorch's 2-thread rows are slow because its OpenMP")
+    print("workers and OpenBLAS's threads contend for the two cores in this build.")
     if quick:
         print("\n(quick run: 3 timed runs per cell)")
 

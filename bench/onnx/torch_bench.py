@@ -7,11 +7,20 @@ NAME is bert, mlp or cnn: the module is rebuilt from the same seeds as the
 exported ONNX file (onnx/testdata/export_models.py), so the weights are
 identical, and runs under torch.inference_mode() on SETDIR's in_*.npy
 inputs with torch.set_num_threads(THREADS). Prints one JSON object.
+
+Debian's torch does its matrix products in OpenBLAS (BLAS_INFO=generic),
+whose own thread pool torch.set_num_threads does not size: left alone it
+uses every core, so a "1 thread" PyTorch run measured 2.0 CPU seconds per
+wall second. OPENBLAS_NUM_THREADS is therefore set to THREADS before
+numpy or torch loads OpenBLAS.
 """
 import json
 import os
 import sys
 import time
+
+if __name__ == "__main__" and len(sys.argv) > 3:
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[3]
 
 import numpy as np
 import torch
