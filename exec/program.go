@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/kilnml/kiln/graph"
@@ -44,6 +45,8 @@ type Program struct {
 	staticVersion uint64
 
 	guard *guards // canaries of a guarded plan (guard.go), nil otherwise
+
+	stepTimes []time.Duration // per-step wall time while set (steptimes.go)
 }
 
 // Options tune lowering for the CPU.
@@ -181,7 +184,8 @@ func alignedBytes(n int) []byte {
 	return buf[off : off+n : off+n]
 }
 
-// Run executes every step in order. It does not allocate.
+// Run executes every step in order. It does not allocate. With
+// SetStepTimes on it also times each step.
 func (pr *Program) Run() error {
 	if pr.closed {
 		return errClosed
@@ -193,6 +197,9 @@ func (pr *Program) Run() error {
 		}
 		pr.staticValid, pr.staticVersion = true, v
 		return nil
+	}
+	if pr.stepTimes != nil {
+		return pr.runTimed(v, fresh)
 	}
 	for i := range pr.Steps {
 		s := &pr.Steps[i]

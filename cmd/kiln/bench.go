@@ -10,19 +10,27 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/plan"
 )
 
-const benchUsage = `usage: kiln bench model.onnx [--threads N] [--runs N] [--warmup N] [--input name=file.npy ...] [--shape name=d0,d1,...]
+const benchUsage = `usage: kiln bench model.onnx [--threads N] [--runs N] [--warmup N] [--steps N] [--input name=file.npy ...] [--shape name=d0,d1,...]
 
 Compiles an ONNX model for the CPU, runs it --warmup times untimed, then
 --runs times timed, and prints the median, p90, min and mean latency and
 the throughput. A progress bar is drawn on stderr when it is a terminal
 and the timed runs should take over two seconds (--progress on|off forces
 it).
+
+--steps N then runs the model --runs more times timing every kernel
+step, and lists the N costliest steps by mean time per run: their share
+of the summed step time and the cumulative share, the op, the node, its
+output dtype and shape, and the kernel variant; then the steps' total
+against the median latency (the rest is copying inputs in and outputs
+out). With --json the list is the "steps" array.
 
 Inputs without --input get random values of the right shape and dtype:
 floats uniform in [-1, 1); bools true or false with equal odds; integers
@@ -45,6 +53,13 @@ type benchResult struct {
 	RunsPerSec float64 `json:"runs_per_s"`
 	Batch      int     `json:"batch"`
 	CompileMs  float64 `json:"compile_ms"`
+	// CPUMs is the process's CPU time (user + system, every thread) per
+	// timed run, where the platform reports it: on a shared machine it
+	// moves far less with other jobs' load than the wall-clock latency.
+	CPUMs float64 `json:"cpu_ms,omitempty"`
+	// With --steps: the costliest steps and the total of all, per run.
+	Steps        []stepCost `json:"steps,omitempty"`
+	StepsTotalMs float64    `json:"steps_total_ms,omitempty"`
 }
 
 func runBench(args []string) error {
@@ -55,6 +70,7 @@ func runBench(args []string) error {
 	fs.Var(&inputs, "input", "an input's value, `name=file.npy` (repeatable; random otherwise)")
 	runs := fs.Int("runs", 20, "timed runs")
 	warmup := fs.Int("warmup", 3, "untimed runs first")
+	steps := fs.Int("steps", 0, "then time every step over --runs more runs and list the `N` costliest (0: off)")
 	seed := fs.Uint64("seed", 1, "seed for random inputs")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on or off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
@@ -73,6 +89,8 @@ func runBench(args []string) error {
 		return usagef("--runs %d: want at least 1", *runs)
 	case *warmup < 0:
 		return usagef("--warmup %d: want 0 or more", *warmup)
+	case *steps < 0:
+		return usagef("--steps %d: want 0 (off) or more", *steps)
 	case *progress != "auto" && *progress != "on" && *progress != "off":
 		return usagef("--progress %q: want auto, on or off", *progress)
 	}
@@ -111,13 +129,16 @@ func runBench(args []string) error {
 	bar := newProgress(stderr, *runs, *progress == "on" ||
 		*progress == "auto" && isTerminal(stderr) && *warmup > 0 && warm/time.Duration(*warmup)*time.Duration(*runs) > 2*time.Second)
 	times := make([]time.Duration, *runs)
+	stopProfile := func() {}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer stop() // on an error return; stop is idempotent
+		stopProfile = stop
 	}
+	cpu0, cpuOK := processCPUTime()
 	for i := range times {
 		t := time.Now()
 		if _, err := c.cg.RunTyped(ti...); err != nil {
@@ -128,6 +149,14 @@ func runBench(args []string) error {
 		bar.update(i+1, times[:i+1])
 	}
 	bar.done()
+	cpu1, _ := processCPUTime()
+	stopProfile() // the profile covers the timed runs only, not --steps'
+	var sp stepProfile
+	if *steps > 0 {
+		if sp, err = timeSteps(c.cg, ti, *runs, *steps); err != nil {
+			return err
+		}
+	}
 
 	r := benchResult{Model: path, Threads: threads, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
 	sorted := slices.Clone(times)
@@ -144,6 +173,10 @@ func runBench(args []string) error {
 	if len(in) > 0 && in[0].info.Shape.Rank() > 0 {
 		r.Batch = in[0].info.Shape[0]
 	}
+	if cpuOK {
+		r.CPUMs = ms(cpu1-cpu0) / float64(len(times))
+	}
+	r.Steps, r.StepsTotalMs = sp.top, sp.totalMs // zero, so left out, without --steps
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
@@ -166,6 +199,12 @@ func runBench(args []string) error {
 		fmt.Fprintf(stdout, " (%.4g items/s at batch %d, the first dim of %s)", r.RunsPerSec*float64(r.Batch), r.Batch, in[0].info.Name)
 	}
 	fmt.Fprintln(stdout)
+	if cpuOK {
+		fmt.Fprintf(stdout, "cpu: %.4g ms per run (process CPU time over the timed runs, all threads)\n", r.CPUMs)
+	}
+	if *steps > 0 {
+		sp.print(*runs, r.MedianMs)
+	}
 	return nil
 }
 
@@ -225,7 +264,7 @@ func (p *progress) done() {
 	}
 }
 
-// startCPUProfile profiles the process into path until stop is called
+// startCPUProfile profiles the process into path until stop is first called
 // (go tool pprof reads it; kernels show under their Go or assembly names).
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
@@ -236,5 +275,6 @@ func startCPUProfile(path string) (stop func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	var once sync.Once
+	return func() { once.Do(func() { pprof.StopCPUProfile(); f.Close() }) }, nil
 }

@@ -1,0 +1,46 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+)
+
+// SetStepTimes makes every later Run add the wall time of each step it
+// executes to d[i] (i indexing pr.Steps), so a caller can see where a
+// run's time goes; static steps a run skips add nothing. d must have one
+// entry per step; nil turns timing off. The caller owns d: Run only adds
+// to it, so zero it to start over. Guarded programs (plan.Options.Guard,
+// KILN_DEBUG=guard), whose canary checks would swamp the kernels' times,
+// ignore it. Clones do not inherit it. With timing off Run pays one nil
+// check.
+func (pr *Program) SetStepTimes(d []time.Duration) error {
+	if pr.closed {
+		return errClosed
+	}
+	if d != nil && len(d) != len(pr.Steps) {
+		return fmt.Errorf("exec: %d step times for %d steps", len(d), len(pr.Steps))
+	}
+	pr.stepTimes = d
+	return nil
+}
+
+// runTimed is Run's step loop with each kernel call timed into
+// pr.stepTimes; it is a loop of its own so that untimed runs pay nothing
+// for it. v and fresh are staticFresh's.
+func (pr *Program) runTimed(v uint64, fresh bool) error {
+	d := pr.stepTimes
+	for i := range pr.Steps {
+		s := &pr.Steps[i]
+		if s.Static && fresh {
+			continue
+		}
+		t := time.Now()
+		err := s.Kernel(s.Ins, s.Out)
+		d[i] += time.Since(t)
+		if err != nil {
+			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)
+		}
+	}
+	pr.staticValid, pr.staticVersion = true, v
+	return nil
+}
