@@ -7,8 +7,10 @@
 // y[i] = exp(x[i]·scale - m), the sum returned in float64 (see
 // expScaleGo). Built for throughput, as the attention kernel's softmax
 // needs it: 17 vector operations per eight elements where expShift takes
-// 26, since on a core whose FP pipes are shared this is bound by the
-// number of operations, not by latency.
+// 26. One vector's steps form a chain of about 50 cycles, so the main
+// loop runs four vectors, their steps interleaved, for the out-of-order
+// core to overlap (15-20% faster than two back to back on Zen 5); each
+// vector's result is still summed in turn, so the sum is as before.
 //   - t = round(x·scale) - m;
 //   - z = t·log2 e + (1.5·2^23 + 127) in one FMA: z's low mantissa bits
 //     are k + 127 for k = round(t·log2 e), so 2^k is z << 23, and
@@ -49,30 +51,49 @@ GLOBL rowExpS<>(SB), RODATA|NOPTR, $352
 #define SHIFT Y15 // m
 #define SCALE Y14
 #define SUM   Y13 // float64 sums
-#define MASK  Y12
+#define TT    Y12 // a temporary of EXPQ, shared by the chains
+#define MASK  Y11 // tail lanes (the fourth chain is idle then)
 
-// EXPS(X, R, K, P): P = exp(X·scale - m) for the eight floats in X
-// (X, R, K clobbered).
-#define EXPS(X, R, K, P) \
-	VMULPS       SCALE, X, X;              \
-	VSUBPS       SHIFT, X, R;              \
-	VMOVUPS      rowExpS<>+288(SB), K;     \
-	VFMADD231PS  rowExpS<>+256(SB), R, K;  \
-	VSUBPS       rowExpS<>+288(SB), K, P;  \
-	VFNMADD231PS rowExpS<>+0(SB), P, R;    \
-	VFNMADD231PS rowExpS<>+32(SB), P, R;   \
-	VMOVUPS      rowExpS<>+64(SB), P;      \
-	VFMADD213PS  rowExpS<>+96(SB), R, P;   \
-	VFMADD213PS  rowExpS<>+128(SB), R, P;  \
-	VFMADD213PS  rowExpS<>+160(SB), R, P;  \
-	VFMADD213PS  rowExpS<>+192(SB), R, P;  \
-	VFMADD213PS  rowExpS<>+224(SB), R, P;  \
-	VMULPS       R, R, X;                  \
-	VFMADD213PS  R, X, P;                  \
-	VCMPPS       $1, rowExpS<>+320(SB), K, X; \
-	VPSLLD       $23, K, K;                \
-	VFMADD213PS  K, K, P;                  \
-	VANDNPS      P, X, P
+// The exponential of eight floats R = x·scale in five steps, so that the
+// main loop can interleave four chains (R, K, P), step by step: EXPT sets
+// R = t = x·scale - m, K = z and P = k; EXPR reduces R to r and starts the
+// polynomial; EXPP1 and EXPP2 run it; EXPQ leaves exp(t) in P (R, K and
+// TT clobbered).
+#define EXPT(R, K, P) \
+	VSUBPS      SHIFT, R, R;             \
+	VMOVUPS     rowExpS<>+288(SB), K;    \
+	VFMADD231PS rowExpS<>+256(SB), R, K; \
+	VSUBPS      rowExpS<>+288(SB), K, P
+
+#define EXPR(R, P) \
+	VFNMADD231PS rowExpS<>+0(SB), P, R;  \
+	VFNMADD231PS rowExpS<>+32(SB), P, R; \
+	VMOVUPS      rowExpS<>+64(SB), P
+
+#define EXPP1(R, P) \
+	VFMADD213PS rowExpS<>+96(SB), R, P; \
+	VFMADD213PS rowExpS<>+128(SB), R, P
+
+#define EXPP2(R, P) \
+	VFMADD213PS rowExpS<>+160(SB), R, P; \
+	VFMADD213PS rowExpS<>+192(SB), R, P; \
+	VFMADD213PS rowExpS<>+224(SB), R, P
+
+#define EXPQ(R, K, P) \
+	VMULPS      R, R, TT;                       \
+	VFMADD213PS R, TT, P;                       \
+	VCMPPS      $1, rowExpS<>+320(SB), K, TT;   \
+	VPSLLD      $23, K, K;                      \
+	VFMADD213PS K, K, P;                        \
+	VANDNPS     P, TT, P
+
+// EXPS(R, K, P): P = exp(R - m) for one vector R = x·scale.
+#define EXPS(R, K, P) \
+	EXPT(R, K, P); \
+	EXPR(R, P);    \
+	EXPP1(R, P);   \
+	EXPP2(R, P);   \
+	EXPQ(R, K, P)
 
 // SUMS adds the eight floats of P to SUM: the two halves are added in
 // float32 first (one rounding of two terms at most 1 each), then widened.
@@ -90,32 +111,57 @@ TEXT ·expScaleF32AVX2(SB), NOSPLIT, $0-40
 	VBROADCASTSS m+28(FP), SHIFT
 	VXORPD       SUM, SUM, SUM
 
-exps16: // two chains of eight
-	CMPQ    N, $16
-	JB      exps8
-	VMOVUPS (PX), Y0
-	VMOVUPS 32(PX), Y4
-	EXPS(Y0, Y1, Y2, Y3)
-	EXPS(Y4, Y5, Y6, Y7)
-	VMOVUPS Y3, (PY)
-	VMOVUPS Y7, 32(PY)
-	SUMS(Y3, X3, Y0, X0)
-	SUMS(Y7, X7, Y4, X4)
-	ADDQ    $64, PX
-	ADDQ    $64, PY
-	SUBQ    $16, N
-	JMP     exps16
+exps32: // four chains, (Y0, Y1, Y2) to (Y9, Y10, Y11)
+	CMPQ   N, $32
+	JB     exps8
+	VMULPS (PX), SCALE, Y0
+	VMULPS 32(PX), SCALE, Y3
+	VMULPS 64(PX), SCALE, Y6
+	VMULPS 96(PX), SCALE, Y9
+	EXPT(Y0, Y1, Y2)
+	EXPT(Y3, Y4, Y5)
+	EXPT(Y6, Y7, Y8)
+	EXPT(Y9, Y10, Y11)
+	EXPR(Y0, Y2)
+	EXPR(Y3, Y5)
+	EXPR(Y6, Y8)
+	EXPR(Y9, Y11)
+	EXPP1(Y0, Y2)
+	EXPP1(Y3, Y5)
+	EXPP1(Y6, Y8)
+	EXPP1(Y9, Y11)
+	EXPP2(Y0, Y2)
+	EXPP2(Y3, Y5)
+	EXPP2(Y6, Y8)
+	EXPP2(Y9, Y11)
+	EXPQ(Y0, Y1, Y2)
+	EXPQ(Y3, Y4, Y5)
+	EXPQ(Y6, Y7, Y8)
+	EXPQ(Y9, Y10, Y11)
+	VMOVUPS Y2, (PY)
+	VMOVUPS Y5, 32(PY)
+	VMOVUPS Y8, 64(PY)
+	VMOVUPS Y11, 96(PY)
+	SUMS(Y2, X2, Y0, X0)
+	SUMS(Y5, X5, Y3, X3)
+	SUMS(Y8, X8, Y6, X6)
+	SUMS(Y11, X11, Y9, X9)
+	ADDQ    $128, PX
+	ADDQ    $128, PY
+	SUBQ    $32, N
+	JMP     exps32
 
 exps8:
-	CMPQ    N, $8
-	JB      expsTail
-	VMOVUPS (PX), Y0
-	EXPS(Y0, Y1, Y2, Y3)
-	VMOVUPS Y3, (PY)
-	SUMS(Y3, X3, Y0, X0)
+	CMPQ   N, $8
+	JB     expsTail
+	VMULPS (PX), SCALE, Y0
+	EXPS(Y0, Y1, Y2)
+	VMOVUPS Y2, (PY)
+	SUMS(Y2, X2, Y0, X0)
 	ADDQ    $32, PX
 	ADDQ    $32, PY
 	SUBQ    $8, N
+	JMP     exps8
 
 expsTail:
 	TESTQ        N, N
@@ -125,10 +171,11 @@ expsTail:
 	NEGQ         NEG
 	VMOVDQU      (TMP)(NEG*4), MASK
 	VMASKMOVPS   (PX), MASK, Y0
-	EXPS(Y0, Y1, Y2, Y3)
-	VANDPS       MASK, Y3, Y3 // lanes past n stay out of the sum
-	VMASKMOVPS   Y3, MASK, (PY)
-	SUMS(Y3, X3, Y0, X0)
+	VMULPS       SCALE, Y0, Y0
+	EXPS(Y0, Y1, Y2)
+	VANDPS       MASK, Y2, Y2 // lanes past n stay out of the sum
+	VMASKMOVPS   Y2, MASK, (PY)
+	SUMS(Y2, X2, Y0, X0)
 
 expsFold:
 	VEXTRACTF128 $1, SUM, X1
