@@ -123,3 +123,22 @@ func BenchmarkSgemmEpilogue(b *testing.B) {
 		b.Run(name, func(b *testing.B) { benchGemmEp(b, BestGemm(), Par{}, m, k, n, true, ep) })
 	}
 }
+
+// BenchmarkGemmMicroPeak runs each variant's micro-kernel alone on one
+// tile whose panels stay in L1 (k = 256): the ceiling a product can
+// approach, against which the GEMM's own GFLOP/s (packing, cache misses,
+// write-back included) are read. Zen 5 with AVX2: about 93.
+func BenchmarkGemmMicroPeak(b *testing.B) {
+	const k = 256
+	for _, v := range GemmVariants() {
+		a, bp, c := make([]float32, v.mr*k), make([]float32, v.nr*k), make([]float32, v.mr*v.nr)
+		fill(a, 1e-3)
+		fill(bp, 1e-3)
+		b.Run(v.Name, func(b *testing.B) {
+			for b.Loop() {
+				v.micro(k, &a[0], &bp[0], &c[0], v.nr, 0)
+			}
+			b.ReportMetric(2*float64(v.mr*v.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
