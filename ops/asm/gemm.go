@@ -150,7 +150,7 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 	g.needA, g.needB, g.needC = matSpan(ar, ac, cfg.LDA), matSpan(br, bc, cfg.LDB), matSpan(cfg.M, cfg.N, cfg.LDC)
 	g.scratch = make([]gemmScratch, par.Threads)
 	g.tasks = make([]gemmTask, par.Threads)
-	kc := v.depthBlock(cfg.K)
+	kc := min(v.kc, max(cfg.K, 1))
 	mc := min(v.mc, gemmRoundUp(max(cfg.M, 1), v.mr))
 	for i := range g.scratch {
 		s := &g.scratch[i]
@@ -242,7 +242,7 @@ func (g *Gemm) gemvRow() bool {
 
 func (s *gemmScratch) ensureB(g *Gemm) {
 	v := g.v
-	want := v.depthBlock(g.cfg.K) * min(v.nc, gemmRoundUp(g.cfg.N, v.nr))
+	want := min(v.kc, max(g.cfg.K, 1)) * min(v.nc, gemmRoundUp(g.cfg.N, v.nr))
 	if len(s.b) < want {
 		s.b = make([]float32, want)
 	}
@@ -377,9 +377,8 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 	c, ldc := g.run.C, cfg.LDC
 	for jc := n0; jc < n1; jc += v.nc {
 		nc := min(v.nc, n1-jc)
-		kcb := v.depthBlock(cfg.K)
-		for pc := 0; pc < cfg.K; pc += kcb {
-			kc := min(kcb, cfg.K-pc)
+		for pc := 0; pc < cfg.K; pc += v.kc {
+			kc := min(v.kc, cfg.K-pc)
 			var bp []float32
 			if pb := g.run.PackedB; pb != nil {
 				bp = pb.block(pc, kc, jc, nc)

@@ -97,14 +97,11 @@ func gemmPackB64AVX2(k int, src *float32, ld int, dst *float32, pstride int)
 // (Zen 3, one thread, GFLOP per CPU-second, medians of 21 interleaved
 // runs): N=2048 gains 15% from MC = 144 to 288 (fewer passes over the B
 // block), N=1024 2%, N=512 loses 3%; MC = 384 and KC = 384 are within
-// noise of this choice; KC = 128 and NC = 512 lose 2-5%. On Zen 5 (1 MiB
-// L2) KC = 384 wins where it saves a depth block: K = 384, the width of
-// MiniLM-sized transformers, runs as one block instead of 256 + 128
-// (see depthBlock; 1024×384×384 77-83 against 70-73 GFLOP/s).
+// noise of this choice; KC = 128 and NC = 512 lose 2-5%.
 func init() {
 	gemmAsm = append(gemmAsm, &GemmVariant{
 		Name: "avx2", Feature: cpu.AVX2,
-		mr: 6, nr: 16, kc: 384, mc: 288, nc: 2048,
+		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
 	})
 }

@@ -34,9 +34,8 @@ func (g *Gemm) gemv(s *gemmScratch, e, ao, bo, co, n0, n1 int) {
 			if w == nr {
 				y = &c[j : j+nr][0]
 			}
-			kcb := v.depthBlock(k)
-			for pc := 0; pc < k; pc += kcb {
-				kc := min(kcb, k-pc)
+			for pc := 0; pc < k; pc += v.kc {
+				kc := min(v.kc, k-pc)
 				f := gemmAccumulate
 				if pc == 0 {
 					f = flags

@@ -190,9 +190,8 @@ func (g *Gemm) PackB(pb *PackedB, b []float32) error {
 	if cfg.N == 0 {
 		return nil
 	}
-	kcb := v.depthBlock(cfg.K)
-	for pc := 0; pc < cfg.K; pc += kcb {
-		kc := min(kcb, cfg.K-pc)
+	for pc := 0; pc < cfg.K; pc += v.kc {
+		kc := min(v.kc, cfg.K-pc)
 		packB(v, pb.data[pc*npad:pc*npad+kc*npad], b, cfg, pc, kc, 0, cfg.N)
 	}
 	return nil

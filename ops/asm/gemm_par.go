@@ -117,8 +117,7 @@ func (g *Gemm) packShared(e, threads int) {
 	_, bo, _ := g.offsets(e)
 	sh.src = g.run.B[bo:]
 	sh.groups = (npad/v.nr + packGroupPanels - 1) / packGroupPanels
-	kcb := v.depthBlock(cfg.K)
-	sh.packs = (cfg.K + kcb - 1) / kcb * sh.groups
+	sh.packs = (cfg.K + v.kc - 1) / v.kc * sh.groups
 	g.par.For(sh.packs, 1, sh.packBody)
 	sh.src = nil
 }
@@ -127,9 +126,8 @@ func (g *Gemm) packShared(e, threads int) {
 func (g *Gemm) packJobs(lo, hi int) {
 	cfg, v, sh := &g.cfg, g.v, &g.shared
 	for j := lo; j < hi; j++ {
-		kcb := v.depthBlock(cfg.K)
-		pc, grp := j/sh.groups*kcb, j%sh.groups
-		kc := min(kcb, cfg.K-pc)
+		pc, grp := j/sh.groups*v.kc, j%sh.groups
+		kc := min(v.kc, cfg.K-pc)
 		j0 := grp * packGroupPanels * v.nr
 		nc := min(packGroupPanels*v.nr, cfg.N-j0)
 		packB(v, sh.full.block(pc, kc, j0, nc), sh.src, cfg, pc, kc, j0, nc)

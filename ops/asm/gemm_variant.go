@@ -94,17 +94,6 @@ func (v *GemmVariant) Tile() (mr, nr int) { return v.mr, v.nr }
 // Blocking returns the cache blocks: kc deep, mc rows of A, nc columns of B.
 func (v *GemmVariant) Blocking() (kc, mc, nc int) { return v.kc, v.mc, v.nc }
 
-// depthBlock is the depth of the cache blocks of a product k deep: k
-// split evenly into the fewest blocks of at most kc, so that no block is
-// thin. With kc = 384 a BERT-sized K = 384 is one block, not 256 + 128,
-// which wrote every tile of C twice (77-83 against 70-73 GFLOP/s for
-// 1024×384×384 on Zen 5), and K = 1536 is four blocks of 384.
-func (v *GemmVariant) depthBlock(k int) int {
-	k = max(k, 1)
-	blocks := (k + v.kc - 1) / v.kc
-	return (k + blocks - 1) / blocks
-}
-
 // withBlocking returns a copy with other cache blocks (for tuning runs).
 func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
 	w := *v
