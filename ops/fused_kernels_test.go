@@ -283,25 +283,39 @@ func swapPerm(r int) []int {
 	return p
 }
 
+// TestAddNormMatchesChain: the fast kernel (fastRun fails if the
+// reference takes the node) against the unfused chain, with the residual
+// full-sized (either operand first), covering whole rows ([6, 33], and
+// [1, 6, 33] as position embeddings are added to token embeddings) and
+// one row ([1, 1, 33]).
 func TestAddNormMatchesChain(t *testing.T) {
 	for _, layer := range []bool{true, false} {
-		for _, rs := range []tensor.Shape{{2, 6, 33}, {6, 33}} {
-			g := graph.New()
-			x := g.Input("x", tensor.F32, 2, 6, 33)
-			r := g.Input("r", tensor.F32, rs...)
-			s := g.Param("s", tensor.F32, 33)
-			b := g.Param("bias", tensor.F32, 33)
-			op, ins := graph.OpAddRMSNorm, []*graph.Node{x, r, s}
-			if layer {
-				g.Output(g.LayerNorm(g.Add(x, r), s, b, -1, 1e-5))
-				op, ins = graph.OpAddLayerNorm, append(ins, b)
-			} else {
-				g.Output(g.RMSNorm(g.Add(x, r), s, -1, 1e-5))
+		for _, rs := range []tensor.Shape{{2, 6, 33}, {6, 33}, {1, 6, 33}, {1, 1, 33}} {
+			for _, rFirst := range []bool{false, true} {
+				if rFirst && len(rs) < 3 || rFirst && rs[0] == 1 {
+					continue // the op's first operand has the output's shape
+				}
+				g := graph.New()
+				x := g.Input("x", tensor.F32, 2, 6, 33)
+				r := g.Input("r", tensor.F32, rs...)
+				s := g.Param("s", tensor.F32, 33)
+				b := g.Param("bias", tensor.F32, 33)
+				a0, a1 := x, r
+				if rFirst {
+					a0, a1 = r, x
+				}
+				op, ins := graph.OpAddRMSNorm, []*graph.Node{a0, a1, s}
+				if layer {
+					g.Output(g.LayerNorm(g.Add(a0, a1), s, b, -1, 1e-5))
+					op, ins = graph.OpAddLayerNorm, append(ins, b)
+				} else {
+					g.Output(g.RMSNorm(g.Add(a0, a1), s, -1, 1e-5))
+				}
+				f := mustInsert(t, g, op, graph.Attrs{Axis: 2, Eps: 1e-5}, ins...)
+				g.Output(f)
+				feeds := fusedPair(t, g, 4)
+				checkFast(t, f, feeds, 2e-5)
 			}
-			f := mustInsert(t, g, op, graph.Attrs{Axis: 2, Eps: 1e-5}, ins...)
-			g.Output(f)
-			feeds := fusedPair(t, g, 4)
-			checkFast(t, f, feeds, 2e-5)
 		}
 	}
 }

@@ -72,7 +72,9 @@ func runAddNorm[T float32 | float64](p *addNormPlan, ins []tensor.Tensor, out te
 }
 
 // prepareAddNormFast takes F32 nodes whose residual is x-shaped or covers
-// whole rows (its shape a suffix of x's from the norm axis or before):
+// whole rows (its shape, bar leading 1s, a suffix of x's from the norm
+// axis or before, as position embeddings [1, S, H] added to token
+// embeddings [B, S, H]):
 // per row, the sum goes into the output row (Axpy) and the vectorised row
 // kernel normalises it in place; rows are split over the workers.
 func prepareAddNormFast(nd *graph.Node, env Env) (Kernel, string, error) {
@@ -84,7 +86,7 @@ func prepareAddNormFast(nd *graph.Node, env Env) (Kernel, string, error) {
 	if err != nil {
 		return nil, "", nil
 	}
-	x, r := nd.Inputs[0].Shape, nd.Inputs[1].Shape
+	x, r := nd.Inputs[0].Shape, leadingOnesDropped(nd.Inputs[1].Shape)
 	k := x.Rank() - r.Rank()
 	if k < 0 || k > nd.Attrs.Axis || !r.Equal(x[k:]) {
 		return nil, "", nil
@@ -123,4 +125,13 @@ func prepareAddNormFast(nd *graph.Node, env Env) (Kernel, string, error) {
 		xs, rs, ys, scale, bias = nil, nil, nil, nil, nil
 		return nil
 	}), "rows-" + rk.Name, nil
+}
+
+// leadingOnesDropped is s without its leading size-1 dims, which
+// broadcasting ignores.
+func leadingOnesDropped(s tensor.Shape) tensor.Shape {
+	for len(s) > 0 && s[0] == 1 {
+		s = s[1:]
+	}
+	return s
 }
