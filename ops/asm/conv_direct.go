@@ -110,13 +110,18 @@ func (c *Conv2D) packDirect(pw *ConvWeights, w, b []float32) {
 	}
 }
 
-// directProduct computes depth block [pc, pc+kc) of the sixteen outputs
-// of every row of the group from yoff on, whose taps read xg from base:
-// the first block overwrites y (from the bias), the others add to it.
-func (c *Conv2D) directProduct(a, xg []float32, base, pc, kc, yoff int) {
-	y, ldy := c.run.y, c.ohw
+// directProduct computes depth block [pc, pc+kc) of the tile of output
+// columns [j0, j0+cols) of the group whose first output is y[yoff] (cols
+// a multiple of sixteen; taps read xg): the first block overwrites y
+// (from the bias), the others add to it. Weight panels are the outer
+// loop, so the tile's output is written one panel of channels (five or
+// six planes) at a time, as a few sequential streams the prefetchers
+// follow, where sixteen columns of every channel in turn wrote all M/G
+// planes at once (the CNN's stem, 32 planes: 1.8 → 1.3 ms with the
+// caches cold); the input columns the panels share stay in L1 or L2.
+func (c *Conv2D) directProduct(a, xg []float32, pc, kc, yoff, j0, cols int) {
+	g, y, ldy := &c.g, c.run.y, c.ohw
 	off := c.koff[pc : pc+kc]
-	_ = xg[base+off[kc-1]+15] // koff ascends: the last tap reaches furthest
 	flags := gemmAccumulate
 	var bias []float32
 	if pc == 0 {
@@ -128,13 +133,17 @@ func (c *Conv2D) directProduct(a, xg []float32, base, pc, kc, yoff int) {
 	m0 := 0
 	for _, rows := range c.dpan {
 		ap := a[m0*c.kk+pc*rows:][:kc*rows]
-		at := yoff + m0*ldy
-		_ = y[at+(rows-1)*ldy+15]
 		var pb *float32
 		if bias != nil {
 			pb = &bias[m0]
 		}
-		c.taps.direct(rows, kc, &ap[0], &xg[base], &off[0], pb, &y[at], ldy, flags)
+		for jp := j0; jp < j0+cols; jp += 16 {
+			base := jp/g.OW*g.SH*c.pad.wp + jp%g.OW
+			_ = xg[base+off[kc-1]+15] // koff ascends: the last tap reaches furthest
+			at := yoff + m0*ldy + jp - j0
+			_ = y[at+(rows-1)*ldy+15]
+			c.taps.direct(rows, kc, &ap[0], &xg[base], &off[0], pb, &y[at], ldy, flags)
+		}
 		m0 += rows
 	}
 }

@@ -195,10 +195,7 @@ func (c *Conv2D) gemmTiles(ch, _, _ int) {
 		for pc := 0; pc < c.ktot; pc += c.kc {
 			kc := min(c.kc, c.ktot-pc)
 			if c.direct {
-				for jp := j0; jp < j0+cols; jp += nr {
-					base := jp/g.OW*g.SH*c.pad.wp + jp%g.OW
-					c.directProduct(a, xg, base, pc, kc, yoff+jp-j0)
-				}
+				c.directProduct(a, xg, pc, kc, yoff, j0, cols)
 				continue
 			}
 			for jp := 0; jp < cols; jp += nr {
