@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kiln vs ONNX Runtime vs PyTorch on the same exported models, side by side.
 #
-#   bench/onnx/compare.sh [-quick]
+#   [ROUNDS=3] bench/onnx/compare.sh [-quick]
 #
 # Needs Go, Debian's python3-torch, python3-onnx and python3-numpy, node
 # and npm. It exports the benchmark models once (into bench/onnx/models,
@@ -12,7 +12,10 @@
 # in machine load hits them alike. Each number is a median of RUNS runs
 # after WARMUP untimed ones. It prints a table with ratios (> 1: kiln is
 # faster) and writes it to bench/onnx/RESULTS.md (raw numbers in
-# results.jsonl, a chart in results.png). -quick runs 3 of each.
+# results.jsonl, a chart in results.png). The whole sweep runs ROUNDS
+# times (default 3): on a shared machine one round's ratio can move by
+# 15%, so the table gives medians over rounds and each round's ratio to
+# ONNX Runtime. -quick runs one round of 3 runs each.
 #
 # ONNX Runtime: graph optimisation 'all', sequential execution, intra-op
 # threads = N, inter-op 1. PyTorch: eager, inference_mode, OpenBLAS with N
@@ -23,6 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 quick=
 [ "${1:-}" = -quick ] && quick=1
+rounds=${ROUNDS:-3}
+[ -n "$quick" ] && rounds=1
 models=${KILN_BENCH_MODELS:-$here/models}
 py() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$@"; }
 
@@ -45,13 +50,10 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 inputs() { for f in "$models/$1/$2"/in_*.npy; do n=$(basename "$f" .npy); printf -- '--input %s=%s ' "${n#in_}" "$f"; done; }
 
-for c in "${cases[@]}"; do
-  read -r model set runs warmup <<<"$c"
-  [ -n "$quick" ] && runs=3 warmup=1
-  dir=$models/$model
-  # Correctness first: kiln's outputs against PyTorch's.
-  "$tmp/kiln" run "$dir/model.onnx" $(inputs "$model" "$set") --output "$tmp/out" >/dev/null 2>&1
-  py - "$tmp/out" "$dir/$set" <<'PY'
+# check_outputs MODEL SET: kiln's outputs against PyTorch's.
+check_outputs() {
+  "$tmp/kiln" run "$models/$1/model.onnx" $(inputs "$1" "$2") --output "$tmp/out" >/dev/null 2>&1
+  py - "$tmp/out" "$models/$1/$2" <<'PY'
 import glob, os, sys
 import numpy as np
 got_dir, want_dir = sys.argv[1:]
@@ -64,14 +66,25 @@ for w in sorted(glob.glob(os.path.join(want_dir, "out_*.npy"))):
     if status != "ok":
         sys.exit(1)
 PY
-  for threads in 1 2; do
-    k=$("$tmp/kiln" bench "$dir/model.onnx" $(inputs "$model" "$set") --threads "$threads" --runs "$runs" --warmup "$warmup" --json --progress off)
-    o=$(node "$here/ort_bench.js" "$dir/model.onnx" "$dir/$set" "$threads" "$runs" "$warmup")
-    t=$(py "$here/torch_bench.py" "$model" "$dir/$set" "$threads" "$runs" "$warmup")
-    for pair in "kiln:$k" "ort:$o" "torch:$t"; do
-      printf '{"case":"%s %s","threads":%s,"runtime":"%s","result":%s}\n' "$model" "$set" "$threads" "${pair%%:*}" "${pair#*:}" >>"$results"
+}
+
+for round in $(seq "$rounds"); do
+  for c in "${cases[@]}"; do
+    read -r model set runs warmup <<<"$c"
+    [ -n "$quick" ] && runs=3 warmup=1
+    dir=$models/$model
+    if [ "$round" = 1 ]; then
+      check_outputs "$model" "$set" # correctness first
+    fi
+    for threads in 1 2; do
+      k=$("$tmp/kiln" bench "$dir/model.onnx" $(inputs "$model" "$set") --threads "$threads" --runs "$runs" --warmup "$warmup" --json --progress off)
+      o=$(node "$here/ort_bench.js" "$dir/model.onnx" "$dir/$set" "$threads" "$runs" "$warmup")
+      t=$(py "$here/torch_bench.py" "$model" "$dir/$set" "$threads" "$runs" "$warmup")
+      for pair in "kiln:$k" "ort:$o" "torch:$t"; do
+        printf '{"round":%s,"case":"%s %s","threads":%s,"runtime":"%s","result":%s}\n' "$round" "$model" "$set" "$threads" "${pair%%:*}" "${pair#*:}" >>"$results"
+      done
+      echo "round $round/$rounds, $model $set threads $threads: kiln $(echo "$k" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])'), ort $(echo "$o" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])'), torch $(echo "$t" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])')"
     done
-    echo "$model $set threads $threads: kiln $(echo "$k" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])'), ort $(echo "$o" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])'), torch $(echo "$t" | py -c 'import json,sys; print("%.2f ms" % json.load(sys.stdin)["median_ms"])')"
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -82,3 +95,16 @@ cp "$tmp/RESULTS.md" "$here/RESULTS.md"
 if (cd "$here/chart" && GOFLAGS=-mod=mod go run . "$results" "$here/results.png") 2>/dev/null; then
   echo "wrote $here/results.png"
 fi
+# The README embeds the table between its bench:onnx markers.
+py - "$here/RESULTS.md" "$root/README.md" <<'PY'
+import re, sys
+results, readme = sys.argv[1:]
+table = "\n".join(l for l in open(results).read().splitlines() if l.startswith("|"))
+text = open(readme).read()
+begin, end = "<!-- bench:onnx begin -->", "<!-- bench:onnx end -->"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    open(readme, "w").write(head + begin + "\n" + table + "\n" + end + tail)
+    print("updated the table in README.md")
+PY

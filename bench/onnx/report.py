@@ -1,6 +1,9 @@
 #!/usr/bin/python3
-"""Formats compare.sh's results (one JSON object per runtime, case and
-thread count) as the Markdown page bench/onnx/RESULTS.md.
+"""Formats compare.sh's results (one JSON object per round, runtime, case
+and thread count) as the Markdown page bench/onnx/RESULTS.md: per case,
+each runtime's median over rounds of its per-round median latency, the
+median over rounds of the per-round ratios, and each round's ratio to
+ONNX Runtime.
 
     report.py RESULTS.jsonl "LOAD BEFORE" "LOAD AFTER" [quick]
 """
@@ -9,6 +12,7 @@ import json
 import os
 import platform
 import subprocess
+import statistics
 import sys
 
 
@@ -25,27 +29,33 @@ def cpu_model():
 def main():
     path, load_before, load_after = sys.argv[1:4]
     quick = len(sys.argv) > 4 and sys.argv[4] == "quick"
-    med = collections.defaultdict(dict)
+    # per[(case, threads)][round][runtime] = that round's median latency
+    per = collections.defaultdict(lambda: collections.defaultdict(dict))
     versions = {}
     runs = {}
     for line in open(path):
         r = json.loads(line)
         key = (r["case"], r["threads"])
-        med[key][r["runtime"]] = r["result"]["median_ms"]
+        per[key][r.get("round", 1)][r["runtime"]] = r["result"]["median_ms"]
         runs[key] = r["result"]["runs"]
         if "version" in r["result"]:
             versions[r["runtime"]] = r["result"]["version"]
     go = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()[2:3] or ["go ?"]
     print("# kiln vs ONNX Runtime vs PyTorch\n")
-    print("Median latency in milliseconds (lower is better) of the same exported models, measured in one run of")
-    print("`bench/onnx/compare.sh`; a ratio above 1 means kiln is faster. Models: `onnx/testdata/export_models.py --bench`")
+    nrounds = max(len(v) for v in per.values())
+    print(f"Median latency in milliseconds (lower is better) of the same exported models, measured in {nrounds} round(s) of")
+    print("`bench/onnx/compare.sh` (each a median of the timed runs; the table shows the median over rounds, and ratios are")
+    print("medians of the per-round ratios); a ratio above 1 means kiln is faster. Models: `onnx/testdata/export_models.py --bench`")
     print("(BERT-style: MiniLM-sized, hidden 384, 6 layers, 12 heads, FFN 1536, sequence 128, ONNX opset 14;")
     print("MLP 1024-2048-2048-1024 at batch 16; ResNet-style CNN, widths 32/64/128, on 3×128×128).\n")
-    print("| model | threads | runs | kiln | ONNX Runtime | PyTorch | ORT / kiln | PyTorch / kiln |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for (case, threads), m in med.items():
-        k, o, t = m.get("kiln"), m.get("ort"), m.get("torch")
-        print(f"| {case} | {threads} | {runs[(case, threads)]} | {k:.2f} | {o:.2f} | {t:.2f} | {o / k:.2f} | {t / k:.2f} |")
+    print("| model | threads | runs | kiln | ONNX Runtime | PyTorch | ORT / kiln | PyTorch / kiln | ORT / kiln per round |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for (case, threads), rounds in per.items():
+        ms = {rt: statistics.median(r[rt] for r in rounds.values()) for rt in ("kiln", "ort", "torch")}
+        ort = [r["ort"] / r["kiln"] for r in rounds.values()]
+        torch = [r["torch"] / r["kiln"] for r in rounds.values()]
+        print(f"| {case} | {threads} | {runs[(case, threads)]} | {ms['kiln']:.2f} | {ms['ort']:.2f} | {ms['torch']:.2f} "
+              f"| {statistics.median(ort):.2f} | {statistics.median(torch):.2f} | {' '.join(f'{x:.2f}' for x in ort)} |")
     print()
     print(f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs, shared with other jobs: load average "
           f"{load_before} before the run and {load_after} after it, so absolute numbers are noisy; the")

@@ -1,6 +1,6 @@
 // Command chart draws compare.sh's results as a PNG bar chart: for each
-// model and thread count, each runtime's median latency relative to
-// kiln's (kiln = 1, lower is faster). It is a module of its own so that
+// model and thread count, each runtime's median latency (over rounds)
+// relative to kiln's (kiln = 1, lower is faster). It is a module of its own so that
 // gonum's plot package stays out of kiln's dependencies.
 //
 //	go run . ../results.jsonl ../results.png
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -50,6 +51,7 @@ func run(in, out string) error {
 		t int
 	}
 	var groups []key
+	all := map[key]map[string][]float64{} // one median latency per round
 	med := map[key]map[string]float64{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -58,14 +60,20 @@ func run(in, out string) error {
 			return fmt.Errorf("%s: %w", in, err)
 		}
 		k := key{r.Case, r.Threads}
-		if med[k] == nil {
-			med[k] = map[string]float64{}
+		if all[k] == nil {
+			all[k] = map[string][]float64{}
 			groups = append(groups, k)
 		}
-		med[k][r.Runtime] = r.Result.MedianMs
+		all[k][r.Runtime] = append(all[k][r.Runtime], r.Result.MedianMs)
 	}
 	if err := sc.Err(); err != nil {
 		return err
+	}
+	for k, rts := range all {
+		med[k] = map[string]float64{}
+		for rt, v := range rts {
+			med[k][rt] = median(v)
+		}
 	}
 	p := plot.New()
 	p.Title.Text = "median latency relative to kiln (lower is faster)"
@@ -103,4 +111,16 @@ func run(in, out string) error {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(names...)
 	return p.Save(vg.Length(110*len(groups))+vg.Points(80), 4*vg.Inch, out)
+}
+
+// median of the rounds' values (the mean of the middle two for an even
+// count), as report.py gives them.
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
