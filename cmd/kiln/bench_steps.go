@@ -37,8 +37,8 @@ type stepProfile struct {
 // timeSteps runs the model runs more times with per-step timing on and
 // ranks its steps by time, keeping the n costliest (all when n exceeds
 // the step count). Step time leaves out what a run does around the
-// kernels (copying inputs in and outputs out), so its total stays under
-// the run latency.
+// kernels (copying inputs in and outputs out), which the run latency
+// includes; on a shared machine the two passes also see different load.
 func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepProfile, error) {
 	x, err := cg.Executable()
 	if err != nil {
