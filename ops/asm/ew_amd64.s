@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "minmax_amd64.h"
 
 // AVX2 elementwise kernels without transcendental functions (those are in
 // math_amd64.s): dst[i] = x[i] op y[i] (VV), x[i] op s (VS), s op y[i]
@@ -16,22 +17,7 @@
 #define OP_MUL(B, A, D, T, U) VMULPS B, A, D
 #define OP_DIV(B, A, D, T, U) VDIVPS B, A, D
 
-// VMAXPS returns its second source (B in max(A, B)) on a tie or a NaN, so
-// taking it both ways round and ANDing turns max(-0, +0) into +0, as Go's
-// max; lanes with a NaN operand are then set to all ones (a NaN).
-#define OP_MAX(B, A, D, T, U) \
-	VCMPPS $3, B, A, U \
-	VMAXPS B, A, T     \
-	VMAXPS A, B, D     \
-	VANDPS T, D, D     \
-	VORPS  U, D, D
-
-// Both ways round and ORed: min(-0, +0) = -0, and a NaN operand is in one
-// of the two results, which OR keeps a NaN.
-#define OP_MIN(B, A, D, T, U) \
-	VMINPS B, A, T \
-	VMINPS A, B, D \
-	VORPS  T, D, D
+// OP_MAX and OP_MIN: minmax_amd64.h.
 
 // STORE4 and STORE1 write Y8..Y11 (Y8) at DI, non-temporally if R8 != 0.
 #define STORE4 \

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "minmax_amd64.h"
 
 // Reduction primitives, AVX2. See reduce_amd64.go for each contract.
 // Tails shorter than a vector use masked loads (VMASKMOVPS reads nothing
@@ -149,16 +150,24 @@ sqDone:
 #undef C
 
 // ---------------------------------------------------------------------
-// EXTREME(OP, bits, labels...) is the body of maxF32AVX2 / minF32AVX2: four
-// accumulators of eight lanes (starting at bits, the identity) fold 32 elements per step with OP (VMAXPS
-// or VMINPS); NAN collects the lanes that saw a NaN (an unordered
-// self-compare), since OP returns its second source when either is NaN.
+// EXTREME(C, bits, labels...) is the body of maxF32AVX2 / minF32AVX2: four
+// accumulators of eight lanes (starting at bits, the identity) fold 32
+// elements per step with C (MAXC or MINC: Go's max and min on numbers,
+// -0 below +0); NAN collects the lanes that saw a NaN (an unordered
+// self-compare), which make the result NaN.
 // ---------------------------------------------------------------------
 #define IDENT Y13 // the identity (∓Inf) in every lane
 #define NAN   Y4  // all-ones in lanes that met a NaN
 #define MASK  Y14
 
-#define EXTREME(OP, bits, L32, L8, LTAIL, LFOLD, LDONE) \
+// MAXC and MINC fold X into A (T scratch): VMAXPS/VMINPS return their
+// second source on a tie, so they run both ways round and the results
+// are ANDed (max(-0, +0) = +0) or ORed (min(-0, +0) = -0). A NaN
+// operand leaves A undefined; EXTREME's NAN mask overrides it.
+#define MAXC(X, A, T) VMAXPS X, A, T; VMAXPS A, X, A; VANDPS T, A, A
+#define MINC(X, A, T) VMINPS X, A, T; VMINPS A, X, A; VORPS T, A, A
+
+#define EXTREME(C, bits, L32, L8, LTAIL, LFOLD, LDONE) \
 	MOVL         $bits, TMP;             \
 	VMOVD        TMP, X13;               \
 	VBROADCASTSS X13, IDENT;             \
@@ -174,10 +183,10 @@ L32:                                     \
 	VMOVUPS      32(PX), Y6;             \
 	VMOVUPS      64(PX), Y7;             \
 	VMOVUPS      96(PX), Y8;             \
-	OP           Y5, Y0, Y0;             \
-	OP           Y6, Y1, Y1;             \
-	OP           Y7, Y2, Y2;             \
-	OP           Y8, Y3, Y3;             \
+	C(Y5, Y0, Y9);                       \
+	C(Y6, Y1, Y10);                      \
+	C(Y7, Y2, Y11);                      \
+	C(Y8, Y3, Y12);                      \
 	VCMPPS       $3, Y5, Y5, Y9;         \
 	VCMPPS       $3, Y6, Y6, Y10;        \
 	VCMPPS       $3, Y7, Y7, Y11;        \
@@ -193,7 +202,7 @@ L8:                                      \
 	CMPQ         N, $8;                  \
 	JB           LTAIL;                  \
 	VMOVUPS      (PX), Y5;               \
-	OP           Y5, Y0, Y0;             \
+	C(Y5, Y0, Y9);                       \
 	VCMPPS       $3, Y5, Y5, Y9;         \
 	VORPS        Y9, NAN, NAN;           \
 	ADDQ         $32, PX;                \
@@ -205,19 +214,19 @@ LTAIL:                                   \
 	TAILMASK(MASK);                      \
 	VMASKMOVPS   (PX), MASK, Y5;         \
 	VBLENDVPS    MASK, Y5, IDENT, Y5;    \
-	OP           Y5, Y0, Y0;             \
+	C(Y5, Y0, Y9);                       \
 	VCMPPS       $3, Y5, Y5, Y9;         \
 	VORPS        Y9, NAN, NAN;           \
 LFOLD:                                   \
-	OP           Y1, Y0, Y0;             \
-	OP           Y3, Y2, Y2;             \
-	OP           Y2, Y0, Y0;             \
+	C(Y1, Y0, Y9);                       \
+	C(Y3, Y2, Y9);                       \
+	C(Y2, Y0, Y9);                       \
 	VEXTRACTF128 $1, Y0, X1;             \
-	OP           X1, X0, X0;             \
+	C(X1, X0, X9);                       \
 	VPERMILPS    $0x4e, X0, X1;          \
-	OP           X1, X0, X0;             \
+	C(X1, X0, X9);                       \
 	VPERMILPS    $0xb1, X0, X1;          \
-	OP           X1, X0, X0;             \
+	C(X1, X0, X9);                       \
 	VMOVMSKPS    NAN, TMP;               \
 	TESTL        TMP, TMP;               \
 	JZ           LDONE;                  \
@@ -230,7 +239,7 @@ LDONE:                                   \
 TEXT ·maxF32AVX2(SB), NOSPLIT, $0-20
 	MOVQ  x+0(FP), PX
 	MOVQ  n+8(FP), N
-	EXTREME(VMAXPS, 0xff800000, max32, max8, maxTail, maxFold, maxDone)
+	EXTREME(MAXC, 0xff800000, max32, max8, maxTail, maxFold, maxDone)
 	MOVSS X0, ret+16(FP)
 	RET
 
@@ -238,7 +247,7 @@ TEXT ·maxF32AVX2(SB), NOSPLIT, $0-20
 TEXT ·minF32AVX2(SB), NOSPLIT, $0-20
 	MOVQ  x+0(FP), PX
 	MOVQ  n+8(FP), N
-	EXTREME(VMINPS, 0x7f800000, min32, min8, minTail, minFold, minDone)
+	EXTREME(MINC, 0x7f800000, min32, min8, minTail, minFold, minDone)
 	MOVSS X0, ret+16(FP)
 	RET
 
@@ -290,11 +299,9 @@ addDone:
 	RET
 
 // ---------------------------------------------------------------------
-// ACC(OP, ...) is the body of accMaxF32AVX2 / accMinF32AVX2:
-//	t = OP(x, acc)        (acc when either is NaN: VMAXPS/VMINPS return
-//	                       their second source)
-//	acc = isnan(x) ? x : t
-// so a NaN in acc stays and a NaN in x replaces it.
+// ACC(OP, ...) is the body of accMaxF32AVX2 / accMinF32AVX2: acc =
+// OP(acc, x) with OP_MAX or OP_MIN (minmax_amd64.h), Go's max and min:
+// -0 orders below +0, and a NaN in either operand gives a NaN.
 // ---------------------------------------------------------------------
 #define ACC(OP, L8, LTAIL, LDONE) \
 L8:                               \
@@ -302,9 +309,7 @@ L8:                               \
 	JB         LTAIL;             \
 	VMOVUPS    (PX), Y1;          \
 	VMOVUPS    (PA), Y0;          \
-	OP         Y0, Y1, Y2;        \
-	VCMPPS     $3, Y1, Y1, Y3;    \
-	VBLENDVPS  Y3, Y1, Y2, Y2;    \
+	OP(Y1, Y0, Y2, Y3, Y4);       \
 	VMOVUPS    Y2, (PA);          \
 	ADDQ       $32, PX;           \
 	ADDQ       $32, PA;           \
@@ -316,9 +321,7 @@ LTAIL:                            \
 	TAILMASK(MASK);               \
 	VMASKMOVPS (PX), MASK, Y1;    \
 	VMASKMOVPS (PA), MASK, Y0;    \
-	OP         Y0, Y1, Y2;        \
-	VCMPPS     $3, Y1, Y1, Y3;    \
-	VBLENDVPS  Y3, Y1, Y2, Y2;    \
+	OP(Y1, Y0, Y2, Y3, Y4);       \
 	VMASKMOVPS Y2, MASK, (PA);    \
 LDONE:                            \
 	VZEROUPPER
@@ -328,7 +331,7 @@ TEXT ·accMaxF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ acc+0(FP), PA
 	MOVQ x+8(FP), PX
 	MOVQ n+16(FP), N
-	ACC(VMAXPS, amax8, amaxTail, amaxDone)
+	ACC(OP_MAX, amax8, amaxTail, amaxDone)
 	RET
 
 // func accMinF32AVX2(acc, x *float32, n int)
@@ -336,5 +339,5 @@ TEXT ·accMinF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ acc+0(FP), PA
 	MOVQ x+8(FP), PX
 	MOVQ n+16(FP), N
-	ACC(VMINPS, amin8, aminTail, aminDone)
+	ACC(OP_MIN, amin8, aminTail, aminDone)
 	RET
