@@ -100,6 +100,16 @@ func (pr *Program) keepStatic(p *plan.Plan) []bool {
 		pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: pr.static[off : off+b : off+b]}
 		off += alignUp(b)
 	}
+	// A free view shares its value's bytes wherever they now are: a view
+	// that only static steps read is not kept itself, but its value may
+	// have moved to pr.static above, and the view must follow it rather
+	// than read the old arena slot, which no step writes any more (cmd/fuzz
+	// seed 7730782863684993710). Order is topological, so chains follow.
+	for _, n := range p.Order {
+		if isFreeView(n, p) {
+			pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: pr.Values[n.Inputs[0].ID].Data}
+		}
+	}
 	return static
 }
 
