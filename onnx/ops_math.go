@@ -219,7 +219,7 @@ func mapLayerNorm(c *ctx) ([]*graph.Node, error) {
 		}
 		if !p.Shape.Equal(norm) {
 			if p.Shape.Rank() > norm.Rank() {
-				p = c.g.Reshape(p, dropLeadingOnes(p.Shape, norm.Rank())...)
+				p = c.g.Reshape(p, p.Shape.TrimLeadingOnes(norm.Rank())...)
 			}
 			p = c.g.Expand(p, norm...)
 		}
@@ -264,15 +264,6 @@ func layerNormStats(g *graph.Graph, x *graph.Node, ax int, eps float32) (mean, i
 	d := g.Sub(x, mean)
 	variance := g.ReduceMean(g.Mul(d, d), true, axes...)
 	return mean, g.Rsqrt(g.Add(variance, g.Scalar(eps)))
-}
-
-// dropLeadingOnes removes leading size-1 dims down to rank r (when they
-// are all 1, so the values are unchanged).
-func dropLeadingOnes(s tensor.Shape, r int) []int {
-	for len(s) > r && s[0] == 1 {
-		s = s[1:]
-	}
-	return s
 }
 
 func nonNil(ns ...*graph.Node) []*graph.Node {

@@ -86,7 +86,7 @@ func prepareAddNormFast(nd *graph.Node, env Env) (Kernel, string, error) {
 	if err != nil {
 		return nil, "", nil
 	}
-	x, r := nd.Inputs[0].Shape, leadingOnesDropped(nd.Inputs[1].Shape)
+	x, r := nd.Inputs[0].Shape, nd.Inputs[1].Shape.TrimLeadingOnes(0)
 	k := x.Rank() - r.Rank()
 	if k < 0 || k > nd.Attrs.Axis || !r.Equal(x[k:]) {
 		return nil, "", nil
@@ -125,13 +125,4 @@ func prepareAddNormFast(nd *graph.Node, env Env) (Kernel, string, error) {
 		xs, rs, ys, scale, bias = nil, nil, nil, nil, nil
 		return nil
 	}), "rows-" + rk.Name, nil
-}
-
-// leadingOnesDropped is s without its leading size-1 dims, which
-// broadcasting ignores.
-func leadingOnesDropped(s tensor.Shape) tensor.Shape {
-	for len(s) > 0 && s[0] == 1 {
-		s = s[1:]
-	}
-	return s
 }

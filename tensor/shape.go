@@ -71,6 +71,15 @@ func (s Shape) Equal(t Shape) bool {
 	return true
 }
 
+// TrimLeadingOnes drops leading size-1 dims while the rank exceeds rank:
+// the same elements in the same order, as broadcasting reads them.
+func (s Shape) TrimLeadingOnes(rank int) Shape {
+	for len(s) > rank && s[0] == 1 {
+		s = s[1:]
+	}
+	return s
+}
+
 // Clone returns a copy that does not share memory with s.
 func (s Shape) Clone() Shape {
 	if s == nil {

@@ -215,3 +215,22 @@ func TestBroadcastStridesIndexing(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimLeadingOnes(t *testing.T) {
+	for _, c := range []struct {
+		s    Shape
+		rank int
+		want Shape
+	}{
+		{Shape{1, 1, 6, 33}, 0, Shape{6, 33}},
+		{Shape{1, 1, 6, 33}, 3, Shape{1, 6, 33}},
+		{Shape{1, 1, 1}, 0, Shape{}},
+		{Shape{1, 1, 1}, 2, Shape{1, 1}},
+		{Shape{2, 1, 3}, 0, Shape{2, 1, 3}}, // only leading ones
+		{Shape{}, 0, Shape{}},
+	} {
+		if got := c.s.TrimLeadingOnes(c.rank); !got.Equal(c.want) {
+			t.Errorf("%v.TrimLeadingOnes(%d) = %v, want %v", c.s, c.rank, got, c.want)
+		}
+	}
+}

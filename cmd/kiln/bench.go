@@ -29,8 +29,9 @@ it).
 step, and lists the N costliest steps by mean time per run: their share
 of the summed step time and the cumulative share, the op, the node, its
 output dtype and shape, and the kernel variant; then the steps' total
-against the median latency (the rest is copying inputs in and outputs
-out). With --json the list is the "steps" array.
+against the median latency (which also counts copying inputs in and
+outputs out, and was measured over other runs). With --json the list is
+the "steps" array.
 
 Inputs without --input get random values of the right shape and dtype:
 floats uniform in [-1, 1); bools true or false with equal odds; integers
