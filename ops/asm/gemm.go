@@ -23,6 +23,13 @@ type GemmConfig struct {
 	Alpha float32
 	// Accumulate adds the product to C instead of overwriting it.
 	Accumulate bool
+	// InPlaceA reads A's full MR-row panels where they are instead of
+	// packing them, on variants with a kernel for it (others pack as
+	// usual); same results either way. It needs TransA false and Alpha 1,
+	// and pays when packing would cost a pass of its own: an A computed
+	// just before the product and read by few column panels (the flash
+	// attention's probabilities, N = head dim).
+	InPlaceA bool
 }
 
 // Par is how a plan runs work in parallel: For has the contract of
@@ -46,6 +53,13 @@ type GemmArgs struct {
 	// PackedB) and writes C at OffC[e]; each slice needs Batch entries.
 	Batch            int
 	OffA, OffB, OffC []int
+	// N and K, when positive, run a smaller product than the plan's: its
+	// first N columns and first K steps of depth (each at most the
+	// plan's; 0 means the plan's), as a kernel whose sizes vary per run
+	// (attention over the keys a mask leaves) reuses one plan. Operands
+	// are checked against the smaller product; a PackedB must hold at
+	// least N columns at depth exactly K (Gemm.PackBDims).
+	N, K int
 }
 
 // rows and cols of a stored operand.
@@ -90,6 +104,9 @@ func (c *GemmConfig) normalise() error {
 		}
 		return nil
 	}
+	if c.InPlaceA && (c.TransA || c.Alpha != 1) {
+		return fmt.Errorf("asm: gemm: InPlaceA needs TransA false and Alpha 1 (TransA %v, Alpha %v)", c.TransA, c.Alpha)
+	}
 	_, ac := c.storedA()
 	_, bc := c.storedB()
 	if err := ld("LDA", &c.LDA, ac); err != nil {
@@ -105,17 +122,46 @@ func (c *GemmConfig) normalise() error {
 // and per-worker scratch (packed panels). A plan runs one product (or
 // batch) at a time; use one plan per concurrently running kernel.
 type Gemm struct {
-	cfg     GemmConfig
+	gemmSizes
 	v       *GemmVariant
 	par     Par
-	needA   int // elements of A, B and C one product reaches
-	needB   int
-	needC   int
 	scratch []gemmScratch // one per task
 	tasks   []gemmTask
 	body    func(lo, hi int) // g.runTasks, bound once so For does not allocate
 	run     GemmArgs         // the operands of the current run
 	shared  gemmShared       // state of a product shared by all workers
+}
+
+// gemmSizes are a plan's config and the elements of A, B and C one
+// product reaches: what a run with smaller N or K changes for its
+// duration.
+type gemmSizes struct {
+	cfg                 GemmConfig
+	needA, needB, needC int
+}
+
+func (s *gemmSizes) setNeeds() {
+	c := &s.cfg
+	ar, ac := c.storedA()
+	br, bc := c.storedB()
+	s.needA, s.needB, s.needC = matSpan(ar, ac, c.LDA), matSpan(br, bc, c.LDB), matSpan(c.M, c.N, c.LDC)
+}
+
+// shrink makes the plan compute its first n columns and k steps of
+// depth (0: as planned) until the caller restores g.sizes.
+func (g *Gemm) shrink(n, k int) error {
+	c := &g.cfg
+	if n < 0 || n > c.N || k < 0 || k > c.K {
+		return fmt.Errorf("asm: gemm: run of N=%d K=%d for a plan of N=%d K=%d", n, k, c.N, c.K)
+	}
+	if n > 0 {
+		c.N = n
+	}
+	if k > 0 {
+		c.K = k
+	}
+	g.setNeeds()
+	return nil
 }
 
 // gemmTask is one worker's share: products [e0, e1), and within each the
@@ -144,10 +190,8 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 		par = Par{For: serialFor, Threads: 1}
 	}
 	par.Threads = min(par.Threads, maxGemmThreads)
-	g := &Gemm{cfg: cfg, v: v, par: par}
-	ar, ac := cfg.storedA()
-	br, bc := cfg.storedB()
-	g.needA, g.needB, g.needC = matSpan(ar, ac, cfg.LDA), matSpan(br, bc, cfg.LDB), matSpan(cfg.M, cfg.N, cfg.LDC)
+	g := &Gemm{gemmSizes: gemmSizes{cfg: cfg}, v: v, par: par}
+	g.setNeeds()
 	g.scratch = make([]gemmScratch, par.Threads)
 	g.tasks = make([]gemmTask, par.Threads)
 	kc := min(v.kc, max(cfg.K, 1))
@@ -191,6 +235,13 @@ func Sgemm(cfg GemmConfig, a, b, c []float32) error {
 
 // Run computes the product (or batch of products) described by args.
 func (g *Gemm) Run(args *GemmArgs) error {
+	if args.N != 0 || args.K != 0 {
+		full := g.gemmSizes
+		defer func() { g.gemmSizes = full }()
+		if err := g.shrink(args.N, args.K); err != nil {
+			return err
+		}
+	}
 	if err := g.check(args); err != nil {
 		return err
 	}
@@ -256,8 +307,8 @@ func (g *Gemm) check(args *GemmArgs) error {
 		return fmt.Errorf("asm: gemm: negative batch %d", args.Batch)
 	}
 	if pb := args.PackedB; pb != nil {
-		if pb.v != g.v || pb.k != cfg.K || pb.n != cfg.N {
-			return fmt.Errorf("asm: gemm: packed B is %d×%d for %v, plan needs %d×%d for %s", pb.k, pb.n, pb.variantName(), cfg.K, cfg.N, g.v.Name)
+		if pb.v != g.v || pb.k != cfg.K || pb.n < cfg.N {
+			return fmt.Errorf("asm: gemm: packed B is %d×%d for %v, run needs %d×%d for %s", pb.k, pb.n, pb.variantName(), cfg.K, cfg.N, g.v.Name)
 		}
 	}
 	type operand struct {
@@ -395,7 +446,13 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 			for ic := m0; ic < m1; ic += v.mc {
 				mc := min(v.mc, m1-ic)
 				ap := s.a[:gemmRoundUp(mc, mr)*kc]
-				packA(v, ap, g.run.A[ao:], cfg, ic, mc, pc, kc)
+				inPlace := 0 // rows [0, inPlace) of the block are read in place
+				if cfg.InPlaceA && v.microRowA != nil {
+					inPlace = mc / mr * mr
+				}
+				if inPlace < mc {
+					packA(v, ap[inPlace*kc:], g.run.A[ao:], cfg, ic+inPlace, mc-inPlace, pc, kc)
+				}
 				epFrom := 0 // first column of C not yet through the epilogue
 				for jr := 0; jr < nc; jr += nr {
 					nrv := min(nr, nc-jr)
@@ -411,6 +468,8 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 							f |= gemmPrefetchNext
 						}
 						switch {
+						case ir < inPlace:
+							g.rowATile(s, kc, ao+(ic+ir)*cfg.LDA+pc, bpan, ci, nrv, f)
 						case mrv == mr && nrv == nr:
 							_ = c[ci+(mr-1)*ldc+nr-1] // the whole tile is inside C
 							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
@@ -438,6 +497,24 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 // still in L2, and row segments of 128 keep the per-call cost of an
 // ActFunc small next to its work.
 const epilogueCols = 128
+
+// rowATile computes a full-height tile from the MR rows of A starting
+// at A[ai] in place: straight into C, or through scratch for a partial
+// tile of nrv < NR columns.
+func (g *Gemm) rowATile(s *gemmScratch, kc, ai int, bpan []float32, ci, nrv int, flags uint) {
+	v, a, c, lda, ldc := g.v, g.run.A, g.run.C, g.cfg.LDA, g.cfg.LDC
+	_ = a[ai+(v.mr-1)*lda+kc-1] // the MR row segments are inside A
+	if nrv == v.nr {
+		_ = c[ci+(v.mr-1)*ldc+v.nr-1] // the whole tile is inside C
+		v.microRowA(kc, &a[ai], lda, &bpan[0], &c[ci], ldc, flags)
+		return
+	}
+	t := s.tile[:v.mr*v.nr]
+	v.microRowA(kc, &a[ai], lda, &bpan[0], &t[0], v.nr, 0)
+	for r := range v.mr {
+		gemmMerge(c[ci+r*ldc:ci+r*ldc+nrv], t[r*v.nr:r*v.nr+nrv], flags&gemmAccumulate != 0)
+	}
+}
 
 // edgeTile computes a partial tile into scratch and writes back only its
 // valid mrv×nrv part, so nothing outside C is touched.

@@ -103,5 +103,6 @@ func init() {
 		Name: "avx2", Feature: cpu.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
+		microRowA: gemmKernel6x16RowAAVX2,
 	})
 }

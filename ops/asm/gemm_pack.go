@@ -176,7 +176,16 @@ func (pb *PackedB) Bytes() int { return 4 * len(pb.data) }
 
 // PackB packs b (op(B) as the plan's config describes it) into pb,
 // reusing pb's buffer when it is large enough.
-func (g *Gemm) PackB(pb *PackedB, b []float32) error {
+func (g *Gemm) PackB(pb *PackedB, b []float32) error { return g.PackBDims(pb, b, 0, 0) }
+
+// PackBDims packs the first k rows and n columns of op(B) (0: as
+// planned), for runs with GemmArgs.K = k and N at most n.
+func (g *Gemm) PackBDims(pb *PackedB, b []float32, k, n int) error {
+	full := g.gemmSizes
+	defer func() { g.gemmSizes = full }()
+	if err := g.shrink(n, k); err != nil {
+		return err
+	}
 	cfg, v := &g.cfg, g.v
 	if len(b) < g.needB {
 		return fmt.Errorf("asm: gemm: B has %d elements, needs %d", len(b), g.needB)

@@ -17,6 +17,12 @@ import (
 // checks all of it.
 type microKernel func(k int, a, b, c *float32, ldc int, flags uint)
 
+// rowAKernel is a microKernel that reads A in place, MR rows lda floats
+// apart (step s of row i at a[i*lda+s]) rather than from a packed panel,
+// forming each sum exactly as the packed kernel does. a reaches
+// (MR-1)*lda+k floats.
+type rowAKernel func(k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+
 // gemvKernel computes NR outputs of a one-row product:
 //
 //	for j < NR: t[j] = sum over p < k of x[p] * b[p*ldb+j]
@@ -86,6 +92,7 @@ type GemmVariant struct {
 	gemvRows4  rowsKernel  // one-row products over a row-major B
 	packA6     packAKernel // full six-row panels of a row-major A (MR = 6)
 	packB64    pack4Kernel // four full 16-column strips of a row-major B
+	microRowA  rowAKernel  // optional: micro reading A in place (GemmConfig.InPlaceA)
 }
 
 // Tile returns the micro-tile shape (rows, columns).

@@ -1,0 +1,158 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ---------------------------------------------------------------------
+// func gemmKernel6x16RowAAVX2(k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+// gemmKernel6x16AVX2 with A read in place: six rows lda floats apart,
+// step p of row r at a[r*lda+p]. Same FMAs in the same order, so the
+// same bits; see gemm_rowa_amd64.go.
+// ---------------------------------------------------------------------
+
+#define K     CX  // steps of k left
+#define PA    SI  // A row 0 at the current step
+#define PB    DI  // packed B: 16 floats (64 bytes) per step
+#define PC    DX  // C row 0
+#define LDC   R8  // C row stride in bytes
+#define FLAGS R9  // bit 0: accumulate into C
+#define PC3   R10 // C row 3
+#define K4    R11 // groups of four steps
+#define LDA   BX  // A row stride in bytes
+#define PA3   R13 // A row 3 at the current step
+
+#define B0  Y0
+#define B1  Y1
+#define A0  Y2
+#define A1  Y3
+#define C00 Y4
+#define C01 Y5
+#define C10 Y6
+#define C11 Y7
+#define C20 Y8
+#define C21 Y9
+#define C30 Y10
+#define C31 Y11
+#define C40 Y12
+#define C41 Y13
+#define C50 Y14
+#define C51 Y15
+
+// RSTEP(u) is step u of an unrolled group: as gemm_amd64.s's KSTEP, with
+// the six A values broadcast from the six rows.
+#define RSTEP(u) \
+	VMOVUPS      (64*u)(PB), B0;       \
+	VMOVUPS      (64*u+32)(PB), B1;    \
+	VBROADCASTSS (4*u)(PA), A0;        \
+	VFMADD231PS  B0, A0, C00;          \
+	VFMADD231PS  B1, A0, C01;          \
+	VBROADCASTSS (4*u)(PA)(LDA*1), A1; \
+	VFMADD231PS  B0, A1, C10;          \
+	VFMADD231PS  B1, A1, C11;          \
+	VBROADCASTSS (4*u)(PA)(LDA*2), A0; \
+	VFMADD231PS  B0, A0, C20;          \
+	VFMADD231PS  B1, A0, C21;          \
+	VBROADCASTSS (4*u)(PA3), A1;       \
+	VFMADD231PS  B0, A1, C30;          \
+	VFMADD231PS  B1, A1, C31;          \
+	VBROADCASTSS (4*u)(PA3)(LDA*1), A0; \
+	VFMADD231PS  B0, A0, C40;          \
+	VFMADD231PS  B1, A0, C41;          \
+	VBROADCASTSS (4*u)(PA3)(LDA*2), A1; \
+	VFMADD231PS  B0, A1, C50;          \
+	VFMADD231PS  B1, A1, C51
+
+TEXT ·gemmKernel6x16RowAAVX2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), K
+	MOVQ a+8(FP), PA
+	MOVQ lda+16(FP), LDA
+	MOVQ b+24(FP), PB
+	MOVQ c+32(FP), PC
+	MOVQ ldc+40(FP), LDC
+	MOVQ flags+48(FP), FLAGS
+	SHLQ $2, LDA              // lda in bytes
+	LEAQ (LDA)(LDA*2), PA3
+	ADDQ PA, PA3              // A row 3
+	SHLQ $2, LDC
+	LEAQ (LDC)(LDC*2), PC3
+	ADDQ PC, PC3
+
+	PREFETCHT0 (PC)
+	PREFETCHT0 (PC)(LDC*1)
+	PREFETCHT0 (PC)(LDC*2)
+	PREFETCHT0 (PC3)
+	PREFETCHT0 (PC3)(LDC*1)
+	PREFETCHT0 (PC3)(LDC*2)
+
+	VXORPS C00, C00, C00
+	VXORPS C01, C01, C01
+	VXORPS C10, C10, C10
+	VXORPS C11, C11, C11
+	VXORPS C20, C20, C20
+	VXORPS C21, C21, C21
+	VXORPS C30, C30, C30
+	VXORPS C31, C31, C31
+	VXORPS C40, C40, C40
+	VXORPS C41, C41, C41
+	VXORPS C50, C50, C50
+	VXORPS C51, C51, C51
+
+	MOVQ  K, K4
+	SHRQ  $2, K4
+	ANDQ  $3, K
+	TESTQ K4, K4
+	JZ    tail
+
+loop4:
+	RSTEP(0)
+	RSTEP(1)
+	RSTEP(2)
+	RSTEP(3)
+	ADDQ $16, PA              // 4 steps of each row
+	ADDQ $16, PA3
+	ADDQ $256, PB             // 4 steps × 16 floats
+	DECQ K4
+	JNZ  loop4
+
+tail:
+	TESTQ K, K
+	JZ    store
+
+loop1:
+	RSTEP(0)
+	ADDQ $4, PA
+	ADDQ $4, PA3
+	ADDQ $64, PB
+	DECQ K
+	JNZ  loop1
+
+store:
+	TESTQ $1, FLAGS
+	JZ    write
+	VADDPS (PC), C00, C00
+	VADDPS 32(PC), C01, C01
+	VADDPS (PC)(LDC*1), C10, C10
+	VADDPS 32(PC)(LDC*1), C11, C11
+	VADDPS (PC)(LDC*2), C20, C20
+	VADDPS 32(PC)(LDC*2), C21, C21
+	VADDPS (PC3), C30, C30
+	VADDPS 32(PC3), C31, C31
+	VADDPS (PC3)(LDC*1), C40, C40
+	VADDPS 32(PC3)(LDC*1), C41, C41
+	VADDPS (PC3)(LDC*2), C50, C50
+	VADDPS 32(PC3)(LDC*2), C51, C51
+
+write:
+	VMOVUPS C00, (PC)
+	VMOVUPS C01, 32(PC)
+	VMOVUPS C10, (PC)(LDC*1)
+	VMOVUPS C11, 32(PC)(LDC*1)
+	VMOVUPS C20, (PC)(LDC*2)
+	VMOVUPS C21, 32(PC)(LDC*2)
+	VMOVUPS C30, (PC3)
+	VMOVUPS C31, 32(PC3)
+	VMOVUPS C40, (PC3)(LDC*1)
+	VMOVUPS C41, 32(PC3)(LDC*1)
+	VMOVUPS C50, (PC3)(LDC*2)
+	VMOVUPS C51, 32(PC3)(LDC*2)
+	VZEROUPPER
+	RET
