@@ -33,6 +33,10 @@ func init() {
 var (
 	flashBQ = 256
 	flashBK = 512
+	// flashInPlaceA: the value product reads the probabilities where the
+	// softmax leaves them (asm.GemmConfig.InPlaceA) instead of packing
+	// them first.
+	flashInPlaceA = true
 )
 
 type flashPlan struct {
@@ -44,6 +48,10 @@ type flashPlan struct {
 	// the block's raw scores go straight to the exponential, which scales
 	// them (the max of the scaled scores is the scaled max).
 	rawScale bool
+	// padding: the mask is the same for every head and query row and
+	// there is no causality, so keys the mask removes for certain can be
+	// left out of both products (fused_attention_keys.go).
+	padding  bool
 	mask     int
 	mst      []int
 	bq, bk   int
@@ -62,7 +70,9 @@ type flashPlan struct {
 type flashWorker struct {
 	s, m, l []float32
 	mx      []float32 // per query row, the max of the block's masked scores
-	qk, pv  [2][2]*asm.Gemm
+	// GEMM plans by whether the query block is the last (edge) one;
+	// shorter key blocks run them with GemmArgs.N (scores) and K (values).
+	qk, pv [2]*asm.Gemm
 	// kvh is the key/value head whose blocks pk (Kᵀ) and pvb (V) hold
 	// packed, -1 for none: a worker packs a head's keys and values once
 	// for all the query blocks it computes of it, not once per block.
@@ -71,6 +81,15 @@ type flashWorker struct {
 	qkArgs  asm.GemmArgs
 	pvArgs  asm.GemmArgs
 	err     error // the first GEMM failure of a run
+	// The keys of head kvh the blocks run over (fused_attention_keys.go):
+	// all sk in place, or the nkeys a padding mask leaves gathered into
+	// kg and vg with their mask values in maskc; poison marks the output
+	// columns a removed key's non-finite value turns to NaN.
+	nkeys         int
+	gathered      bool
+	kg, vg, maskc []float32
+	keyHi         []float32 // per key, the bound chooseKeys compares
+	poison        []bool
 }
 
 func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
@@ -80,30 +99,7 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 	if _, err := prepareAttention(nd); err != nil {
 		return nil, "", nil // the reference kernel reports it
 	}
-	q, k, v := nd.Inputs[0].Shape, nd.Inputs[1].Shape, nd.Inputs[2].Shape
-	p := &flashPlan{b: q[0], h: q[1], hk: k[1], sq: q[2], sk: k[2], d: q[3], dv: v[3],
-		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: nd.Attrs.Scale, rk: asm.BestRows()}
-	if p.scale == 0 && p.d > 0 {
-		p.scale = float32(1 / math.Sqrt(float64(p.d)))
-	}
-	if len(nd.Inputs) == 4 {
-		p.mask = maskAdd
-		if nd.Inputs[3].DType == tensor.Bool {
-			p.mask = maskBool
-		}
-		p.mst = tensor.BroadcastStrides(nd.Inputs[3].Shape, tensor.Shape{p.b, p.h, p.sq, p.sk})
-	}
-	p.rawScale = p.mask == maskNone && !p.causal && p.scale > 0 && p.scale <= math.MaxFloat32
-	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
-	p.ld = p.bk + 1
-	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
-	// With heads enough to go round, a task is a whole head: its worker
-	// then packs the head's keys and values once for all its queries.
-	p.chunk = 1
-	if p.b*p.h >= 4*env.Threads {
-		p.chunk = p.nqb
-	}
-	p.tasks = p.b * p.h * p.nqb / p.chunk
+	p := newFlashPlan(nd, env.Threads)
 	workers := max(1, min(env.Threads, p.tasks))
 	ws := make([]*flashWorker, workers)
 	for i := range ws {
@@ -151,33 +147,61 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 	}), variant, nil
 }
 
+// newFlashPlan plans the kernel of a checked Attention node for threads
+// workers.
+func newFlashPlan(nd *graph.Node, threads int) *flashPlan {
+	q, k, v := nd.Inputs[0].Shape, nd.Inputs[1].Shape, nd.Inputs[2].Shape
+	p := &flashPlan{b: q[0], h: q[1], hk: k[1], sq: q[2], sk: k[2], d: q[3], dv: v[3],
+		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: nd.Attrs.Scale, rk: asm.BestRows()}
+	if p.scale == 0 && p.d > 0 {
+		p.scale = float32(1 / math.Sqrt(float64(p.d)))
+	}
+	if len(nd.Inputs) == 4 {
+		p.mask = maskAdd
+		if nd.Inputs[3].DType == tensor.Bool {
+			p.mask = maskBool
+		}
+		p.mst = tensor.BroadcastStrides(nd.Inputs[3].Shape, tensor.Shape{p.b, p.h, p.sq, p.sk})
+	}
+	p.rawScale = p.mask == maskNone && !p.causal && p.scale > 0 && p.scale <= math.MaxFloat32
+	p.padding = p.mask != maskNone && !p.causal && p.mst[1] == 0 && p.mst[2] == 0
+	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
+	p.ld = p.bk + 1
+	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
+	// With heads enough to go round, a task is a whole head: its worker
+	// then packs the head's keys and values once for all its queries.
+	p.chunk = 1
+	if p.b*p.h >= 4*threads {
+		p.chunk = p.nqb
+	}
+	p.tasks = p.b * p.h * p.nqb / p.chunk
+	return p
+}
+
 func (p *flashPlan) newWorker() (*flashWorker, error) {
 	w := &flashWorker{s: make([]float32, p.bq*p.ld), m: make([]float32, p.bq), l: make([]float32, p.bq), mx: make([]float32, p.bq),
 		kvh: -1, pk: make([]asm.PackedB, p.nkb), pvb: make([]asm.PackedB, p.nkb)}
 	if p.sk == 0 {
 		return w, nil
 	}
-	mqs := [2]int{p.bq, p.sq - (p.nqb-1)*p.bq}
-	nks := [2]int{p.bk, p.sk - (p.nkb-1)*p.bk}
-	for i, mq := range mqs {
-		for j, nk := range nks {
-			if mq <= 0 || nk <= 0 {
-				continue
-			}
-			var err error
-			// Alpha 1, the scale applied to the scores after (maskBlock):
-			// the GEMM scales A while packing, and scale·q underflows
-			// for a subnormal q, which turns q·Inf into 0·Inf = NaN.
-			w.qk[i][j], err = asm.NewGemm(asm.GemmConfig{M: mq, N: nk, K: p.d, TransB: true,
-				LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1}, nil, asm.Par{})
-			if err != nil {
-				return nil, err
-			}
-			w.pv[i][j], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.dv, K: nk,
-				LDA: p.ld, LDB: p.dv, LDC: p.dv, Alpha: 1, Accumulate: true}, nil, asm.Par{})
-			if err != nil {
-				return nil, err
-			}
+	if p.padding {
+		w.kg, w.vg, w.maskc = make([]float32, p.sk*p.d), make([]float32, p.sk*p.dv), make([]float32, p.sk)
+		w.keyHi, w.poison = make([]float32, p.sk), make([]bool, p.dv)
+	}
+	for i, mq := range [2]int{p.bq, p.sq - (p.nqb-1)*p.bq} {
+		var err error
+		// Alpha 1, the scale applied to the scores after (maskBlock):
+		// the GEMM scales A while packing, and scale·q underflows for a
+		// subnormal q, which turns q·Inf into 0·Inf = NaN.
+		w.qk[i], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.bk, K: p.d, TransB: true,
+			LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1}, nil, asm.Par{})
+		if err != nil {
+			return nil, err
+		}
+		w.pv[i], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.dv, K: p.bk,
+			LDA: p.ld, LDB: p.dv, LDC: p.dv, Alpha: 1, Accumulate: true, InPlaceA: flashInPlaceA}, nil, asm.Par{})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return w, nil
@@ -194,7 +218,7 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	if mq != p.bq {
 		qe = 1
 	}
-	qs, ks, vs, ys := ins[0].F32(), ins[1].F32(), ins[2].F32(), out.F32()
+	qs, ys := ins[0].F32(), out.F32()
 	kvh := b*p.hk + h/p.group
 	qrow := (bh*p.sq + i0) * p.d
 	yrows := ys[(bh*p.sq+i0)*p.dv:][:mq*p.dv]
@@ -203,35 +227,32 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	for i := range m {
 		m[i], l[i] = float32(math.Inf(-1)), 0
 	}
+	if w.kvh != kvh {
+		p.packKV(w, ins, kvh)
+	}
+	_, vs := p.keysOf(w, ins, kvh)
 	// The last key any query of the block may see.
-	lastKey := p.sk - 1
+	lastKey := w.nkeys - 1
 	if p.causal {
 		lastKey = min(lastKey, i0+mq-1+p.sk-p.sq)
-	}
-	if w.kvh != kvh {
-		p.packKV(w, ks, vs, kvh)
 	}
 	end := 0 // keys [end, sk) are skipped: no query of the block sees them
 	for kb := 0; kb < p.nkb && kb*p.bk <= lastKey; kb++ {
 		j0 := kb * p.bk
-		nk := min(p.bk, p.sk-j0)
-		ke := 0
-		if nk != p.bk {
-			ke = 1
-		}
-		w.qkArgs = asm.GemmArgs{A: qs[qrow:], PackedB: &w.pk[kb], C: w.s}
-		if err := w.qk[qe][ke].Run(&w.qkArgs); err != nil && w.err == nil {
+		nk := min(p.bk, w.nkeys-j0)
+		w.qkArgs = asm.GemmArgs{A: qs[qrow:], PackedB: &w.pk[kb], C: w.s, N: shorter(nk, p.bk)}
+		if err := w.qk[qe].Run(&w.qkArgs); err != nil && w.err == nil {
 			w.err = err
 		}
 		if !p.rawScale {
 			p.maskBlock(w, ins, b, h, i0, mq, j0, nk)
 		}
 		p.softmaxBlock(w, yrows, mq, nk)
-		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[(kvh*p.sk+j0)*p.dv:], C: yrows}
+		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[j0*p.dv:], C: yrows, K: shorter(nk, p.bk)}
 		if p.bq > 1 {
 			w.pvArgs.PackedB = &w.pvb[kb]
 		}
-		if err := w.pv[qe][ke].Run(&w.pvArgs); err != nil && w.err == nil {
+		if err := w.pv[qe].Run(&w.pvArgs); err != nil && w.err == nil {
 			w.err = err
 		}
 		end = j0 + nk
@@ -252,27 +273,40 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 			row[c] /= l[i]
 		}
 	}
-	p.skippedValues(vs[kvh*p.sk*p.dv:(kvh+1)*p.sk*p.dv], end, yrows, mq)
+	if w.gathered {
+		p.poisonColumns(w, yrows, mq)
+	} else {
+		p.skippedValues(vs, end, yrows, mq)
+	}
+}
+
+// shorter is n for a GemmArgs size when it is short of the planned full,
+// else 0 (as planned).
+func shorter(n, full int) int {
+	if n == full {
+		return 0
+	}
+	return n
 }
 
 // packKV packs every key block of head kvh, as Kᵀ for the score product
-// and (unless products have one row) V for the value product. A worker
-// packs all blocks even if causality then skips some: its next query
-// block of the head may need them.
-func (p *flashPlan) packKV(w *flashWorker, ks, vs []float32, kvh int) {
-	for kb := range p.nkb {
+// and (unless products have one row) V for the value product, after
+// choosing the keys the blocks run over (all, or those a padding mask
+// leaves). A worker packs all blocks even if causality then skips some:
+// its next query block of the head may need them.
+func (p *flashPlan) packKV(w *flashWorker, ins []tensor.Tensor, kvh int) {
+	p.chooseKeys(w, ins, kvh)
+	ks, vs := p.keysOf(w, ins, kvh)
+	for kb := 0; kb*p.bk < w.nkeys; kb++ {
 		j0 := kb * p.bk
-		ke := 0
-		if min(p.bk, p.sk-j0) != p.bk {
-			ke = 1
-		}
-		if err := w.qk[0][ke].PackB(&w.pk[kb], ks[(kvh*p.sk+j0)*p.d:]); err != nil && w.err == nil {
+		nk := shorter(min(p.bk, w.nkeys-j0), p.bk)
+		if err := w.qk[0].PackBDims(&w.pk[kb], ks[j0*p.d:], 0, nk); err != nil && w.err == nil {
 			w.err = err
 		}
 		if p.bq == 1 {
 			continue // one-row products read V in place, unpacked
 		}
-		if err := w.pv[0][ke].PackB(&w.pvb[kb], vs[(kvh*p.sk+j0)*p.dv:]); err != nil && w.err == nil {
+		if err := w.pv[0].PackBDims(&w.pvb[kb], vs[j0*p.dv:], nk, 0); err != nil && w.err == nil {
 			w.err = err
 		}
 	}
@@ -282,7 +316,8 @@ func (p *flashPlan) packKV(w *flashWorker, ks, vs []float32, kvh int) {
 // skippedValues gives the output columns NaN where a value row the block
 // skipped (keys from end on, all removed by causality) holds a NaN or Inf:
 // the weight 0 of a removed key still multiplies its value, and 0·Inf is
-// NaN, in the reference as in the spelled-out product.
+// NaN, in the reference as in the spelled-out product. v is the head's
+// values.
 func (p *flashPlan) skippedValues(v []float32, end int, y []float32, mq int) {
 	if end >= p.sk {
 		return

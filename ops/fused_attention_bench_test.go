@@ -10,39 +10,51 @@ import (
 )
 
 // BenchmarkAttentionFlash times the flash kernel alone on one thread at
-// seq 1024, 12 heads, head dim 64, for a few block shapes.
+// seq 1024, 12 heads, head dim 64: without a mask and with a padding
+// mask hiding the last eighth of the keys (-10000, as BERT's), with the
+// probabilities packed for the value product or read in place.
 func BenchmarkAttentionFlash(b *testing.B) {
 	const seq, heads, d = 1024, 12, 64
-	g := graph.New()
 	s := tensor.Shape{1, heads, seq, d}
-	q, k, v := g.Input("q", tensor.F32, s...), g.Input("k", tensor.F32, s...), g.Input("v", tensor.F32, s...)
-	n := g.Attention(q, k, v, nil, graph.AttentionOpts{})
 	r := rand.New(rand.NewPCG(1, 1))
-	ins := make([]tensor.Tensor, 3)
-	for i := range ins {
+	ins := make([]tensor.Tensor, 4)
+	for i := range 3 {
 		ins[i] = tensor.New(tensor.F32, s...)
 		for j := range ins[i].F32() {
 			ins[i].F32()[j] = float32(r.NormFloat64())
 		}
 	}
-	out := tensor.New(tensor.F32, n.Shape...)
-	for _, bs := range [][2]int{{128, 256}, {256, 256}, {256, 512}, {512, 256}} {
-		b.Run(fmt.Sprintf("bq%d_bk%d", bs[0], bs[1]), func(b *testing.B) {
-			bq0, bk0 := flashBQ, flashBK
-			flashBQ, flashBK = bs[0], bs[1]
-			defer func() { flashBQ, flashBK = bq0, bk0 }()
-			kern, _, err := PrepareFast(n, Serial)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for range b.N {
-				if err := kern(ins, out); err != nil {
+	ins[3] = tensor.New(tensor.F32, 1, 1, 1, seq)
+	for j := seq - seq/8; j < seq; j++ {
+		ins[3].F32()[j] = -10000
+	}
+	for _, masked := range []bool{false, true} {
+		g := graph.New()
+		q, k, v := g.Input("q", tensor.F32, s...), g.Input("k", tensor.F32, s...), g.Input("v", tensor.F32, s...)
+		var mask *graph.Node
+		if masked {
+			mask = g.Input("mask", tensor.F32, 1, 1, 1, seq)
+		}
+		n := g.Attention(q, k, v, mask, graph.AttentionOpts{})
+		out := tensor.New(tensor.F32, n.Shape...)
+		for _, inPlace := range []bool{false, true} {
+			b.Run(fmt.Sprintf("mask%v/inplace%v", masked, inPlace), func(b *testing.B) {
+				save := flashInPlaceA
+				flashInPlaceA = inPlace
+				defer func() { flashInPlaceA = save }()
+				kern, _, err := PrepareFast(n, Serial)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
-		})
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for range b.N {
+					if err := kern(ins[:len(n.Inputs)], out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }

@@ -17,27 +17,33 @@ func (p *flashPlan) maskBlock(w *flashWorker, ins []tensor.Tensor, b, h, i0, mq,
 	ninf := float32(math.Inf(-1))
 	var add []float32
 	var keep []uint8
+	st := 0
 	switch p.mask {
 	case maskAdd:
-		add = ins[3].F32()
+		add, st = ins[3].F32(), p.mst[3]
 	case maskBool:
-		keep = ins[3].Data
+		keep, st = ins[3].Data, p.mst[3]
+	}
+	if w.gathered { // the kept keys' mask values, gathered
+		add, keep, st = w.maskc[:w.nkeys], nil, 1
 	}
 	for i := range mq {
 		row := s[i*p.ld : i*p.ld+nk]
 		base := 0
-		if p.mask != maskNone {
+		switch {
+		case w.gathered:
+			base = j0
+		case p.mask != maskNone:
 			base = b*p.mst[0] + h*p.mst[1] + (i0+i)*p.mst[2] + j0*p.mst[3]
 		}
-		if add != nil && p.mst[3] == 1 && !p.causal { // the common padding mask: one pass
+		if add != nil && st == 1 && !p.causal { // the common padding mask: one pass
 			w.mx[i] = p.rk.ScaleAddMax(row, add[base:base+nk], p.scale)
 			continue
 		}
 		if p.scale != 1 {
 			p.rk.Scale(row, p.scale)
 		}
-		if p.mask != maskNone {
-			st := p.mst[3]
+		if add != nil || keep != nil {
 			switch {
 			case add != nil && st == 1:
 				p.rk.Axpy(row, add[base:base+nk], 1)
