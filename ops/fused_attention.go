@@ -46,8 +46,10 @@ type flashPlan struct {
 	causal                  bool
 	// rawScale: no mask and no causality, and a positive finite scale, so
 	// the block's raw scores go straight to the exponential, which scales
-	// them (the max of the scaled scores is the scaled max).
+	// them (the max of the scaled scores is the scaled max). A head whose
+	// kept keys all have mask 0 runs so too (flashWorker.raw).
 	rawScale bool
+	scaleOK  bool // a positive finite scale
 	// padding: the mask is the same for every head and query row and
 	// there is no causality, so keys the mask removes for certain can be
 	// left out of both products (fused_attention_keys.go).
@@ -90,6 +92,9 @@ type flashWorker struct {
 	kg, vg, maskc []float32
 	keyHi         []float32 // per key, the bound chooseKeys compares
 	poison        []bool
+	// raw: the head's scores need no mask (none, or 0 for every key the
+	// blocks run over) and go to the exponential as rawScale says.
+	raw bool
 }
 
 func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
@@ -163,7 +168,8 @@ func newFlashPlan(nd *graph.Node, threads int) *flashPlan {
 		}
 		p.mst = tensor.BroadcastStrides(nd.Inputs[3].Shape, tensor.Shape{p.b, p.h, p.sq, p.sk})
 	}
-	p.rawScale = p.mask == maskNone && !p.causal && p.scale > 0 && p.scale <= math.MaxFloat32
+	p.scaleOK = p.scale > 0 && p.scale <= math.MaxFloat32
+	p.rawScale = p.mask == maskNone && !p.causal && p.scaleOK
 	p.padding = p.mask != maskNone && !p.causal && p.mst[1] == 0 && p.mst[2] == 0
 	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
 	p.ld = p.bk + 1
@@ -244,7 +250,7 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 		if err := w.qk[qe].Run(&w.qkArgs); err != nil && w.err == nil {
 			w.err = err
 		}
-		if !p.rawScale {
+		if !w.raw {
 			p.maskBlock(w, ins, b, h, i0, mq, j0, nk)
 		}
 		p.softmaxBlock(w, yrows, mq, nk)

@@ -36,29 +36,19 @@ func (p *flashPlan) keysOf(w *flashWorker, ins []tensor.Tensor, kvh int) (ks, vs
 	return ins[1].F32()[kvh*p.sk*p.d:][:p.sk*p.d], ins[2].F32()[kvh*p.sk*p.dv:][:p.sk*p.dv]
 }
 
-// chooseKeys sets w.nkeys and w.gathered for head kvh: with a padding
-// mask, the keys the bound cannot rule out gathered with their values
-// and mask values (when some are ruled out), else all keys in place.
+// chooseKeys sets w.nkeys, w.gathered and w.raw for head kvh: with a
+// padding mask, the keys the bound cannot rule out gathered with their
+// values and mask values (when some are ruled out), else all keys in
+// place; raw when the mask is 0 for every key the blocks run over.
 func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
-	w.nkeys, w.gathered = p.sk, false
+	w.nkeys, w.gathered, w.raw = p.sk, false, p.rawScale
 	if !p.padding || p.sk == 0 {
 		return
 	}
-	b, hk := kvh/p.hk, kvh%p.hk
-	qs := ins[0].F32()[(b*p.h+hk*p.group)*p.sq*p.d:][:p.group*p.sq*p.d]
-	qmax := 0.0 // the largest squared norm
-	for i := 0; i < len(qs); i += p.d {
-		qmax = max(qmax, p.rk.SumSqDev(qs[i:i+p.d], 0))
-	}
-	c := math.Abs(float64(p.scale)) * math.Sqrt(qmax) * (1 + 1.0/1024)
-	if math.IsInf(c, 0) || math.IsNaN(c) {
-		return
-	}
-	ks, vs := p.keysOf(w, ins, kvh)
+	b := kvh / p.hk
 	mask := w.maskc[:p.sk] // the mask row as float32 logits
-	base := b * p.mst[0]
 	for j := range mask {
-		at := base + j*p.mst[3]
+		at := b*p.mst[0] + j*p.mst[3]
 		if p.mask == maskBool {
 			mask[j] = 0
 			if ins[3].Data[at] == 0 {
@@ -68,13 +58,35 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 			mask[j] = ins[3].F32()[at]
 		}
 	}
+	if cut, ok := p.keyCut(w, ins, kvh); ok {
+		ks, vs := p.keysOf(w, ins, kvh)
+		p.gatherKeys(w, ks, vs, cut)
+	}
+	w.raw = p.scaleOK && zeros(w.maskc[:w.nkeys])
+}
+
+// keyCut computes the bound hi_j of every key of head kvh into w.keyHi
+// and returns the cut below which a key's weight is proven 0, with ok
+// when some key falls below it.
+func (p *flashPlan) keyCut(w *flashWorker, ins []tensor.Tensor, kvh int) (cut float64, ok bool) {
+	b, hk := kvh/p.hk, kvh%p.hk
+	qs := ins[0].F32()[(b*p.h+hk*p.group)*p.sq*p.d:][:p.group*p.sq*p.d]
+	qmax := 0.0 // the largest squared norm
+	for i := 0; i < len(qs); i += p.d {
+		qmax = max(qmax, p.rk.SumSqDev(qs[i:i+p.d], 0))
+	}
+	c := math.Abs(float64(p.scale)) * math.Sqrt(qmax) * (1 + 1.0/1024)
+	if math.IsInf(c, 0) || math.IsNaN(c) {
+		return 0, false
+	}
+	ks, _ := p.keysOf(w, ins, kvh)
 	hi := w.keyHi
 	lmax := math.Inf(-1)
-	for j, mj := range mask {
+	for j, mj := range w.maskc[:p.sk] {
 		kn := c * math.Sqrt(p.rk.SumSqDev(ks[j*p.d:(j+1)*p.d], 0))
 		lo, up := float64(mj)-kn, float64(mj)+kn
 		if math.IsNaN(lo) || math.IsNaN(up) {
-			return // a NaN mask value, or an Inf key against an infinite mask value: no bound
+			return 0, false // a NaN mask value, or an Inf key against an infinite mask value: no bound
 		}
 		// Widen for rounding (an infinite bound needs none).
 		if !math.IsInf(lo, 0) {
@@ -84,22 +96,29 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 			up += math.Abs(up) / (1 << 20)
 		}
 		lmax = max(lmax, lo)
-		hi[j] = float32(min(up, math.MaxFloat32)) // rounded up below: compared with a margin of 110
+		hi[j] = float32(min(up, math.MaxFloat32)) // the widening covers this rounding
 	}
 	if math.IsInf(lmax, -1) {
-		return // every key removed: the kernel's NaN rows
+		return 0, false // every key removed: the kernel's NaN rows
 	}
-	cut := lmax - keyBoundSlack
-	kept := 0
+	cut = lmax - keyBoundSlack
 	for _, h := range hi {
-		if !(float64(h) < cut) {
-			kept++
+		if float64(h) < cut {
+			return cut, true
 		}
 	}
-	if kept == p.sk {
-		return
+	return 0, false
+}
+
+// zeros reports whether every x is ±0: adding such a mask changes no
+// weight (exp(-0) = exp(+0)), so the kernel need not add it.
+func zeros(x []float32) bool {
+	for _, v := range x {
+		if v != 0 {
+			return false
+		}
 	}
-	p.gatherKeys(w, ks, vs, cut)
+	return true
 }
 
 // gatherKeys moves the keys whose bound w.keyHi reaches cut, their

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -18,6 +19,7 @@ type padCase struct {
 	padValue            string
 	pad                 func(b, j int) bool
 	qScale              float64
+	zeroKept            bool // the mask is 0, not random, where it keeps a key
 }
 
 // build returns the node and its inputs (q scaled by qScale).
@@ -52,7 +54,7 @@ func (c padCase) build(t *testing.T, r *rand.Rand) (*graph.Node, []tensor.Tensor
 			default:
 				fmt.Sscan(c.padValue, &mv[i])
 			}
-		default:
+		case !c.zeroKept:
 			mv[i] = 0.5 * r.Float64()
 		}
 	}
@@ -77,9 +79,10 @@ var padPatterns = map[string]func(b, j int) bool{
 func TestAttentionPaddingKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 2))
 	for _, blocks := range [][2]int{{16, 32}, {flashBQ, flashBK}} {
-		for _, pv := range []string{"-10000", "min", "-inf", "bool"} {
+		for _, pv := range []string{"-10000", "min", "-inf", "bool", "-10000/zero"} {
 			for name, pat := range padPatterns {
-				c := padCase{b: 2, h: 4, hk: 2, sq: 40, sk: 100, d: 16, padValue: pv, pad: pat, qScale: 1}
+				c := padCase{b: 2, h: 4, hk: 2, sq: 40, sk: 100, d: 16, padValue: strings.TrimSuffix(pv, "/zero"), pad: pat, qScale: 1,
+					zeroKept: strings.HasSuffix(pv, "/zero") || pv == "bool"}
 				t.Run(fmt.Sprintf("bq%d/%s/%s", blocks[0], pv, name), func(t *testing.T) {
 					bq0, bk0 := flashBQ, flashBK
 					flashBQ, flashBK = blocks[0], blocks[1]
@@ -118,6 +121,10 @@ func checkKeptKeys(t *testing.T, c padCase, n *graph.Node, ins []tensor.Tensor, 
 		if w.nkeys != len(keys) || w.gathered != (len(keys) < c.sk) {
 			t.Fatalf("head %d: %d keys (gathered %v), want %d", kvh, w.nkeys, w.gathered, len(keys))
 		}
+		// No mask pass where every kept key's mask is 0 (and only there).
+		if wantRaw := c.zeroKept && len(keys) == keptBy(c.pad, b, c.sk); w.raw != wantRaw {
+			t.Fatalf("head %d: raw %v, want %v", kvh, w.raw, wantRaw)
+		}
 		if !w.gathered {
 			continue
 		}
@@ -130,6 +137,17 @@ func checkKeptKeys(t *testing.T, c padCase, n *graph.Node, ins []tensor.Tensor, 
 			}
 		}
 	}
+}
+
+// keptBy counts the keys of batch b that pad keeps.
+func keptBy(pad func(b, j int) bool, b, sk int) int {
+	n := 0
+	for j := range sk {
+		if !pad(b, j) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestAttentionPaddingBound: a key is left out only when the bound proves

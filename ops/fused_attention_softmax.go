@@ -77,13 +77,13 @@ func (p *flashPlan) maskBlock(w *flashWorker, ins []tensor.Tensor, b, h, i0, mq,
 // P·V product then adds to the row. The output is divided by l at the end.
 func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
 	s := float32(1) // scores still to scale
-	if p.rawScale {
+	if w.raw {
 		s = p.scale
 	}
 	for i := range mq {
 		row := w.s[i*p.ld : i*p.ld+nk]
 		mx := w.mx[i] // from maskBlock
-		if p.rawScale {
+		if w.raw {
 			// Rounding is monotonic, so for s > 0 the largest rounded
 			// product is the rounded product of the largest score.
 			mx = p.rk.Max(row) * s
