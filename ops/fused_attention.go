@@ -18,7 +18,8 @@ import (
 // worker, never the [Sq, Sk] score matrix, plus one head's keys and
 // values packed for the GEMMs, which each worker packs once per head it
 // computes. Causal key blocks that no query of the block can see are
-// skipped. Work is split over the workers by (batch, head) when there are
+// skipped, and so are the keys a padding mask provably zeroes
+// (fused_attention_keys.go). Work is split over the workers by (batch, head) when there are
 // heads enough, else by (batch, head, query block).
 
 func init() {
@@ -275,9 +276,9 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 			}
 			continue
 		}
-		for c := range row {
-			row[c] /= l[i]
-		}
+		// l is at least 1 (the row's largest weight) and at most sk, so
+		// its reciprocal is exact to half an ulp and never subnormal.
+		p.rk.Scale(row, 1/l[i])
 	}
 	if w.gathered {
 		p.poisonColumns(w, yrows, mq)

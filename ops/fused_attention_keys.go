@@ -15,7 +15,8 @@ import (
 //
 // A key is left out only when a bound proves its weight is below 2^-158
 // for every query row of the head, far under float32's smallest
-// subnormal (2^-149), so leaving it out changes no output: by
+// subnormal (2^-149), so leaving it out changes no weight (outputs move
+// only by the order of the sums): by
 // Cauchy-Schwarz the scaled score of query i and key j lies within
 // ±c·|k_j| of 0, with c = |scale|·max_i |q_i|, so x_ij = score + mask_j
 // lies in [lo_j, hi_j] = mask_j ∓ c·|k_j|, and every row's max is at least
