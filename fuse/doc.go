@@ -17,7 +17,8 @@
 //	attention         Q·Kᵀ → scale → mask → Softmax → ·V spelled out → Attention
 //	transpose_matmul  a Transpose of a product operand → the product's transpose flag
 //	epilogue          MatMul/Gemm + bias + activation + residual → FusedMatMul,
-//	                  Conv2D + activation + residual → FusedConv2D
+//	                  Conv2D + activation + residual (or + 2×2 MaxPool2D)
+//	                  → FusedConv2D
 //	norm              residual Add + LayerNorm/RMSNorm → AddLayerNorm/AddRMSNorm
 //	elementwise       regions of elementwise ops → FusedElementwise
 //	dce               nodes no output needs removed

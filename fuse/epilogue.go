@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kilnml/kiln/graph"
 )
@@ -56,7 +57,9 @@ func transposeIntoMatMul(g *graph.Graph, log *Log) error {
 // a Gemm with alpha 1 and no C, or a bias-shaped C with beta 1) followed
 // by a bias Add along the last axis, an activation and/or a residual Add
 // of the output's shape becomes one FusedMatMul; Conv2D followed by an
-// activation and/or a residual Add becomes one FusedConv2D.
+// activation and/or a residual Add, or by an activation and/or a 2×2,
+// stride-2, unpadded MaxPool2D (the ResNet stem), becomes one
+// FusedConv2D.
 func epilogues(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, n *graph.Node) (bool, error) {
 		root, ep, extra, why := productRoot(n)
@@ -107,6 +110,19 @@ func epilogues(g *graph.Graph, log *Log) error {
 			}
 			return nil
 		})
+		var pool *graph.Node
+		if n.Op == graph.OpConv2D && res == nil {
+			pool = step(func(c *graph.Node) *graph.Node {
+				if c.Op != graph.OpMaxPool2D {
+					return nil
+				}
+				if !isPool2x2(c.Attrs) {
+					log.miss("%s: %s is not a 2×2, stride-2, unpadded max pool", names(append(chain, c)...), c.Name)
+					return nil
+				}
+				return c
+			})
+		}
 		if len(chain) == 1 {
 			return false, nil
 		}
@@ -121,6 +137,7 @@ func epilogues(g *graph.Graph, log *Log) error {
 			ep.Residual = true
 			extra = append(extra, res)
 		}
+		ep.Pool2x2 = pool != nil
 		op := graph.OpFusedMatMul
 		at := graph.Attrs{TransA: root.Attrs.TransA, TransB: root.Attrs.TransB, Epilogue: ep}
 		if n.Op == graph.OpConv2D {
@@ -173,6 +190,14 @@ func productRoot(n *graph.Node) (*graph.Node, graph.Epilogue, []*graph.Node, str
 	return nil, ep, nil, ""
 }
 
+// isPool2x2 reports whether MaxPool2D attributes a are the pooling a
+// FusedConv2D epilogue applies (graph.Epilogue.Pool2x2): a 2×2 window,
+// stride 2, no padding (ceil mode arrives from the importer as padding).
+func isPool2x2(a graph.Attrs) bool {
+	return slices.Equal(a.Kernel, []int{2, 2}) && slices.Equal(a.Strides, []int{2, 2}) &&
+		slices.Equal(a.Pads, []int{0, 0, 0, 0}) && (a.Dilations == nil || slices.Equal(a.Dilations, []int{1, 1}))
+}
+
 // addOperand returns the other operand when c is an Add of cur and
 // something else that keeps cur's shape and dtype.
 func addOperand(c, cur *graph.Node) *graph.Node {
@@ -214,6 +239,9 @@ func describeEpilogue(e graph.Epilogue) string {
 	}
 	if e.Residual {
 		add("residual")
+	}
+	if e.Pool2x2 {
+		add("pool2x2")
 	}
 	return s
 }

@@ -2,8 +2,10 @@ package fuse_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,8 +222,8 @@ func (z *gen) attention(x *graph.Node) *graph.Node {
 	return g.Reshape(g.Transpose(a, 0, 2, 1, 3), z.b, z.s, h)
 }
 
-// conv adds Conv2D + BatchNorm (+ activation) on an image input, as an
-// output of its own.
+// conv adds Conv2D + BatchNorm (+ activation) (+ 2×2 max pool) on an
+// image input, as an output of its own.
 func (z *gen) conv() {
 	g, r := z.g, z.r
 	c, m := 1+r.IntN(3), 1+r.IntN(4)
@@ -235,6 +237,9 @@ func (z *gen) conv() {
 	y = g.BatchNorm(y, ch(), ch(), ch(), ch(), 1e-5)
 	if r.IntN(2) == 0 {
 		y = g.Relu(y)
+	}
+	if r.IntN(2) == 0 { // the ResNet stem's downsampling
+		y = g.MaxPool2D(y, graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}})
 	}
 	g.Output(y)
 }
@@ -284,11 +289,14 @@ func TestRandomGraphsDifferential(t *testing.T) {
 			pass, what, ok := strings.Cut(strings.TrimSpace(l), ": ")
 			if ok && passNames[pass] && !strings.HasPrefix(what, "near miss") {
 				fusions[pass]++
+				if strings.Contains(what, "pool2x2") {
+					fusions["epilogue pool2x2"]++
+				}
 			}
 		}
 	}
 	t.Logf("fusions over %d graphs: %v", seeds, fusions)
-	for p := range passNames {
+	for _, p := range append(slices.Collect(maps.Keys(passNames)), "epilogue pool2x2") {
 		if fusions[p] == 0 {
 			t.Errorf("pass %s never fired over %d random graphs", p, seeds)
 		}

@@ -21,7 +21,8 @@ import (
 //	AddRMSNorm        x, r [, scale]: RMSNorm(x + r)
 //	FusedConv2D       x, w [, bias] [, residual]: Conv2D (bias present when
 //	                  Epilogue.Bias), then the epilogue's activation and
-//	                  residual
+//	                  residual, or (Epilogue.Pool2x2) its activation and a
+//	                  2×2 max pooling
 
 // firstFused and lastFused bound the op kinds that only passes make.
 const firstFused, lastFused = OpFusedElementwise, OpFusedConv2D
@@ -84,7 +85,7 @@ func cloneProgram(p []ElemInstr) []ElemInstr {
 }
 
 // Epilogue is what FusedMatMul and FusedConv2D apply to the product, in
-// this order: add the bias, apply the activation, add the residual.
+// this order: add the bias, apply the activation, add the residual, pool.
 type Epilogue struct {
 	// Bias: an extra input added along the output's last axis (FusedMatMul:
 	// shape [N] or [1, ..., 1, N]) or channel axis (FusedConv2D: [M], the
@@ -94,6 +95,12 @@ type Epilogue struct {
 	Act Op
 	// Residual: an extra input of exactly the output's shape, added last.
 	Residual bool
+	// Pool2x2 (FusedConv2D only, never with Residual): the result is max
+	// pooled last, as MaxPool2D with a 2×2 window, stride 2 and no padding
+	// does (floor mode), so the node's shape is the conv's with OH and OW
+	// halved, rounding down. The ResNet stem's conv and pool then write
+	// only the pooled output.
+	Pool2x2 bool
 }
 
 // EpilogueActs are the activations an Epilogue may apply.

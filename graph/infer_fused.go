@@ -119,6 +119,9 @@ func inferFusedMatMul(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error)
 		return 0, nil, err
 	}
 	e := a.Epilogue
+	if e.Pool2x2 {
+		return 0, nil, fmt.Errorf("epilogue %+v: only FusedConv2D pools", e)
+	}
 	if err := checkEpilogue(e, out, ins[2:]); err != nil {
 		return 0, nil, err
 	}
@@ -177,5 +180,39 @@ func inferFusedConv(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	if err := checkEpilogue(e, out, ins[2:]); err != nil {
 		return 0, nil, err
 	}
+	if e.Pool2x2 {
+		if e.Residual {
+			return 0, nil, fmt.Errorf("epilogue %+v: a pooled epilogue takes no residual", e)
+		}
+		if out[2] < 2 || out[3] < 2 {
+			return 0, nil, fmt.Errorf("conv output %v is too small for a 2×2 pool", out)
+		}
+		out = tensor.Shape{out[0], out[1], out[2] / 2, out[3] / 2}
+	}
 	return dt, out, nil
+}
+
+// ConvShape is the shape of the convolution of a Conv2D or FusedConv2D
+// node, bias and activation included: the node's own shape, but for a
+// pooled epilogue (Epilogue.Pool2x2), whose spatial dims it gives before
+// the pooling halves them. Kernels that pool a tile of it need it, and
+// floor mode makes it unrecoverable from the pooled shape.
+func ConvShape(n *Node) (tensor.Shape, error) {
+	if n.Op != OpConv2D && n.Op != OpFusedConv2D {
+		return nil, fmt.Errorf("graph: ConvShape of %v", n.Op)
+	}
+	e := n.Attrs.Epilogue
+	if n.Op == OpConv2D || !e.Pool2x2 {
+		return n.Shape, nil
+	}
+	conv := 2 + b2i(e.Bias)
+	if len(n.Inputs) < conv {
+		return nil, fmt.Errorf("graph: ConvShape: %d inputs for epilogue %+v", len(n.Inputs), e)
+	}
+	a := n.Attrs.clone()
+	_, s, err := inferConv(&a, n.Inputs[:conv])
+	if err != nil {
+		return nil, fmt.Errorf("graph: ConvShape: %w", err)
+	}
+	return s, nil
 }

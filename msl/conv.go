@@ -15,7 +15,9 @@ type Conv = kdesc.Conv
 
 // EmitConv writes a direct convolution (an implicit GEMM with one output
 // per thread: the K loop runs over the group's channels and the window,
-// skipping padding), then the epilogue.
+// skipping padding), then the epilogue. A pooled output (Pool) is the max
+// of its 2×2 block's four finished conv outputs, a NaN winning as in
+// EmitPool.
 func EmitConv(c *Conv) (*Kernel, error) {
 	if !isFloat(c.DType) {
 		return nil, fmt.Errorf("msl: %s: conv of %v", c.Name, c.DType)
@@ -23,7 +25,11 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	if c.Groups < 1 || c.C%c.Groups != 0 || c.M%c.Groups != 0 || min(c.SH, c.SW, c.DH, c.DW) < 1 {
 		return nil, fmt.Errorf("msl: %s: groups %d, channels %d→%d, strides %d,%d, dilations %d,%d", c.Name, c.Groups, c.C, c.M, c.SH, c.SW, c.DH, c.DW)
 	}
-	n := c.N * c.M * c.OH * c.OW
+	if c.Pool && (c.Res || c.OH < 2 || c.OW < 2) {
+		return nil, fmt.Errorf("msl: %s: a 2×2 pool of a %d×%d conv output (residual %v)", c.Name, c.OH, c.OW, c.Res)
+	}
+	oh, ow := c.OutHW()
+	n := c.N * c.M * oh * ow
 	if err := checkCount(c.Name, max(n, c.N*c.C*c.H*c.W)); err != nil {
 		return nil, err
 	}
@@ -39,9 +45,17 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	var b strings.Builder
 	b.WriteString(sig(c.Name, bufs, attrGid))
 	fmt.Fprintf(&b, "{\n    if (gid >= %du) { return; }\n", n)
-	fmt.Fprintf(&b, "    int ox = int(gid) %% %d, r = int(gid) / %d;\n    int oy = r %% %d; r /= %d;\n    int m = r %% %d, bn = r / %d;\n",
-		c.OW, c.OW, c.OH, c.OH, c.M, c.M)
-	fmt.Fprintf(&b, "    int c0 = m / %d * %d;\n    float s = 0.0f;\n", mpg, cpg)
+	// (py, px) is the thread's output; the conv output (oy, ox) is it or,
+	// pooled, each of its 2×2 block in turn.
+	fmt.Fprintf(&b, "    int px = int(gid) %% %d, r = int(gid) / %d;\n    int py = r %% %d; r /= %d;\n    int m = r %% %d, bn = r / %d;\n",
+		ow, ow, oh, oh, c.M, c.M)
+	fmt.Fprintf(&b, "    int c0 = m / %d * %d;\n", mpg, cpg)
+	if c.Pool {
+		b.WriteString("    float best = -INFINITY;\n    for (int d = 0; d < 4; d++) {\n    int oy = py * 2 + d / 2, ox = px * 2 + d % 2;\n")
+	} else {
+		b.WriteString("    int oy = py, ox = px;\n")
+	}
+	b.WriteString("    float s = 0.0f;\n")
 	fmt.Fprintf(&b, "    for (int ci = 0; ci < %d; ci++) {\n", cpg)
 	fmt.Fprintf(&b, "        int xb = (bn * %d + c0 + ci) * %d;\n        int wb = (m * %d + ci) * %d;\n", c.C, c.H*c.W, cpg, c.KH*c.KW)
 	fmt.Fprintf(&b, "        for (int ky = 0; ky < %d; ky++) {\n            int iy = oy * %d - %d + ky * %d;\n            if (iy < 0 || iy >= %d) { continue; }\n",
@@ -62,7 +76,12 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	if c.Res {
 		fmt.Fprintf(&b, "    s += %s;\n", load(c.DType, "res[gid]"))
 	}
-	fmt.Fprintf(&b, "    out[gid] = %s;\n}\n", store(c.DType, "s"))
+	res := "s"
+	if c.Pool {
+		b.WriteString("    if (kiln_isnan(s) || s > best) { best = s; }\n    }\n")
+		res = "best"
+	}
+	fmt.Fprintf(&b, "    out[gid] = %s;\n}\n", store(c.DType, res))
 	g, th := linear(n)
 	return &Kernel{Name: c.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "direct"}, nil
 }

@@ -139,6 +139,11 @@ func TestHostKernels(t *testing.T) {
 		[]tensor.Tensor{cx, cw, cb}, 1e-5, via(ConvOf, EmitConv))
 	h.add(h.g.Conv2D(cxi, h.input(dw), nil, graph.ConvOpts{Pads: []int{2, 1, 2, 1}, Dilations: []int{2, 3}, Groups: 4}),
 		[]tensor.Tensor{cx, dw}, 1e-5, via(ConvOf, EmitConv))
+	// The pooled epilogue: bias, Relu, 2×2 max pool of a 9×10 conv output.
+	cwi, cbi := h.input(cw), h.input(cb)
+	pa := h.g.Conv2D(cxi, cwi, cbi, graph.ConvOpts{Pads: []int{1, 1, 1, 1}, Groups: 2}).Attrs
+	pa.Epilogue = graph.Epilogue{Bias: true, Act: graph.OpRelu, Pool2x2: true}
+	h.add(h.g.Apply(graph.OpFusedConv2D, pa, cxi, cwi, cbi), []tensor.Tensor{cx, cw, cb}, 1e-5, via(ConvOf, EmitConv))
 
 	outs := runHost(t, h.cases)
 	for i, c := range h.cases {

@@ -102,6 +102,8 @@ func variants(t *testing.T) []*Kernel {
 	add(EmitConv(&Conv{Name: name("conv"), DType: f32, Window: kdesc.Window{N: 1, C: 3, H: 8, W: 8, KH: 3, KW: 3, OH: 6, OW: 6, SH: 1, SW: 1, DH: 1, DW: 1}, M: 4, Groups: 1}))
 	add(EmitConv(&Conv{Name: name("conv_fused"), DType: tensor.F16, Window: kdesc.Window{N: 2, C: 4, H: 9, W: 9, KH: 3, KW: 3, OH: 5, OW: 5, SH: 2, SW: 2, PT: 1, PL: 1,
 		DH: 1, DW: 1}, M: 4, Groups: 2, Bias: true, Act: graph.OpRelu, Res: true}))
+	add(EmitConv(&Conv{Name: name("conv_pooled"), DType: tensor.F16, Window: kdesc.Window{N: 2, C: 4, H: 9, W: 9, KH: 3, KW: 3, OH: 9, OW: 9, SH: 1, SW: 1, PT: 1, PL: 1,
+		DH: 1, DW: 1}, M: 4, Groups: 1, Bias: true, Act: graph.OpRelu, Pool: true}))
 	// scans along an axis: every direction, float and integer dtypes
 	for _, dt := range []tensor.DType{f32, tensor.BF16, tensor.I32, tensor.U8} {
 		for _, ex := range []bool{false, true} {

@@ -12,9 +12,11 @@ import (
 // Fast F32 convolution and pooling on ops/asm: Conv2D (and FusedConv2D)
 // through an implicit GEMM over pre-packed weights (grouped) or a direct
 // depthwise kernel, with the fused activation and residual applied to
-// each output tile while it is in cache; MaxPool2D and AvgPool2D through
-// row folds (a vectorised pairwise fold for 2×2, stride-2 max pooling). Nodes the reference rejects fall back to
-// it, and its error.
+// each output tile while it is in cache (and a fused 2×2 max pool folding
+// the tile there, so the conv's full output is never written); MaxPool2D
+// and AvgPool2D through row folds (a vectorised pairwise fold for 2×2,
+// stride-2 max pooling). Nodes the reference rejects fall back to it, and
+// its error.
 
 func init() {
 	RegisterFast(graph.OpConv2D, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -58,8 +60,9 @@ func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVari
 // prepareConvAsm prepares node nd, whose convolution is the plain Conv2D
 // node conv (nd itself, or a FusedConv2D's shadow), followed by activation
 // act (OpInvalid: none) and the residual input res (-1: none), with row
-// kernels k (depthwise) and GEMM variant gv. Weights and bias computed
-// from weights only are packed once per weights version.
+// kernels k (depthwise) and GEMM variant gv, and by nd's 2×2 max pooling
+// when its epilogue pools. Weights and bias computed from weights only
+// are packed once per weights version.
 func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant, act graph.Op, res int) (Kernel, error) {
 	if !takesF32(nd) {
 		return nil, nil
@@ -70,7 +73,11 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		return nil, err
 	}
 	bias := len(conv.Inputs) == 3
-	c, err := asm.NewConv2D(g, bias, k, gv, asmPar(env))
+	newConv := asm.NewConv2D
+	if nd.Attrs.Epilogue.Pool2x2 {
+		newConv = asm.NewConv2DPool2x2
+	}
+	c, err := newConv(g, bias, k, gv, asmPar(env))
 	if err != nil {
 		return nil, err
 	}

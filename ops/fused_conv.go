@@ -10,18 +10,20 @@ import (
 
 // FusedConv2D is the Conv2D kernel followed, on its own output while the
 // step runs, by the epilogue's activation and residual add (each rounded
-// as the unfused kernels round). The fast F32 variant is the asm conv,
-// which applies the epilogue to each output tile while it is in cache;
-// other dtypes compose the best conv kernel kiln has (PrepareFast on the
-// plain conv) with a parallel epilogue.
+// as the unfused kernels round), then its 2×2 max pooling. The fast F32
+// variant is the asm conv, which applies the epilogue (and the pooling)
+// to each output tile while it is in cache; other dtypes compose the best
+// conv kernel kiln has (PrepareFast on the plain conv) with a parallel
+// epilogue and the reference MaxPool2D.
 
 func init() {
 	Register(Entry{Op: graph.OpFusedConv2D, DTypes: nativeFloats, Reference: prepareFusedConv, Tol: 1e-5})
 	RegisterFast(graph.OpFusedConv2D, prepareFusedConvFast)
 }
 
-// convShadow is the plain Conv2D node the fused one starts with, and the
-// index of the residual input (-1 for none).
+// convShadow is the plain Conv2D node the fused one starts with (of the
+// conv's shape when the epilogue pools), and the index of the residual
+// input (-1 for none).
 func convShadow(nd *graph.Node) (*graph.Node, int, error) {
 	e := nd.Attrs.Epilogue
 	conv := 2 + btoi(e.Bias)
@@ -40,7 +42,21 @@ func convShadow(nd *graph.Node) (*graph.Node, int, error) {
 			return nil, 0, fmt.Errorf("residual %v, want %v", nd.Inputs[res].Shape, nd.Shape)
 		}
 	}
-	return &graph.Node{Op: graph.OpConv2D, Inputs: nd.Inputs[:conv], Attrs: at, DType: nd.DType, Shape: nd.Shape}, res, nil
+	shape, err := graph.ConvShape(nd)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &graph.Node{Op: graph.OpConv2D, Inputs: nd.Inputs[:conv], Attrs: at, DType: nd.DType, Shape: shape}, res, nil
+}
+
+// poolShadow is the MaxPool2D node a pooled epilogue (Epilogue.Pool2x2)
+// applies to the conv's output, the shadow conv's, or nil for none.
+func poolShadow(nd, conv *graph.Node) *graph.Node {
+	if !nd.Attrs.Epilogue.Pool2x2 {
+		return nil
+	}
+	at := graph.Attrs{Kernel: []int{2, 2}, Strides: []int{2, 2}, Pads: []int{0, 0, 0, 0}, Dilations: []int{1, 1}}
+	return &graph.Node{Op: graph.OpMaxPool2D, Inputs: []*graph.Node{conv}, Attrs: at, DType: nd.DType, Shape: nd.Shape}
 }
 
 func btoi(b bool) int {
@@ -59,7 +75,7 @@ func prepareFusedConv(nd *graph.Node) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fusedConvKernel(nd, conv, res, Serial)
+	return fusedConvKernel(nd, shadow, conv, res, Serial)
 }
 
 func prepareFusedConvFast(nd *graph.Node, env Env) (Kernel, string, error) {
@@ -81,15 +97,17 @@ func prepareFusedConvFast(nd *graph.Node, env Env) (Kernel, string, error) {
 	if err != nil {
 		return nil, "", nil
 	}
-	k, err := fusedConvKernel(nd, conv, res, env)
+	k, err := fusedConvKernel(nd, shadow, conv, res, env)
 	if err != nil {
 		return nil, "", nil
 	}
 	return k, "conv-" + variant + "+epilogue", nil
 }
 
-// fusedConvKernel runs conv, then the epilogue over the output in chunks.
-func fusedConvKernel(nd *graph.Node, conv Kernel, res int, env Env) (Kernel, error) {
+// fusedConvKernel runs conv (the kernel of the shadow node), then the
+// epilogue over its output in chunks. A pooled epilogue has conv write a
+// buffer of the shadow's shape, which the reference MaxPool2D reads.
+func fusedConvKernel(nd, shadow *graph.Node, conv Kernel, res int, env Env) (Kernel, error) {
 	dt := nd.DType
 	if dt != tensor.F32 && dt != tensor.F64 {
 		return nil, fmt.Errorf("dtype %v has no fused conv kernel", dt)
@@ -101,8 +119,19 @@ func fusedConvKernel(nd *graph.Node, conv Kernel, res int, env Env) (Kernel, err
 			return nil, err
 		}
 	}
+	var pool Kernel
+	var full tensor.Tensor // the conv's output when pooled
+	if ps := poolShadow(nd, shadow); ps != nil {
+		var err error
+		if pool, err = PrepareReference(ps); err != nil {
+			return nil, err
+		}
+		if full, err = tensor.Make(dt, shadow.Shape); err != nil {
+			return nil, err
+		}
+	}
 	nconv := len(nd.Inputs) - btoi(res >= 0)
-	total := nd.Shape.NumElements()
+	total := shadow.Shape.NumElements()
 	var out tensor.Tensor
 	var resid tensor.Tensor
 	body := func(lo, hi int) {
@@ -113,18 +142,24 @@ func fusedConvKernel(nd *graph.Node, conv Kernel, res int, env Env) (Kernel, err
 		}
 	}
 	return sizeChecked(nd, func(ins []tensor.Tensor, o tensor.Tensor) error {
-		if err := conv(ins[:nconv], o); err != nil {
+		y := o
+		if pool != nil {
+			y = full
+		}
+		if err := conv(ins[:nconv], y); err != nil {
 			return err
 		}
-		if act == nil && res < 0 {
-			return nil
+		if act != nil || res >= 0 {
+			out = y
+			if res >= 0 {
+				resid = ins[res]
+			}
+			env.For(total, 1<<14, body)
+			out, resid = tensor.Tensor{}, tensor.Tensor{}
 		}
-		out = o
-		if res >= 0 {
-			resid = ins[res]
+		if pool != nil {
+			return pool([]tensor.Tensor{full}, o)
 		}
-		env.For(total, 1<<14, body)
-		out, resid = tensor.Tensor{}, tensor.Tensor{}
 		return nil
 	}), nil
 }

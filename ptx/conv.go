@@ -44,8 +44,9 @@ func (c *Conv) convTile() GemmTile {
 }
 
 // EmitConv writes the convolution, then the epilogue: + bias[m], Act,
-// + res, in that order, as FusedConv2D. Parameters: out, x, w, then bias
-// when Bias, then res when Res.
+// + res, in that order, as FusedConv2D, or (Pool) + bias[m], Act and the
+// max of each 2×2 block, through the direct kernel. Parameters: out, x,
+// w, then bias when Bias, then res when Res.
 func EmitConv(c *Conv) (*Kernel, error) {
 	if err := floatOnly(c.DType); err != nil {
 		return nil, err
@@ -57,9 +58,12 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	if c.Act != graph.OpInvalid && !graph.IsEpilogueAct(c.Act) {
 		return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", c.Name, c.Act)
 	}
+	if c.Pool && (c.Res || c.OH < 2 || c.OW < 2) {
+		return nil, fmt.Errorf("ptx: %s: a 2×2 pool of a %d×%d conv output (residual %v)", c.Name, c.OH, c.OW, c.Res)
+	}
 	mpg, taps := c.M/c.Groups, c.C/c.Groups*c.KH*c.KW
 	t := c.convTile()
-	if c.Direct || mpg < 16 || taps < 8 || c.Groups > MaxGridYZ || CeilDiv(mpg, t.BM) > MaxGridYZ {
+	if c.Direct || c.Pool || mpg < 16 || taps < 8 || c.Groups > MaxGridYZ || CeilDiv(mpg, t.BM) > MaxGridYZ {
 		return emitConvDirect(c)
 	}
 	return emitConvGemm(c, t)
@@ -82,6 +86,17 @@ func convSetup(c *Conv) (f *fn, x ix, out, xp, wp, bias, res string) {
 
 // convEpilogue finishes output element o (channel m) from the f32 sum.
 func (f *fn) convEpilogue(c *Conv, x ix, acc, m, o, out, bias, res string) error {
+	y, err := f.convFinish(c, x, acc, m, o, bias, res)
+	if err != nil {
+		return err
+	}
+	f.store(c.DType, x.addr(out, o, c.DType.Size()), y)
+	return nil
+}
+
+// convFinish is the f32 value of output element o (channel m) from the
+// sum: + bias, Act, + res (o is unused without Res).
+func (f *fn) convFinish(c *Conv, x ix, acc, m, o, bias, res string) (string, error) {
 	es := c.DType.Size()
 	y := acc
 	if c.Bias {
@@ -91,7 +106,7 @@ func (f *fn) convEpilogue(c *Conv, x ix, acc, m, o, out, bias, res string) error
 	if c.Act != graph.OpInvalid {
 		v, err := f.unary(Instr{Op: c.Act, DType: tensor.F32}, val{y, kF32, tensor.F32})
 		if err != nil {
-			return err
+			return "", err
 		}
 		y = v.r
 	}
@@ -100,8 +115,7 @@ func (f *fn) convEpilogue(c *Conv, x ix, acc, m, o, out, bias, res string) error
 		f.op("add.f32 %s, %s, %s", r, y, f.load(c.DType, x.addr(res, o, es)))
 		y = r
 	}
-	f.store(c.DType, x.addr(out, o, es), y)
-	return nil
+	return y, nil
 }
 
 // count emits `for k := 0; k < n; k++ { body(k) }` in x's width.
@@ -134,47 +148,72 @@ func (f *fn) outside(x ix, v string, n int, skip string) {
 }
 
 // emitConvDirect: one output per thread, looping over the group's
-// input channels and the window, skipping taps in the padding.
+// input channels and the window, skipping taps in the padding. A pooled
+// output is the max (NaN winning, as EmitPool's) of its 2×2 block's four
+// conv outputs, each computed so and finished.
 func emitConvDirect(c *Conv) (*Kernel, error) {
 	f, x, out, xp, wp, bias, res := convSetup(c)
 	cpg, mpg := c.C/c.Groups, c.M/c.Groups
-	n := c.N * c.M * c.OH * c.OW
+	oh, ow := c.OutHW()
+	n := c.N * c.M * oh * ow
 	es := c.DType.Size()
 	i, stride := f.globalIndex(x.wide)
 	var err error
 	f.gridLoop(x, i, stride, n, func() {
-		r, ox := x.divmod(i, c.OW)
-		r, oy := x.divmod(r, c.OH)
+		r, ox := x.divmod(i, ow)
+		r, oy := x.divmod(r, oh)
 		b, m := x.divmod(r, c.M)
 		g, _ := x.divmod(m, mpg)
 		plane0 := x.mad(x.mad(b, c.C, x.mad(g, cpg, x.imm(0))), c.H*c.W, x.imm(0))
 		w0 := x.mad(m, cpg*c.KH*c.KW, x.imm(0))
-		iy0, ix0 := x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL)
-		acc := f.f32(0)
-		f.count(x, cpg, func(ci string) {
-			plane, wc := x.mad(ci, c.H*c.W, plane0), x.mad(ci, c.KH*c.KW, w0)
-			f.count(x, c.KH, func(ky string) {
-				iy := x.mad(ky, c.DH, iy0)
-				pad := f.label("padrow")
-				f.outside(x, iy, c.H, pad)
-				row, wr := x.mad(iy, c.W, plane), x.mad(ky, c.KW, wc)
-				f.count(x, c.KW, func(kx string) {
-					ixx := x.mad(kx, c.DW, ix0)
-					padc := f.label("padcol")
-					f.outside(x, ixx, c.W, padc)
-					v := f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es))
-					f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, x.mad(kx, 1, wr), es)), acc)
-					f.place(padc)
-				})
-				f.place(pad)
-			})
-		})
-		if e := f.convEpilogue(c, x, acc, m, i, out, bias, res); e != nil {
-			err = e
+		if !c.Pool {
+			acc := f.convSum(c, x, xp, wp, plane0, w0, x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL))
+			if e := f.convEpilogue(c, x, acc, m, i, out, bias, res); e != nil {
+				err = e
+			}
+			return
 		}
+		best := f.f32(float32(math.Inf(-1)))
+		for d := range 4 { // conv output (2·oy + dy, 2·ox + dx)
+			dy, dx := d/2, d%2
+			acc := f.convSum(c, x, xp, wp, plane0, w0, x.origin(oy, 2*c.SH, c.PT-dy*c.SH), x.origin(ox, 2*c.SW, c.PL-dx*c.SW))
+			v, e := f.convFinish(c, x, acc, m, "", bias, "")
+			if e != nil {
+				err = e
+			}
+			f.op("max.NaN.f32 %s, %s, %s", best, best, v)
+		}
+		f.store(c.DType, x.addr(out, i, es), best)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return f.kernel(GridStride(n, blockOr(c.Block), maxGridStrideBlocks)), nil
+}
+
+// convSum is the f32 sum of one conv output whose window starts at input
+// row iy0, column ix0 (signed) of the group's first input plane, plane0,
+// and whose weights start at w0.
+func (f *fn) convSum(c *Conv, x ix, xp, wp, plane0, w0, iy0, ix0 string) string {
+	es := c.DType.Size()
+	acc := f.f32(0)
+	f.count(x, c.C/c.Groups, func(ci string) {
+		plane, wc := x.mad(ci, c.H*c.W, plane0), x.mad(ci, c.KH*c.KW, w0)
+		f.count(x, c.KH, func(ky string) {
+			iy := x.mad(ky, c.DH, iy0)
+			pad := f.label("padrow")
+			f.outside(x, iy, c.H, pad)
+			row, wr := x.mad(iy, c.W, plane), x.mad(ky, c.KW, wc)
+			f.count(x, c.KW, func(kx string) {
+				ixx := x.mad(kx, c.DW, ix0)
+				padc := f.label("padcol")
+				f.outside(x, ixx, c.W, padc)
+				v := f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es))
+				f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, x.mad(kx, 1, wr), es)), acc)
+				f.place(padc)
+			})
+			f.place(pad)
+		})
+	})
+	return acc
 }

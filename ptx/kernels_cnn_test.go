@@ -32,13 +32,13 @@ func cnnVariants(t testing.TB) []*Kernel {
 			{win(1, 3, 224, 224, 7, 7, 2, 3, 1), 64, 1, false},
 			{win(2, 64, 7, 7, 1, 1, 1, 0, 1), 128, 1, false},
 		} {
-			epis := []graph.Epilogue{{Bias: true, Act: graph.OpRelu, Residual: true}}
+			epis := []graph.Epilogue{{Bias: true, Act: graph.OpRelu, Residual: true}, {Bias: true, Act: graph.OpRelu, Pool2x2: true}}
 			if dt == tensor.F32 {
 				epis = append(epis, graph.Epilogue{}, graph.Epilogue{Bias: true, Act: graph.OpSilu})
 			}
 			for _, epi := range epis {
-				cv := &Conv{Conv: kdesc.Conv{Name: fmt.Sprintf("conv_%v_%d_%v_%v_%v", dt, ci, epi.Bias, epi.Act, epi.Residual), DType: dt,
-					Window: c.w, M: c.m, Groups: c.groups, Bias: epi.Bias, Act: epi.Act, Res: epi.Residual}, Direct: c.direct}
+				cv := &Conv{Conv: kdesc.Conv{Name: fmt.Sprintf("conv_%v_%d_%v_%v_%v_%v", dt, ci, epi.Bias, epi.Act, epi.Residual, epi.Pool2x2), DType: dt,
+					Window: c.w, M: c.m, Groups: c.groups, Bias: epi.Bias, Act: epi.Act, Res: epi.Residual, Pool: epi.Pool2x2}, Direct: c.direct}
 				add(EmitConv(cv))
 			}
 		}
@@ -88,6 +88,7 @@ func TestCNNKernelErrors(t *testing.T) {
 		"f64 conv":    second(EmitConv(&Conv{Conv: kdesc.Conv{Name: "c", DType: tensor.F64, Window: w, M: 4, Groups: 1}})),
 		"bad groups":  second(EmitConv(&Conv{Conv: kdesc.Conv{Name: "c", DType: tensor.F32, Window: w, M: 4, Groups: 3}})),
 		"bad act":     second(EmitConv(&Conv{Conv: kdesc.Conv{Name: "c", DType: tensor.F32, Window: w, M: 4, Groups: 1, Act: graph.OpExp}})),
+		"pooled res":  second(EmitConv(&Conv{Conv: kdesc.Conv{Name: "c", DType: tensor.F32, Window: w, M: 4, Groups: 1, Res: true, Pool: true}})),
 		"dilated max": second(EmitPool(&Pool{Pool: kdesc.Pool{Name: "p", DType: tensor.F32, Window: kdesc.Window{N: 1, C: 1, H: 5, W: 5, OH: 1, OW: 1, KH: 3, KW: 3, SH: 1, SW: 1, DH: 2, DW: 1}, Max: true}})),
 		"bool arg":    second(EmitArg(&Arg{Arg: kdesc.Arg{Name: "a", DType: tensor.Bool, Lines: kdesc.Lines{Outer: 1, Size: 2, Inner: 1}}})),
 		"f64 cumsum":  second(EmitCumSum(&CumSum{CumSum: kdesc.CumSum{Name: "s", DType: tensor.F64, Lines: kdesc.Lines{Outer: 1, Size: 2, Inner: 1}}})),

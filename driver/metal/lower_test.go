@@ -109,6 +109,11 @@ func newOpGraphs() map[string]struct {
 			pw := g.Conv2D(y, g.Param("pw", tensor.F32, 6, 6, 1, 1), nil, graph.ConvOpts{})
 			g.Output(g.Add(g.Relu(pw), y))
 		}, []graph.Op{graph.OpFusedConv2D}},
+		"conv_pooled": {func(g *graph.Graph) {
+			x := g.Input("x", tensor.F32, 1, 3, 9, 10)
+			y := g.Relu(g.Conv2D(x, g.Param("w", tensor.F32, 8, 3, 3, 3), g.Param("b", tensor.F32, 8), graph.ConvOpts{Pads: []int{1, 1, 1, 1}}))
+			g.Output(g.MaxPool2D(y, graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}}))
+		}, []graph.Op{graph.OpFusedConv2D}},
 	}
 }
 

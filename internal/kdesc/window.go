@@ -53,7 +53,9 @@ func windowOf(name string, n *graph.Node, kh, kw int) (Window, error) {
 
 // Conv describes Conv2D of x [N, C, H, W] with w [M, C/Groups, KH, KW],
 // optionally + bias [M], then Act and + Res (laid out like out:
-// FusedConv2D's epilogue). Operands: out, x, w, [bias], [res].
+// FusedConv2D's epilogue), or then Act and a 2×2 max pool (Pool). The
+// Window's OH and OW are the conv's, before any pooling. Operands: out,
+// x, w, [bias], [res].
 type Conv struct {
 	Name  string
 	DType tensor.DType
@@ -63,6 +65,19 @@ type Conv struct {
 	Bias   bool
 	Act    graph.Op // graph.OpInvalid for none
 	Res    bool
+	// Pool (Epilogue.Pool2x2; never with Res): out [N, M, OH/2, OW/2]
+	// holds the max of each 2×2 block of the conv's outputs, a NaN
+	// winning, as MaxPool2D.
+	Pool bool
+}
+
+// OutHW is out's spatial dims: OH×OW, or halved, rounding down, when
+// Pool.
+func (c *Conv) OutHW() (oh, ow int) {
+	if c.Pool {
+		return c.OH / 2, c.OW / 2
+	}
+	return c.OH, c.OW
 }
 
 // ConvOf describes a Conv2D or FusedConv2D node; grouped and depthwise
@@ -79,6 +94,11 @@ func ConvOf(name string, n *graph.Node) (*Conv, error) {
 	if err != nil {
 		return nil, err
 	}
+	conv, err := graph.ConvShape(n) // the node's shape but for a pooled epilogue
+	if err != nil || conv.Rank() != 4 {
+		return nil, fmt.Errorf("%s: %v (shape %v)", name, err, conv)
+	}
+	win.OH, win.OW = conv[2], conv[3]
 	c := &Conv{Name: name, DType: n.DType, Window: win, M: wt[0], Groups: max(n.Attrs.Groups, 1)}
 	if c.C%c.Groups != 0 || c.M%c.Groups != 0 || wt[1] != c.C/c.Groups || n.Shape[1] != c.M {
 		return nil, fmt.Errorf("%s: groups %d do not fit input %v, weight %v, result %v", name, c.Groups, n.Inputs[0].Shape, wt, n.Shape)
@@ -86,8 +106,8 @@ func ConvOf(name string, n *graph.Node) (*Conv, error) {
 	extra := len(n.Inputs) - 2
 	if n.Op == graph.OpFusedConv2D {
 		e := n.Attrs.Epilogue
-		c.Bias, c.Act, c.Res = e.Bias, e.Act, e.Residual
-		if extra != e.Inputs() {
+		c.Bias, c.Act, c.Res, c.Pool = e.Bias, e.Act, e.Residual, e.Pool2x2
+		if extra != e.Inputs() || (c.Pool && c.Res) {
 			return nil, fmt.Errorf("%s: epilogue %+v with %d extra inputs", name, e, extra)
 		}
 	} else {

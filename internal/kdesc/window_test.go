@@ -65,6 +65,20 @@ func TestWindowOf(t *testing.T) {
 	if c.Window != want || c.M != 4 || c.Groups != 2 || !c.Bias || c.Res || c.Act != graph.OpInvalid {
 		t.Errorf("ConvOf = %+v", c)
 	}
+	// The pooled FusedConv2D keeps the conv's window: 5×7, out 2×3.
+	fa := conv.Attrs
+	fa.Epilogue = graph.Epilogue{Bias: true, Act: graph.OpRelu, Pool2x2: true}
+	fc, err := g.Insert(graph.OpFusedConv2D, fa, conv.Inputs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := ConvOf("pc", fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oh, ow := pc.OutHW(); pc.Window != want || !pc.Pool || pc.Act != graph.OpRelu || oh != 2 || ow != 3 {
+		t.Errorf("ConvOf(pooled) = %+v, out %d×%d", pc, oh, ow)
+	}
 	p, err := PoolOf("p", pool)
 	if err != nil {
 		t.Fatal(err)

@@ -90,6 +90,7 @@ type Conv2D struct {
 	cpg, mpg, kk, hw, ohw  int
 	bias, depthwise        bool
 	oyLo, oyHi, oxLo, oxHi []int
+	pooled                 // set by NewConv2DPool2x2
 
 	convGemm // the GEMM path's plan (unused when depthwise)
 	own      ConvWeights
@@ -131,6 +132,12 @@ type convRun struct {
 // bias is set, using row kernels k and GEMM variant gv (nil: the best
 // ones) over par.
 func NewConv2D(g ConvGeom, bias bool, k *RowKernels, gv *GemmVariant, par Par) (*Conv2D, error) {
+	return newConv2D(g, bias, false, k, gv, par)
+}
+
+// newConv2D prepares NewConv2D's convolution, pooled (NewConv2DPool2x2)
+// when pool is set.
+func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par Par) (*Conv2D, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -146,8 +153,15 @@ func NewConv2D(g ConvGeom, bias bool, k *RowKernels, gv *GemmVariant, par Par) (
 	c := &Conv2D{g: g, k: k, v: gv, bias: bias, cpg: g.C / g.Groups, mpg: g.M / g.Groups, hw: g.H * g.W, ohw: g.OH * g.OW}
 	c.kk = c.cpg * g.KH * g.KW
 	c.oyLo, c.oyHi, c.oxLo, c.oxHi = windowRanges(&g)
+	if pool {
+		c.pooled = pooled{on: true, ph: g.OH / 2, pw: g.OW / 2}
+	}
 	if c.cpg == 1 {
 		c.depthwise = true
+		if pool {
+			c.preparePooledDepthwise(par)
+			return c, nil
+		}
 		c.c = NewChunks(par, g.N*g.M*g.OH, max(1, (1<<12)/max(1, g.OW*g.KH*g.KW)), c.depthwiseRows)
 		return c, nil
 	}
@@ -197,9 +211,10 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 	if pw.owner != c {
 		return errors.New("asm: conv: weights packed for another convolution")
 	}
-	if len(a.X) != g.N*g.C*c.hw || len(a.Y) != g.N*g.M*c.ohw || (a.Residual != nil && len(a.Residual) != len(a.Y)) {
-		return fmt.Errorf("asm: conv: got x %d, y %d, residual %d elements; want %d, %d, %d",
-			len(a.X), len(a.Y), len(a.Residual), g.N*g.C*c.hw, g.N*g.M*c.ohw, g.N*g.M*c.ohw)
+	ny := g.N * g.M * c.outPlane()
+	if len(a.X) != g.N*g.C*c.hw || len(a.Y) != ny || (a.Residual != nil && (c.pooled.on || len(a.Residual) != ny)) {
+		return fmt.Errorf("asm: conv: got x %d, y %d, residual %d elements; want %d, %d, %d (none when pooled)",
+			len(a.X), len(a.Y), len(a.Residual), g.N*g.C*c.hw, ny, ny)
 	}
 	if a.Act >= numActs {
 		return fmt.Errorf("asm: conv: unknown %v", a.Act)
@@ -220,16 +235,19 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 }
 
 // epilogue applies the run's activation and residual to y[off:off+n].
-func (c *Conv2D) epilogue(off, n int) {
+func (c *Conv2D) epilogue(off, n int) { c.finish(c.run.y[off:off+n], off) }
+
+// finish applies the run's activation to seg, then adds the residual
+// from off (a pooled run, whose seg is scratch, has none).
+func (c *Conv2D) finish(seg []float32, off int) {
 	r := &c.run
-	seg := r.y[off : off+n]
 	if r.actFunc != nil {
 		r.actFunc(seg)
 	} else if r.act != ActNone {
 		r.act.Apply(seg)
 	}
 	if r.res != nil {
-		c.k.Axpy(seg, r.res[off:off+n], 1) // 1·r + y rounds as r + y
+		c.k.Axpy(seg, r.res[off:off+len(seg)], 1) // 1·r + y rounds as r + y
 	}
 }
 
@@ -237,46 +255,5 @@ func (c *Conv2D) epilogue(off, n int) {
 func fill(s []float32, v float32) {
 	for i := range s {
 		s[i] = v
-	}
-}
-
-// depthwiseRows computes output rows [lo, hi), numbered over (n, m, oy).
-// The packed weights are w then b.
-func (c *Conv2D) depthwiseRows(_, lo, hi int) {
-	g := &c.g
-	taps := g.KH * g.KW
-	x, y := c.run.x, c.run.y
-	for it := lo; it < hi; it++ {
-		plane, oy := it/g.OH, it%g.OH
-		m := plane % g.M
-		yrow := y[it*g.OW : (it+1)*g.OW]
-		var b float32
-		if c.bias {
-			b = c.run.a[g.M*taps+m]
-		}
-		fill(yrow, b)
-		xp := x[(plane/g.M*g.C+m/c.mpg)*c.hw:][:c.hw]
-		wk := c.run.a[m*taps : (m+1)*taps]
-		for ky := range g.KH {
-			if oy < c.oyLo[ky] || oy >= c.oyHi[ky] {
-				continue
-			}
-			xr := xp[(oy*g.SH-g.PT+ky*g.DH)*g.W:][:g.W]
-			for kx := range g.KW {
-				lo, hi := c.oxLo[kx], c.oxHi[kx]
-				if lo >= hi {
-					continue
-				}
-				a, base := wk[ky*g.KW+kx], kx*g.DW-g.PL
-				if g.SW == 1 {
-					c.k.Axpy(yrow[lo:hi], xr[lo+base:hi+base], a)
-					continue
-				}
-				for ox := lo; ox < hi; ox++ {
-					yrow[ox] += a * xr[ox*g.SW+base]
-				}
-			}
-		}
-		c.epilogue(it*g.OW, g.OW)
 	}
 }

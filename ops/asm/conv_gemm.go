@@ -46,6 +46,7 @@ type convGemm struct {
 	mgemv      int   // rows per group past the panels, run one at a time
 	astride    int   // packed weights per group
 	nb, blocks int   // columns per tile and tiles per (batch, group)
+	span       int   // columns the tiles cover: OH·OW, or a pooled conv's row pairs
 	koff       []int // tap offsets into a padded plane group (conv_pack.go)
 	pad        convPad
 	taps       *convKernels
@@ -58,6 +59,7 @@ type convGemm struct {
 type convWorker struct {
 	b    []float32 // a row of ones, then room for a depth block of a panel (see panel)
 	tile []float32 // MR×NR, for edge micro-tiles
+	out  []float32 // a pooled conv's tile (M/G × nb) or, depthwise, row pair
 }
 
 // panel is where depth block [pc, pc+kc) of a panel goes. With a bias,
@@ -102,20 +104,32 @@ func (c *Conv2D) prepareGemm(par Par) {
 	// multiple of the micro-tile width, and with several workers four
 	// tiles each, which they take as they go (a worker whose core is busy
 	// elsewhere takes fewer).
+	// A pooled conv's tiles are whole pairs of output rows (the last odd
+	// row, which floor mode drops, in none).
 	nr := v.nr
+	c.span = c.ohw
+	if c.pooled.on {
+		c.span = c.pooled.ph * 2 * g.OW
+	}
 	nb := max(convMinCols, convTileFloats/max(c.mpg, 1)/nr*nr)
-	if planes := g.N * g.Groups; threads > 1 && planes*((c.ohw+nb-1)/nb) < 4*threads {
-		want := (c.ohw*planes + 4*threads - 1) / (4 * threads)
+	if planes := g.N * g.Groups; threads > 1 && planes*((c.span+nb-1)/nb) < 4*threads {
+		want := (c.span*planes + 4*threads - 1) / (4 * threads)
 		nb = min(nb, max(nr, (want+nr-1)/nr*nr))
 	}
-	c.nb = min(nb, max(c.ohw, 1))
-	c.blocks = (c.ohw + c.nb - 1) / c.nb
+	if c.pooled.on {
+		nb = max(1, nb/(2*g.OW)) * 2 * g.OW
+	}
+	c.nb = min(nb, max(c.span, 1))
+	c.blocks = (c.span + c.nb - 1) / c.nb
 	c.c = NewChunks(par, g.N*g.Groups*c.blocks, 1, c.gemmTiles)
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
 		c.ws[i].b = make([]float32, (c.kc+1)*nr)
 		fill(c.ws[i].b[:nr], 1)
 		c.ws[i].tile = make([]float32, v.mr*nr)
+		if c.pooled.on {
+			c.ws[i].out = make([]float32, c.mpg*c.nb)
+		}
 	}
 }
 
@@ -169,7 +183,6 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 func (c *Conv2D) gemmTiles(ch, _, _ int) {
 	g, v, wk := &c.g, c.v, &c.ws[ch]
 	nr := v.nr
-	y := c.run.y
 	tiles := int64(g.N * g.Groups * c.blocks)
 	for {
 		i := c.next.Add(1) - 1
@@ -180,11 +193,16 @@ func (c *Conv2D) gemmTiles(ch, _, _ int) {
 		plane, blk := it/c.blocks, it%c.blocks
 		n, grp := plane/g.Groups, plane%g.Groups
 		j0 := blk * c.nb
-		cols := min(c.nb, c.ohw-j0)
-		yoff := (n*g.M+grp*c.mpg)*c.ohw + j0
+		cols := min(c.nb, c.span-j0)
+		// The tile's first output is y[yoff], its rows ldy apart: in the
+		// output, or a pooled conv's scratch, pooled from there.
+		y, ldy, yoff := c.run.y, c.ohw, (n*g.M+grp*c.mpg)*c.ohw+j0
+		if c.pooled.on {
+			y, ldy, yoff = wk.out, c.nb, 0
+		}
 		if c.ktot == 0 { // no input channels and no bias
 			for m := range c.mpg {
-				clear(y[yoff+m*c.ohw:][:cols])
+				clear(y[yoff+m*ldy:][:cols])
 			}
 		}
 		php := c.pad.hp * c.pad.wp
@@ -195,30 +213,33 @@ func (c *Conv2D) gemmTiles(ch, _, _ int) {
 		for pc := 0; pc < c.ktot; pc += c.kc {
 			kc := min(c.kc, c.ktot-pc)
 			if c.direct {
-				c.directProduct(a, xg, pc, kc, yoff, j0, cols)
+				c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols)
 				continue
 			}
 			for jp := 0; jp < cols; jp += nr {
 				ncol := min(nr, cols-jp)
 				bp := wk.panel(pc, kc, nr, c.bias)
 				c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
-				c.panelProduct(wk, a, bp, pc, kc, yoff+jp, ncol)
+				c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol)
 			}
 		}
 		if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
 			for m := range c.mpg {
-				c.epilogue(yoff+m*c.ohw, cols)
+				c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
 			}
+		}
+		if c.pooled.on {
+			c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
 		}
 	}
 }
 
 // panelProduct computes depth block [pc, pc+kc) of the ncol (<= NR)
-// columns of y from column ci of the group's first row: the packed
-// weights a times the panel bp, which stays in L1 while every row
+// columns of y (rows ldy apart) from y[ci], the group's first row: the
+// packed weights a times the panel bp, which stays in L1 while every row
 // panel meets it. The first block overwrites y, the others add to it.
-func (c *Conv2D) panelProduct(wk *convWorker, a, bp []float32, pc, kc, ci, ncol int) {
-	v, y, ldy := c.v, c.run.y, c.ohw
+func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []float32, pc, kc, ci, ncol int) {
+	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := uint(0)
 	if pc > 0 {

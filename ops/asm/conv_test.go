@@ -76,14 +76,20 @@ func randFloats(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-func checkConv(t *testing.T, k *RowKernels, gv *GemmVariant, par Par, g ConvGeom, bias bool, r *rand.Rand) {
-	t.Helper()
-	x := randFloats(r, g.N*g.C*g.H*g.W)
-	w := randFloats(r, g.M*g.C/g.Groups*g.KH*g.KW)
-	var b []float32
+// convOperands are random input, weights and (when bias) bias of a conv
+// of geometry g.
+func convOperands(r *rand.Rand, g ConvGeom, bias bool) (x, w, b []float32) {
+	x = randFloats(r, g.N*g.C*g.H*g.W)
+	w = randFloats(r, g.M*g.C/g.Groups*g.KH*g.KW)
 	if bias {
 		b = randFloats(r, g.M)
 	}
+	return x, w, b
+}
+
+func checkConv(t *testing.T, k *RowKernels, gv *GemmVariant, par Par, g ConvGeom, bias bool, r *rand.Rand) {
+	t.Helper()
+	x, w, b := convOperands(r, g, bias)
 	c, err := NewConv2D(g, bias, k, gv, par)
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,9 @@ func resNetGraph() *graph.Graph {
 	}
 	pad1 := graph.ConvOpts{Pads: []int{1, 1, 1, 1}}
 	h := g.Relu(bn("bn1", conv("stem", x, 3, 16, 3, pad1, true), 16))
+	// A stem without BatchNorm: conv + Relu + 2×2 max pool (odd width:
+	// floor mode) is one pooled FusedConv2D.
+	g.OutputNamed("pooled", g.MaxPool2D(g.Relu(conv("stem2", x, 3, 8, 3, pad1, true)), graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}}))
 	h = g.MaxPool2D(h, graph.PoolOpts{Kernel: []int{3, 3}, Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})
 	r := g.Relu(bn("bn2", conv("c2", h, 16, 16, 3, pad1, false), 16))
 	r = bn("bn3", conv("c3", r, 16, 16, 3, pad1, false), 16)

@@ -95,6 +95,27 @@ func convCases(t testing.TB, r *rand.Rand) []rowCase {
 			set := func(cv *ptx.Conv) { cv.Direct, cv.Tile = c.direct, c.tile }
 			conv := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.Conv2D(xs[0], xs[1], xs[2], o) }
 			cs = append(cs, nodeCase(t, name, []tensor.Tensor{x, w, b}, conv, nil, emitConvWith(set), sumTol(dt, taps)))
+			// The pooled epilogue (the ResNet stem): bias, activation, then
+			// the 2×2 max pool, against the chain.
+			for _, act := range []graph.Op{graph.OpInvalid, graph.OpRelu} {
+				if outShape(t, c.x, c.w, o)[2] < 2 {
+					break
+				}
+				pooled := func(g *graph.Graph, xs []*graph.Node) *graph.Node {
+					at := g.Conv2D(xs[0], xs[1], xs[2], o).Attrs
+					at.Epilogue = graph.Epilogue{Bias: true, Act: act, Pool2x2: true}
+					return g.Apply(graph.OpFusedConv2D, at, xs...)
+				}
+				ref := func(g *graph.Graph, xs []*graph.Node) *graph.Node {
+					y := g.Conv2D(xs[0], xs[1], xs[2], o)
+					if act != graph.OpInvalid {
+						y = g.Apply(act, graph.Attrs{}, y)
+					}
+					return g.MaxPool2D(y, graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}})
+				}
+				cs = append(cs, nodeCase(t, fmt.Sprintf("%s_pool_%v", name, act), []tensor.Tensor{x, w, b}, pooled, ref,
+					emitConvWith(set), sumTol(dt, taps)))
+			}
 			if dt == tensor.F16 {
 				continue
 			}
