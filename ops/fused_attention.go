@@ -229,7 +229,6 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	kvh := b*p.hk + h/p.group
 	qrow := (bh*p.sq + i0) * p.d
 	yrows := ys[(bh*p.sq+i0)*p.dv:][:mq*p.dv]
-	clear(yrows)
 	m, l := w.m[:mq], w.l[:mq]
 	for i := range m {
 		m[i], l[i] = float32(math.Inf(-1)), 0
@@ -255,7 +254,9 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 			p.maskBlock(w, ins, b, h, i0, mq, j0, nk)
 		}
 		p.softmaxBlock(w, yrows, mq, nk)
-		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[j0*p.dv:], C: yrows, K: shorter(nk, p.bk)}
+		// The first block's product overwrites the output rows, so they
+		// need no zeroing (softmaxBlock leaves them alone until then).
+		w.pvArgs = asm.GemmArgs{A: w.s, B: vs[j0*p.dv:], C: yrows, K: shorter(nk, p.bk), Overwrite: kb == 0}
 		if p.bq > 1 {
 			w.pvArgs.PackedB = &w.pvb[kb]
 		}
@@ -265,6 +266,9 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 		end = j0 + nk
 	}
 	w.qkArgs, w.pvArgs = asm.GemmArgs{}, asm.GemmArgs{}
+	if end == 0 {
+		clear(yrows) // no block ran: rows of no keys (NaN below when keys were removed)
+	}
 	nan := float32(math.NaN())
 	for i := range mq {
 		row := yrows[i*p.dv : (i+1)*p.dv]

@@ -48,15 +48,18 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 	}
 	b := kvh / p.hk
 	mask := w.maskc[:p.sk] // the mask row as float32 logits
-	for j := range mask {
-		at := b*p.mst[0] + j*p.mst[3]
-		if p.mask == maskBool {
+	if p.mask == maskBool {
+		keep := ins[3].Data
+		for j := range mask {
 			mask[j] = 0
-			if ins[3].Data[at] == 0 {
+			if keep[b*p.mst[0]+j*p.mst[3]] == 0 {
 				mask[j] = float32(math.Inf(-1))
 			}
-		} else {
-			mask[j] = ins[3].F32()[at]
+		}
+	} else {
+		add := ins[3].F32()
+		for j := range mask {
+			mask[j] = add[b*p.mst[0]+j*p.mst[3]]
 		}
 	}
 	if cut, ok := p.keyCut(w, ins, kvh); ok {

@@ -94,6 +94,13 @@ func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
 			continue
 		}
 		sum := float32(p.rk.ExpScaleShift(row, row, s, best))
+		if math.IsInf(float64(w.m[i]), -1) {
+			// The first visible keys: nothing to rescale (the output
+			// row is the first block's product, or 0 from one of no
+			// visible keys).
+			w.l[i], w.m[i] = sum, best
+			continue
+		}
 		corr := exp32(w.m[i] - best)
 		w.l[i] = w.l[i]*corr + sum
 		if corr != 1 {

@@ -60,6 +60,10 @@ type GemmArgs struct {
 	// are checked against the smaller product; a PackedB must hold at
 	// least N columns at depth exactly K (Gemm.PackBDims).
 	N, K int
+	// Overwrite runs an Accumulate plan as if it had none: C is written,
+	// never read (the first of several products summed into one C, which
+	// then needs no zeroing).
+	Overwrite bool
 }
 
 // rows and cols of a stored operand.
@@ -235,12 +239,13 @@ func Sgemm(cfg GemmConfig, a, b, c []float32) error {
 
 // Run computes the product (or batch of products) described by args.
 func (g *Gemm) Run(args *GemmArgs) error {
-	if args.N != 0 || args.K != 0 {
+	if args.N != 0 || args.K != 0 || (args.Overwrite && g.cfg.Accumulate) {
 		full := g.gemmSizes
 		defer func() { g.gemmSizes = full }()
 		if err := g.shrink(args.N, args.K); err != nil {
 			return err
 		}
+		g.cfg.Accumulate = g.cfg.Accumulate && !args.Overwrite
 	}
 	if err := g.check(args); err != nil {
 		return err

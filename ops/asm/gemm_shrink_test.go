@@ -150,3 +150,54 @@ func TestGemmShrinkErrors(t *testing.T) {
 		t.Errorf("A one short for depth 10: error %v", err)
 	}
 }
+
+// TestGemmOverwrite: Overwrite runs an Accumulate plan as a plain one
+// (C full of NaN is never read), bit for bit, on every path (one row,
+// edges, depth blocks, parallel), and the next run accumulates again.
+func TestGemmOverwrite(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for _, v := range gemmTestVariants() {
+		for _, par := range []Par{{}, gemmTestPar(2)} {
+			for _, s := range [][3]int{{1, 40, 30}, {13, 40, 300}, {64, 64, 64}} {
+				m, n, k := s[0], s[1], s[2]
+				a, b := make([]float32, m*k), make([]float32, k*n)
+				for _, x := range [][]float32{a, b} {
+					for i := range x {
+						x[i] = gemmRand(r)
+					}
+				}
+				plain, err := NewGemm(GemmConfig{M: m, N: n, K: k, Alpha: 1}, v, par)
+				if err != nil {
+					t.Fatal(err)
+				}
+				acc, err := NewGemm(GemmConfig{M: m, N: n, K: k, Alpha: 1, Accumulate: true}, v, par)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, got := make([]float32, m*n), make([]float32, m*n)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				if err := plain.Run(&GemmArgs{A: a, B: b, C: want}); err != nil {
+					t.Fatal(err)
+				}
+				if err := acc.Run(&GemmArgs{A: a, B: b, C: got, Overwrite: true}); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v: C[%d] = %v, want %v", v.Name, s, i, got[i], want[i])
+					}
+				}
+				if err := acc.Run(&GemmArgs{A: a, B: b, C: got}); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if d := got[i] - 2*want[i]; math.Abs(float64(d)) > 1e-5*float64(k) {
+						t.Fatalf("%s %v: second run C[%d] = %v, want %v", v.Name, s, i, got[i], 2*want[i])
+					}
+				}
+			}
+		}
+	}
+}
