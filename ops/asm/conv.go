@@ -104,6 +104,7 @@ type Conv2D struct {
 type ConvWeights struct {
 	data    []float32
 	owner   *Conv2D
+	wino    bool   // the transformed weights after data's direct packing are usable (conv_wino.go)
 	Version uint64 // free for the owner: e.g. the weights version it was packed from
 }
 
@@ -126,6 +127,7 @@ type convRun struct {
 	x, a, y, res []float32 // a: packed weights
 	act          Activation
 	actFunc      func(seg []float32)
+	wino         bool // the weights allow the Winograd path
 }
 
 // NewConv2D prepares a convolution of geometry g, with a bias input when
@@ -185,6 +187,10 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	} else {
 		c.packA(pw, w, b)
 	}
+	pw.wino = false
+	if c.wino != nil {
+		c.packWino(pw, w)
+	}
 	pw.owner = c
 	return nil
 }
@@ -226,7 +232,7 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 	if !c.depthwise {
 		x = c.padInput(x)
 	}
-	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc}
+	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc, wino: pw.wino}
 	c.next.Store(0)
 	c.c.Do()
 	c.releasePad()

@@ -50,8 +50,9 @@ type convGemm struct {
 	koff       []int // tap offsets into a padded plane group (conv_pack.go)
 	pad        convPad
 	taps       *convKernels
-	direct     bool  // the direct path (conv_direct.go)
-	dpan       []int // its panels' rows
+	direct     bool      // the direct path (conv_direct.go)
+	wino       *convWino // the Winograd path (conv_wino.go), or nil
+	dpan       []int     // its panels' rows
 	ws         []convWorker
 	next       atomic.Int64 // the next tile to take
 }
@@ -121,7 +122,14 @@ func (c *Conv2D) prepareGemm(par Par) {
 	}
 	c.nb = min(nb, max(c.span, 1))
 	c.blocks = (c.span + c.nb - 1) / c.nb
-	c.c = NewChunks(par, g.N*g.Groups*c.blocks, 1, c.gemmTiles)
+	work, body := g.N*g.Groups*c.blocks, c.gemmTiles
+	if c.wino = c.planWino(threads); c.wino != nil {
+		work, body = g.N*c.wino.blocks, c.winoTiles
+	}
+	c.c = NewChunks(par, work, 1, body)
+	if c.wino != nil {
+		c.wino.winoWorkers(c.c.N())
+	}
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
 		c.ws[i].b = make([]float32, (c.kc+1)*nr)
@@ -181,8 +189,7 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 // gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
 // group, block), from the run's counter until none are left.
 func (c *Conv2D) gemmTiles(ch, _, _ int) {
-	g, v, wk := &c.g, c.v, &c.ws[ch]
-	nr := v.nr
+	g, wk := &c.g, &c.ws[ch]
 	tiles := int64(g.N * g.Groups * c.blocks)
 	for {
 		i := c.next.Add(1) - 1
@@ -191,46 +198,52 @@ func (c *Conv2D) gemmTiles(ch, _, _ int) {
 		}
 		it := int(i)
 		plane, blk := it/c.blocks, it%c.blocks
-		n, grp := plane/g.Groups, plane%g.Groups
 		j0 := blk * c.nb
-		cols := min(c.nb, c.span-j0)
-		// The tile's first output is y[yoff], its rows ldy apart: in the
-		// output, or a pooled conv's scratch, pooled from there.
-		y, ldy, yoff := c.run.y, c.ohw, (n*g.M+grp*c.mpg)*c.ohw+j0
-		if c.pooled.on {
-			y, ldy, yoff = wk.out, c.nb, 0
+		c.tile(wk, plane/g.Groups, plane%g.Groups, j0, min(c.nb, c.span-j0))
+	}
+}
+
+// tile computes output columns [j0, j0+cols) of group grp of image n
+// (pooled, for a pooled conv, from the worker's scratch) and applies the
+// epilogue.
+func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
+	g, nr := &c.g, c.v.nr
+	// The tile's first output is y[yoff], its rows ldy apart: in the
+	// output, or a pooled conv's scratch, pooled from there.
+	y, ldy, yoff := c.run.y, c.ohw, (n*g.M+grp*c.mpg)*c.ohw+j0
+	if c.pooled.on {
+		y, ldy, yoff = wk.out, c.nb, 0
+	}
+	if c.ktot == 0 { // no input channels and no bias
+		for m := range c.mpg {
+			clear(y[yoff+m*ldy:][:cols])
 		}
-		if c.ktot == 0 { // no input channels and no bias
-			for m := range c.mpg {
-				clear(y[yoff+m*ldy:][:cols])
-			}
+	}
+	php := c.pad.hp * c.pad.wp
+	xg := c.run.x[(n*g.C+grp*c.cpg)*php:][:c.cpg*php]
+	a := c.run.a[grp*c.astride:][:c.astride]
+	// Depth blocks outer: the weights' block stays in L2 and the
+	// output tile in cache while every panel meets them.
+	for pc := 0; pc < c.ktot; pc += c.kc {
+		kc := min(c.kc, c.ktot-pc)
+		if c.direct {
+			c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols)
+			continue
 		}
-		php := c.pad.hp * c.pad.wp
-		xg := c.run.x[(n*g.C+grp*c.cpg)*php:][:c.cpg*php]
-		a := c.run.a[grp*c.astride:][:c.astride]
-		// Depth blocks outer: the weights' block stays in L2 and the
-		// output tile in cache while every panel meets them.
-		for pc := 0; pc < c.ktot; pc += c.kc {
-			kc := min(c.kc, c.ktot-pc)
-			if c.direct {
-				c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols)
-				continue
-			}
-			for jp := 0; jp < cols; jp += nr {
-				ncol := min(nr, cols-jp)
-				bp := wk.panel(pc, kc, nr, c.bias)
-				c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
-				c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol)
-			}
+		for jp := 0; jp < cols; jp += nr {
+			ncol := min(nr, cols-jp)
+			bp := wk.panel(pc, kc, nr, c.bias)
+			c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
+			c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol)
 		}
-		if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
-			for m := range c.mpg {
-				c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
-			}
+	}
+	if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
+		for m := range c.mpg {
+			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
 		}
-		if c.pooled.on {
-			c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
-		}
+	}
+	if c.pooled.on {
+		c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
 	}
 }
 

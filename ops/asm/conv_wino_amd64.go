@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package asm
+
+import "github.com/kilnml/kiln/ops/cpu"
+
+// winoIn8AVX2 and winoOut8AVX2 are the AVX2 winoInKernel and
+// winoOutKernel (conv_wino_kernels.go): one tile per lane, the patch
+// columns dealt out of contiguous loads with shuffles, the outputs
+// interleaved back into rows.
+//
+//go:noescape
+func winoIn8AVX2(src *float32, wp int, dst *float32, dstride int, acc *[8]float32)
+
+//go:noescape
+func winoOut8AVX2(src *float32, sstride int, y *float32, ldy int, bias float32)
+
+func init() {
+	winoKernelsAsm = append(winoKernelsAsm, winoKernels{cpu.AVX2, winoIn8AVX2, winoOut8AVX2})
+}

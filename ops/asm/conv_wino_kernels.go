@@ -1,0 +1,112 @@
+package asm
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// The transforms of Winograd's F(2×2, 3×3) convolution (conv_wino.go),
+// eight tiles side by side: tile i covers output columns 2i and 2i+1 of
+// two output rows and reads a 4×4 input patch starting two columns on
+// from tile i-1's. With Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] and
+// Aᵀ = [1 1 1 0; 0 1 -1 -1], a patch d becomes V = Bᵀ·d·B and a product
+// tile M becomes the outputs Aᵀ·M·A.
+
+// winoInKernel transforms the patches of eight tiles of one channel: the
+// patch of tile i is src[r*wp + 2i + j] (r, j < 4), and value (a, b) of
+// its V goes to dst[(4a+b)*dstride + i]. It adds |x| of every cell it
+// reads into the eight sums of acc (whose lanes the caller checks for
+// values too large to transform safely, or NaN).
+//
+//	u[r][0] = x[r][0] - x[r][2]   u[r][1] = x[r][1] + x[r][2]
+//	u[r][2] = x[r][2] - x[r][1]   u[r][3] = x[r][1] - x[r][3]
+//	V[0][b] = u[0][b] - u[2][b]   V[1][b] = u[1][b] + u[2][b]
+//	V[2][b] = u[2][b] - u[1][b]   V[3][b] = u[1][b] - u[3][b]
+//
+// src reaches 3*wp+18 floats (the cells past column 15 are read for
+// acc and the shifted columns), dst 15*dstride+8.
+type winoInKernel func(src *float32, wp int, dst *float32, dstride int, acc *[8]float32)
+
+// winoOutKernel turns the sixteen product values of eight tiles, value
+// (a, b) of tile i at src[(4a+b)*sstride + i], into their 2×2 outputs
+// plus bias: y[r*ldy + 2i + c] for r, c < 2.
+//
+//	s[a][0] = (M[a][0] + M[a][1]) + M[a][2]   s[a][1] = (M[a][1] - M[a][2]) - M[a][3]
+//	y[0][c] = ((s[0][c] + s[1][c]) + s[2][c]) + bias
+//	y[1][c] = ((s[1][c] - s[2][c]) - s[3][c]) + bias
+//
+// src reaches 15*sstride+8 floats, y ldy+16.
+type winoOutKernel func(src *float32, sstride int, y *float32, ldy int, bias float32)
+
+// winoKernels are one feature's transforms.
+type winoKernels struct {
+	feature cpu.Variant
+	in      winoInKernel
+	out     winoOutKernel
+}
+
+// winoKernelsAsm is filled by the architecture's init. Features without
+// transforms in assembly do not take the Winograd path: in Go the
+// transforms would cost more than the products they save.
+var winoKernelsAsm []winoKernels
+
+func winoKernelsFor(f cpu.Variant) *winoKernels {
+	for i := range winoKernelsAsm {
+		if winoKernelsAsm[i].feature == f {
+			return &winoKernelsAsm[i]
+		}
+	}
+	return nil
+}
+
+// f32At is p[i] for a float32 pointer (callers check the bounds).
+func f32At(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
+
+// winoInGo is the twin of the assembly input transforms.
+func winoInGo(src *float32, wp int, dst *float32, dstride int, acc *[8]float32) {
+	for i := range 8 {
+		var u [4][4]float32
+		for r := range 4 {
+			row := f32At(src, r*wp+2*i)
+			x := [4]float32{*f32At(row, 0), *f32At(row, 1), *f32At(row, 2), *f32At(row, 3)}
+			u[r] = [4]float32{x[0] - x[2], x[1] + x[2], x[2] - x[1], x[1] - x[3]}
+		}
+		for b := range 4 {
+			v := [4]float32{u[0][b] - u[2][b], u[1][b] + u[2][b], u[2][b] - u[1][b], u[1][b] - u[3][b]}
+			for a := range 4 {
+				*f32At(dst, (4*a+b)*dstride+i) = v[a]
+			}
+		}
+	}
+	// acc lane i sums the cells at columns i, i+8, i+2 and i+10 of rows
+	// 1, 2, 0 and 3, as the kernels load them.
+	for _, r := range [4]int{1, 2, 0, 3} {
+		row := f32At(src, r*wp)
+		for i := range 8 {
+			acc[i] += abs32(*f32At(row, i))
+			acc[i] += abs32(*f32At(row, i+8))
+			acc[i] += abs32(*f32At(row, i+2))
+			acc[i] += abs32(*f32At(row, i+10))
+		}
+	}
+}
+
+// winoOutGo is the twin of the assembly output transforms.
+func winoOutGo(src *float32, sstride int, y *float32, ldy int, bias float32) {
+	for i := range 8 {
+		var s [4][2]float32
+		for a := range 4 {
+			m := func(b int) float32 { return *f32At(src, (4*a+b)*sstride+i) }
+			s[a] = [2]float32{(m(0) + m(1)) + m(2), (m(1) - m(2)) - m(3)}
+		}
+		for c := range 2 {
+			*f32At(y, 2*i+c) = ((s[0][c] + s[1][c]) + s[2][c]) + bias
+			*f32At(y, ldy+2*i+c) = ((s[1][c] - s[2][c]) - s[3][c]) + bias
+		}
+	}
+}
+
+// abs32 clears the sign bit, as the kernels' mask does (NaN included).
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }

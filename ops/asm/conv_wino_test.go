@@ -1,0 +1,158 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// winoCases qualify for the Winograd path: padded and unpadded, several
+// blocks per image, tile rows of 8, 16 and 24 tiles, panel splits of
+// 6/5 rows, batches.
+var winoCases = []tgeom{
+	{N: 2, C: 8, H: 10, W: 32, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 32, H: 64, W: 64, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 13, H: 18, W: 18, M: 17, KH: 3, KW: 3},                               // no padding
+	{N: 3, C: 64, H: 16, W: 16, M: 40, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},   // 8 tiles a row
+	{N: 1, C: 9, H: 8, W: 48, M: 11, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},     // 24 tiles a row
+	{N: 1, C: 128, H: 16, W: 16, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // the CNN's last block
+	{N: 1, C: 16, H: 12, W: 34, M: 16, KH: 3, KW: 3, PT: 0, PL: 0, PB: 0, PR: 0},   // OW 32, OH 10
+	{N: 1, C: 8, H: 7, W: 31, M: 8, KH: 3, KW: 3, PT: 2, PL: 2, PB: 1, PR: 1},      // uneven pads
+}
+
+// TestConv2DWinograd: convolutions that take the Winograd path (checked)
+// match the float64 definition within the tolerance every conv path
+// meets, with and without bias, on one and three workers, twice in a row.
+func TestConv2DWinograd(t *testing.T) {
+	for _, p := range convPairs() {
+		k, gv := rowVariantNamed(p[0]), GemmVariantNamed(p[1])
+		for i, tg := range winoCases {
+			g := tg.normalised()
+			c, err := NewConv2D(g, true, k, gv, goPar(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := winoKernelsFor(gv.Feature) != nil && c.direct; (c.wino != nil) != want {
+				t.Fatalf("%s case %d %+v: Winograd %v, want %v", p[0], i, g, c.wino != nil, want)
+			}
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/%d/t%d", p[0], i, threads), func(t *testing.T) {
+					checkConv(t, k, gv, goPar(threads), g, i%2 == 0, rand.New(rand.NewPCG(uint64(i), 23)))
+				})
+			}
+		}
+	}
+}
+
+// runBoth runs g on x (with a bias, a Relu and a residual) on the
+// Winograd path and the direct path and returns both outputs.
+func runBoth(t *testing.T, g ConvGeom, x, w, b []float32, r *rand.Rand) (wino, direct []float32) {
+	t.Helper()
+	res := randFloats(r, g.N*g.M*g.OH*g.OW)
+	out := [2][]float32{}
+	for i, on := range []bool{true, false} {
+		save := convWinoOn
+		convWinoOn = on
+		c, err := NewConv2D(g, true, nil, nil, goPar(2))
+		convWinoOn = save
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.wino != nil) != on {
+			t.Fatalf("Winograd plan %v, want %v", c.wino != nil, on)
+		}
+		out[i] = make([]float32, len(res))
+		if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: out[i], Act: ActRelu, Residual: res}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out[0], out[1]
+}
+
+// TestConv2DWinogradFallback: a block of tiles whose input holds an Inf,
+// a NaN or a value past winoMaxIn is computed by the direct path, bit
+// for bit (so Inf - Inf never makes a NaN the direct conv does not),
+// while the other blocks keep the Winograd path; weights whose transform
+// reaches winoMaxIn send every block to the direct path.
+func TestConv2DWinogradFallback(t *testing.T) {
+	if winoKernelsFor(BestGemm().Feature) == nil {
+		t.Skip("no Winograd transforms for " + string(BestGemm().Feature))
+	}
+	r := rand.New(rand.NewPCG(3, 23))
+	g := winoCases[1].normalised() // 64×64: several blocks
+	c, err := NewConv2D(g, true, nil, nil, goPar(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowsPerBlock := 2 * c.wino.tb / c.wino.tw // output rows a block covers
+	if c.wino.blocks < 3 {
+		t.Fatalf("%d blocks, want several", c.wino.blocks)
+	}
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN()), 1e20} {
+		x, w, b := convOperands(r, g, true)
+		iy, ix := rowsPerBlock+1, 20 // in the second block
+		x[(3*g.H+iy)*g.W+ix] = bad
+		x[(5*g.H+iy)*g.W+ix+1] = -bad
+		wino, direct := runBoth(t, g, x, w, b, rand.New(rand.NewPCG(1, 1)))
+		differs := false
+		for i := range wino {
+			oy := i / g.OW % g.OH
+			inBad := oy/rowsPerBlock == 1
+			same := math.Float32bits(wino[i]) == math.Float32bits(direct[i]) || (wino[i] != wino[i] && direct[i] != direct[i])
+			if inBad && !same {
+				t.Fatalf("%v: output %d (row %d) = %v, direct path %v", bad, i, oy, wino[i], direct[i])
+			}
+			differs = differs || (!inBad && !same)
+		}
+		if !differs {
+			t.Fatalf("%v: every block matched the direct path bit for bit: Winograd never ran", bad)
+		}
+	}
+	x, w, b := convOperands(r, g, true)
+	w[7] = 1e30
+	wino, direct := runBoth(t, g, x, w, b, r)
+	for i := range wino {
+		if math.Float32bits(wino[i]) != math.Float32bits(direct[i]) && !(wino[i] != wino[i] && direct[i] != direct[i]) {
+			t.Fatalf("huge weights: output %d = %v, direct path %v", i, wino[i], direct[i])
+		}
+	}
+}
+
+// BenchmarkConvWinograd compares the Winograd path with the direct path
+// on the CNN benchmark's stride-1 3×3 convolutions, one thread, warm.
+func BenchmarkConvWinograd(b *testing.B) {
+	for _, tg := range []tgeom{
+		{N: 1, C: 32, H: 64, W: 64, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 64, H: 32, W: 32, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 128, H: 16, W: 16, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	} {
+		g := tg.normalised()
+		r := rand.New(rand.NewPCG(1, 1))
+		x, w, bias := convOperands(r, g, true)
+		y := make([]float32, g.N*g.M*g.OH*g.OW)
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, on), func(b *testing.B) {
+				save := convWinoOn
+				convWinoOn = on
+				c, err := NewConv2D(g, true, nil, nil, Par{})
+				convWinoOn = save
+				if err != nil {
+					b.Fatal(err)
+				}
+				var pw ConvWeights
+				if err := c.PackWeights(&pw, w, bias); err != nil {
+					b.Fatal(err)
+				}
+				args := &ConvArgs{X: x, Y: y, Packed: &pw}
+				b.ResetTimer()
+				for range b.N {
+					if err := c.RunArgs(args); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(g.M*g.C*9*g.OH*g.OW)/float64(b.Elapsed().Nanoseconds())*float64(b.N), "GFLOP/s")
+			})
+		}
+	}
+}
