@@ -189,7 +189,7 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	}
 	pw.wino = false
 	if c.wino != nil {
-		c.packWino(pw, w)
+		c.packWino(pw, w, b)
 	}
 	pw.owner = c
 	return nil

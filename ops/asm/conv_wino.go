@@ -107,8 +107,10 @@ func (w *convWino) winoWorkers(n int) {
 
 // packWino appends the transformed weights U_ξ (each M×C, in the direct
 // path's panels: directPanels rows, steps interleaved) to pw's direct
-// packing, and records whether they are small enough for the path.
-func (c *Conv2D) packWino(pw *ConvWeights, w []float32) {
+// packing, and records whether they and the bias b are small enough for
+// the path (the bias is added after the sums there, first on the direct
+// path, so a huge one could round to another overflow).
+func (c *Conv2D) packWino(pw *ConvWeights, w, b []float32) {
 	g := &c.g
 	base := len(pw.data)
 	size := 16 * g.M * g.C
@@ -116,6 +118,9 @@ func (c *Conv2D) packWino(pw *ConvWeights, w []float32) {
 	u := pw.data[base:]
 	gm := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
 	ok := true
+	for _, v := range b {
+		ok = ok && math.Abs(float64(v)) < winoMaxIn
+	}
 	for m := range g.M {
 		// The panel holding row m, and m's row in it.
 		m0, rows := 0, 0

@@ -156,3 +156,58 @@ func BenchmarkConvWinograd(b *testing.B) {
 		}
 	}
 }
+
+// FuzzConvWinograd runs fuzz-chosen convolutions that qualify for the
+// Winograd path, specials and huge values included, against the direct
+// path: NaN and ±Inf where it has them, finite values within the
+// tolerance every conv path meets (against the float64 definition).
+func FuzzConvWinograd(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 1, 1, 1})
+	f.Add([]byte{1, 3, 2, 1, 0, 2, 9, 7, 7, 1, 4, 200, 6, 1, 2, 3, 4})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &fuzzIn{b: data}
+		ms := []int{10, 11, 12, 15, 16, 17, 18, 20, 23}
+		tg := tgeom{N: 1 + in.intn(2), C: 8 + in.intn(9), M: ms[in.intn(len(ms))], KH: 3, KW: 3,
+			PT: in.intn(2), PL: in.intn(2), PB: in.intn(2), PR: in.intn(2)}
+		oh, ow := 2*(1+in.intn(3)), 16*(1+in.intn(2))
+		if ow == 16 {
+			oh = 4 * (1 + in.intn(2)) // rows of 8 tiles come in pairs
+		}
+		tg.H, tg.W = oh+2-tg.PT-tg.PB, ow+2-tg.PL-tg.PR
+		g := tg.normalised()
+		x, w, b := in.floats(g.N*g.C*g.H*g.W, 0), in.floats(g.M*g.C*9, 0), in.floats(g.M, 0)
+		outs := [2][]float32{}
+		for i, on := range []bool{true, false} {
+			save := convWinoOn
+			convWinoOn = on
+			c, err := NewConv2D(g, true, nil, nil, goPar(1+in.intn(2)))
+			convWinoOn = save
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on && c.wino == nil && winoKernelsFor(BestGemm().Feature) != nil {
+				t.Fatalf("%+v: no Winograd plan", g)
+			}
+			outs[i] = make([]float32, g.N*g.M*g.OH*g.OW)
+			if err := c.Run(outs[i], x, w, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, mag := convRef(g, x, w, b)
+		for i, v := range outs[0] {
+			d := outs[1][i]
+			switch {
+			case d != d || v != v:
+				if (d != d) != (v != v) {
+					t.Fatalf("%+v: output %d = %v, direct path %v", g, i, v, d)
+				}
+			case math.IsInf(float64(d), 0) || math.IsInf(float64(v), 0):
+				if d != v {
+					t.Fatalf("%+v: output %d = %v, direct path %v", g, i, v, d)
+				}
+			case math.Abs(float64(v)-float64(d)) > 2e-5*mag[i]+1e-30:
+				t.Fatalf("%+v: output %d = %v, direct path %v (magnitude %g)", g, i, v, d, mag[i])
+			}
+		}
+	})
+}
