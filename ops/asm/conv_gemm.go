@@ -268,6 +268,11 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []floa
 			v.micro(kc, &ap[0], &bp[0], &y[at], ldy, flags)
 			continue
 		}
+		if rows == 4 && ncol == nr && v.micro4 != nil { // M/G ≡ 4 (mod 6): 64 = 6·10 + 4
+			_ = y[at+3*ldy+nr-1] // the four rows are inside y
+			v.micro4(kc, &ap[0], &bp[0], &y[at], ldy, flags)
+			continue
+		}
 		t := wk.tile
 		v.micro(kc, &ap[0], &bp[0], &t[0], nr, 0)
 		for r := range rows {

@@ -137,9 +137,10 @@ func TestConv2DShapes(t *testing.T) {
 		{N: 1, C: 6, H: 12, W: 12, M: 6, KH: 3, KW: 3, Groups: 6, PT: 1, PL: 1, PB: 1, PR: 1}, // depthwise
 		{N: 1, C: 4, H: 13, W: 13, M: 8, KH: 3, KW: 3, Groups: 4, SH: 2, SW: 2},               // depthwise ×2, strided
 		{N: 1, C: 8, H: 10, W: 10, M: 6, KH: 3, KW: 3, Groups: 2, DH: 2, DW: 2, PT: 2, PL: 2, PB: 2, PR: 2},
-		{N: 1, C: 1, H: 20, W: 17, M: 5, KH: 5, KW: 5, PT: 2, PL: 2},               // one input channel: direct
-		{N: 1, C: 3, H: 2, W: 2, M: 2, KH: 3, KW: 3, PT: 2, PL: 2, PB: 2, PR: 2},   // mostly padding
-		{N: 1, C: 64, H: 7, W: 7, M: 70, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // few columns, many threads
+		{N: 1, C: 1, H: 20, W: 17, M: 5, KH: 5, KW: 5, PT: 2, PL: 2},                               // one input channel: direct
+		{N: 1, C: 3, H: 2, W: 2, M: 2, KH: 3, KW: 3, PT: 2, PL: 2, PB: 2, PR: 2},                   // mostly padding
+		{N: 1, C: 64, H: 7, W: 7, M: 70, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},                 // few columns, many threads
+		{N: 1, C: 16, H: 32, W: 32, M: 64, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, // packing, a 4-row panel (64 = 6·10 + 4)
 	}
 	for _, p := range convPairs() {
 		k, gv := rowVariantNamed(p[0]), GemmVariantNamed(p[1])
