@@ -63,8 +63,12 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 		}
 	}
 	if cut, ok := p.keyCut(w, ins, kvh); ok {
-		ks, vs := p.keysOf(w, ins, kvh)
-		p.gatherKeys(w, ks, vs, cut)
+		if n := p.keptPrefix(w, cut); n >= 0 {
+			w.nkeys = n // right padding: the kept keys are in place
+		} else {
+			ks, vs := p.keysOf(w, ins, kvh)
+			p.gatherKeys(w, ks, vs, cut)
+		}
 	}
 	w.raw = p.scaleOK && zeros(w.maskc[:w.nkeys])
 }
@@ -123,6 +127,23 @@ func zeros(x []float32) bool {
 		}
 	}
 	return true
+}
+
+// keptPrefix returns n when the keys the cut keeps are exactly [0, n)
+// (a batch padded on the right), else -1. The blocks then run over the
+// first n keys in place, and, as for causality's skipped keys, the block
+// kernel poisons the columns of non-finite values past them.
+func (p *flashPlan) keptPrefix(w *flashWorker, cut float64) int {
+	n := 0
+	for n < len(w.keyHi) && !(float64(w.keyHi[n]) < cut) {
+		n++
+	}
+	for _, h := range w.keyHi[n:] {
+		if !(float64(h) < cut) {
+			return -1
+		}
+	}
+	return n
 }
 
 // gatherKeys moves the keys whose bound w.keyHi reaches cut, their

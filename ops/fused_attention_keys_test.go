@@ -118,8 +118,10 @@ func checkKeptKeys(t *testing.T, c padCase, n *graph.Node, ins []tensor.Tensor, 
 				keys = append(keys, j)
 			}
 		}
-		if w.nkeys != len(keys) || w.gathered != (len(keys) < c.sk) {
-			t.Fatalf("head %d: %d keys (gathered %v), want %d", kvh, w.nkeys, w.gathered, len(keys))
+		// Kept keys [0, n) stay in place; any other set is gathered.
+		prefix := len(keys) == 0 || keys[len(keys)-1] == len(keys)-1
+		if w.nkeys != len(keys) || w.gathered != !prefix {
+			t.Fatalf("head %d: %d keys (gathered %v), want %d (prefix %v)", kvh, w.nkeys, w.gathered, len(keys), prefix)
 		}
 		// No mask pass where every kept key's mask is 0 (and only there).
 		if wantRaw := c.zeroKept && len(keys) == keptBy(c.pad, b, c.sk); w.raw != wantRaw {
