@@ -38,6 +38,11 @@ var (
 	// softmax leaves them (asm.GemmConfig.InPlaceA) instead of packing
 	// them first.
 	flashInPlaceA = true
+	// flashPad is how far the score block's rows run past bk: 16 keeps
+	// them 64-byte aligned (no stores split across lines; 1-2.5% faster
+	// than the 1 that only broke the power-of-two stride) while 2112-byte
+	// strides still spread a tile's six rows over distinct L1 sets.
+	flashPad = 16
 )
 
 type flashPlan struct {
@@ -58,7 +63,7 @@ type flashPlan struct {
 	mask     int
 	mst      []int
 	bq, bk   int
-	ld       int // row stride of the score block: bk + 1
+	ld       int // row stride of the score block: bk + flashPad
 	nqb, nkb int
 	tasks    int
 	chunk    int // query blocks per task: 1 or nqb
@@ -173,7 +178,7 @@ func newFlashPlan(nd *graph.Node, threads int) *flashPlan {
 	p.rawScale = p.mask == maskNone && !p.causal && p.scaleOK
 	p.padding = p.mask != maskNone && !p.causal && p.mst[1] == 0 && p.mst[2] == 0
 	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
-	p.ld = p.bk + 1
+	p.ld = p.bk + flashPad
 	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
 	// With heads enough to go round, a task is a whole head: its worker
 	// then packs the head's keys and values once for all its queries.
