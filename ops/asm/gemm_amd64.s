@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "gemm_tile_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int, flags uint)
@@ -71,28 +72,9 @@ TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-48
 	LEAQ (LDC)(LDC*2), PC3    // 3*ldc bytes
 	ADDQ PC, PC3              // address of C row 3
 
-	// Fetch the tile's six C lines now, so the write-back after the
-	// k loop finds them in L1.
-	PREFETCHT0 (PC)
-	PREFETCHT0 (PC)(LDC*1)
-	PREFETCHT0 (PC)(LDC*2)
-	PREFETCHT0 (PC3)
-	PREFETCHT0 (PC3)(LDC*1)
-	PREFETCHT0 (PC3)(LDC*2)
+	TILE_PREFETCH
 
-	// Zero the accumulators.
-	VXORPS C00, C00, C00
-	VXORPS C01, C01, C01
-	VXORPS C10, C10, C10
-	VXORPS C11, C11, C11
-	VXORPS C20, C20, C20
-	VXORPS C21, C21, C21
-	VXORPS C30, C30, C30
-	VXORPS C31, C31, C31
-	VXORPS C40, C40, C40
-	VXORPS C41, C41, C41
-	VXORPS C50, C50, C50
-	VXORPS C51, C51, C51
+	TILE_ZERO
 
 	// Split k into groups of four steps and a remainder of 0-3.
 	MOVQ  K, K4
@@ -154,37 +136,12 @@ loop1:
 	JNZ  loop1
 
 store:
-	// Accumulate mode adds the old C tile; overwrite mode never reads C
-	// (so garbage or NaN already there cannot leak in).
 	TESTQ $1, FLAGS
 	JZ    write
-	VADDPS (PC), C00, C00
-	VADDPS 32(PC), C01, C01
-	VADDPS (PC)(LDC*1), C10, C10
-	VADDPS 32(PC)(LDC*1), C11, C11
-	VADDPS (PC)(LDC*2), C20, C20
-	VADDPS 32(PC)(LDC*2), C21, C21
-	VADDPS (PC3), C30, C30
-	VADDPS 32(PC3), C31, C31
-	VADDPS (PC3)(LDC*1), C40, C40
-	VADDPS 32(PC3)(LDC*1), C41, C41
-	VADDPS (PC3)(LDC*2), C50, C50
-	VADDPS 32(PC3)(LDC*2), C51, C51
+	TILE_ADD
 
 write:
-	// Store the six rows.
-	VMOVUPS C00, (PC)
-	VMOVUPS C01, 32(PC)
-	VMOVUPS C10, (PC)(LDC*1)
-	VMOVUPS C11, 32(PC)(LDC*1)
-	VMOVUPS C20, (PC)(LDC*2)
-	VMOVUPS C21, 32(PC)(LDC*2)
-	VMOVUPS C30, (PC3)
-	VMOVUPS C31, 32(PC3)
-	VMOVUPS C40, (PC3)(LDC*1)
-	VMOVUPS C41, 32(PC3)(LDC*1)
-	VMOVUPS C50, (PC3)(LDC*2)
-	VMOVUPS C51, 32(PC3)(LDC*2)
+	TILE_STORE
 	VZEROUPPER                // leave no dirty upper halves for SSE code
 	RET
 
