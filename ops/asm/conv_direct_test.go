@@ -142,9 +142,10 @@ func TestConv2DDirect(t *testing.T) {
 
 // BenchmarkConvDirect compares the direct path with packing on the
 // stride-1 convolutions of a small ResNet (3×3, padding 1),
-// single-threaded.
+// single-threaded (Winograd, which would take most of them, off).
 func BenchmarkConvDirect(b *testing.B) {
-	defer func(v bool) { convDirectOn = v }(convDirectOn)
+	defer func(v, w bool) { convDirectOn, convWinoOn = v, w }(convDirectOn, convWinoOn)
+	convWinoOn = false
 	for _, tg := range []tgeom{
 		{N: 1, C: 3, H: 128, W: 128, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 		{N: 1, C: 32, H: 64, W: 64, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
@@ -152,28 +153,31 @@ func BenchmarkConvDirect(b *testing.B) {
 		{N: 1, C: 128, H: 16, W: 16, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	} {
 		g := tg.normalised()
-		r := rand.New(rand.NewPCG(1, 2))
-		x, w, bias := randFloats(r, g.C*g.H*g.W), randFloats(r, g.M*g.C*9), randFloats(r, g.M)
-		y := make([]float32, g.M*g.OH*g.OW)
 		for _, on := range []bool{false, true} {
 			convDirectOn = on
 			c, err := NewConv2D(g, true, nil, nil, Par{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			var pw ConvWeights
-			if err := c.PackWeights(&pw, w, bias); err != nil {
-				b.Fatal(err)
-			}
-			args := &ConvArgs{X: x, Y: y, Packed: &pw}
-			b.Run(fmt.Sprintf("c%d/m%d/%dx%d/direct=%v", g.C, g.M, g.H, g.W, c.direct), func(b *testing.B) {
-				for b.Loop() {
-					if err := c.RunArgs(args); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(2*float64(g.M*g.C*9*g.OH*g.OW)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+			b.Run(fmt.Sprintf("c%d/m%d/%dx%d/direct=%v", g.C, g.M, g.H, g.W, c.direct), func(b *testing.B) { benchConv(b, c) })
 		}
 	}
+}
+
+// benchConv times runs of c on random operands (weights packed once)
+// and reports GFLOP/s of the direct definition.
+func benchConv(b *testing.B, c *Conv2D) {
+	g := c.g
+	x, w, bias := convOperands(rand.New(rand.NewPCG(1, 2)), g, c.bias)
+	var pw ConvWeights
+	if err := c.PackWeights(&pw, w, bias); err != nil {
+		b.Fatal(err)
+	}
+	args := &ConvArgs{X: x, Y: make([]float32, g.N*g.M*g.OH*g.OW), Packed: &pw}
+	for b.Loop() {
+		if err := c.RunArgs(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(g.N*g.M*g.C/g.Groups*g.KH*g.KW*g.OH*g.OW)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -122,37 +122,20 @@ func TestConv2DWinogradFallback(t *testing.T) {
 // BenchmarkConvWinograd compares the Winograd path with the direct path
 // on the CNN benchmark's stride-1 3×3 convolutions, one thread, warm.
 func BenchmarkConvWinograd(b *testing.B) {
+	defer func(v bool) { convWinoOn = v }(convWinoOn)
 	for _, tg := range []tgeom{
 		{N: 1, C: 32, H: 64, W: 64, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 		{N: 1, C: 64, H: 32, W: 32, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 		{N: 1, C: 128, H: 16, W: 16, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	} {
 		g := tg.normalised()
-		r := rand.New(rand.NewPCG(1, 1))
-		x, w, bias := convOperands(r, g, true)
-		y := make([]float32, g.N*g.M*g.OH*g.OW)
 		for _, on := range []bool{false, true} {
-			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, on), func(b *testing.B) {
-				save := convWinoOn
-				convWinoOn = on
-				c, err := NewConv2D(g, true, nil, nil, Par{})
-				convWinoOn = save
-				if err != nil {
-					b.Fatal(err)
-				}
-				var pw ConvWeights
-				if err := c.PackWeights(&pw, w, bias); err != nil {
-					b.Fatal(err)
-				}
-				args := &ConvArgs{X: x, Y: y, Packed: &pw}
-				b.ResetTimer()
-				for range b.N {
-					if err := c.RunArgs(args); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(2*float64(g.M*g.C*9*g.OH*g.OW)/float64(b.Elapsed().Nanoseconds())*float64(b.N), "GFLOP/s")
-			})
+			convWinoOn = on
+			c, err := NewConv2D(g, true, nil, nil, Par{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, c.wino != nil), func(b *testing.B) { benchConv(b, c) })
 		}
 	}
 }
