@@ -14,8 +14,8 @@ import (
 //	                cuBLAS loads (read at every Compile, so benchmarks
 //	                can compare both)
 //	KILN_CUBLAS_LIB path of the cuBLAS library instead of the defaults
-//	                (libcublas.so.12, .so.11, .so; cublas64_12.dll,
-//	                cublas64_11.dll)
+//	                (libcublas.so.13, .so.12, .so.11, .so;
+//	                cublas64_13.dll, _12, _11)
 //
 // Test knobs (CI sets them so a missing tool fails instead of skipping):
 //

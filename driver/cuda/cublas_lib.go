@@ -44,9 +44,9 @@ func blasCandidates(env string) []string {
 		return []string{env}
 	}
 	if goos == "windows" {
-		return []string{"cublas64_12.dll", "cublas64_11.dll"}
+		return []string{"cublas64_13.dll", "cublas64_12.dll", "cublas64_11.dll"}
 	}
-	return []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+	return []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
 }
 
 // openBlas opens the first candidate that loads and has the symbols kiln

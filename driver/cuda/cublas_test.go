@@ -234,8 +234,8 @@ func TestBlasCandidates(t *testing.T) {
 		t.Errorf("override: %v", got)
 	}
 	got := blasCandidates("")
-	if len(got) < 2 || !strings.Contains(got[0], "12") || !strings.Contains(got[1], "11") {
-		t.Errorf("defaults %v: want cuBLAS 12 first, then 11", got)
+	if len(got) < 3 || !strings.Contains(got[0], "13") || !strings.Contains(got[1], "12") || !strings.Contains(got[2], "11") {
+		t.Errorf("defaults %v: want cuBLAS 13 first, then 12, then 11", got)
 	}
 }
 

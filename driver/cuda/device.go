@@ -34,6 +34,10 @@ type Device struct {
 
 	dev int32   // CUdevice
 	ctx uintptr // CUcontext
+	// ctxArg is cuCtxSetCurrent's argument list, set once ctx is known and
+	// only read after: do passes it instead of call's variadic slice,
+	// which purego would allocate on every call (RunInPlace must not).
+	ctxArg [1]uintptr
 }
 
 var (
@@ -115,6 +119,7 @@ func Open(ordinal int) (*Device, error) {
 	if err := l.check("cuDevicePrimaryCtxRetain", call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.dev))); err != nil {
 		return nil, err
 	}
+	d.ctxArg[0] = d.ctx
 	devices[ordinal] = d
 	return d, nil
 }
@@ -129,7 +134,7 @@ func (d *Device) String() string {
 func (d *Device) do(f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := d.l.check("cuCtxSetCurrent", call(d.l.cuCtxSetCurrent, d.ctx)); err != nil {
+	if err := d.l.check("cuCtxSetCurrent", callArgs(d.l.cuCtxSetCurrent, d.ctxArg[:])); err != nil {
 		return err
 	}
 	return f()

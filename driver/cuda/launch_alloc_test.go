@@ -23,7 +23,7 @@ func TestEnqueueAllocs(t *testing.T) {
 	if abs == 0 {
 		t.Skip("libc has no abs")
 	}
-	l := &lib{path: "libc-stand-in", cuLaunchKernel: abs, cuMemcpyDtoDAsync: abs}
+	l := &lib{path: "libc-stand-in", cuLaunchKernel: abs, cuMemcpyDtoDAsync: abs, cuCtxSetCurrent: abs}
 	pr := &program{sh: &shared{d: &Device{l: l}}, stream: &Stream{}}
 	grid := ptx.Launch{Grid: [3]int{4, 1, 1}, Block: [3]int{128, 1, 1}}
 	for i := range 8 {
@@ -38,6 +38,14 @@ func TestEnqueueAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(50, func() { _ = pr.enqueue() }); n != 0 {
 		t.Errorf("a run of %d steps allocates %v times, want 0", len(pr.steps), n)
+	}
+	// Run adds making the context current (Device.do), which must not
+	// allocate either: GraphModel.RunInPlace goes through it.
+	if err := pr.Run(); err != nil {
+		t.Fatalf("Run against the stand-in: %v", err)
+	}
+	if n := testing.AllocsPerRun(50, func() { _ = pr.Run() }); n != 0 {
+		t.Errorf("Run allocates %v times, want 0", n)
 	}
 	// The arguments reached the stand-in through the owners' buffers:
 	// cuLaunchKernel's 11, the last being the extra array's address.
