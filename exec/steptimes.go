@@ -3,7 +3,37 @@ package exec
 import (
 	"fmt"
 	"time"
+
+	"github.com/kilnml/kiln/graph"
 )
+
+// StepTimer is an optional Executable interface for programs that can
+// time each of their steps: the CPU Program (wall time around each kernel
+// call) and the CUDA backend (events on the stream between launches).
+// `kiln bench --steps` uses it.
+type StepTimer interface {
+	// SetStepTimes makes every later Run add each step's time to d[i];
+	// d has one entry per step, nil turns timing off (see
+	// Program.SetStepTimes).
+	SetStepTimes(d []time.Duration) error
+	// StepInfo describes the steps in run order, as d indexes them.
+	StepInfo() []StepInfo
+}
+
+// StepInfo names a step: the node it computes and its kernel variant.
+type StepInfo struct {
+	Node    *graph.Node
+	Variant string
+}
+
+// StepInfo lists the program's steps (see StepTimer).
+func (pr *Program) StepInfo() []StepInfo {
+	out := make([]StepInfo, len(pr.Steps))
+	for i, s := range pr.Steps {
+		out[i] = StepInfo{Node: s.Node, Variant: s.Variant}
+	}
+	return out
+}
 
 // SetStepTimes makes every later Run add the wall time of each step it
 // executes to d[i] (i indexing pr.Steps), so a caller can see where a

@@ -13,13 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/plan"
 )
 
-const benchUsage = `usage: kiln bench model.onnx [--threads N] [--runs N] [--warmup N] [--steps N] [--input name=file.npy ...] [--shape name=d0,d1,...]
+const benchUsage = `usage: kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N] [--steps N] [--input name=file.npy ...] [--shape name=d0,d1,...]
 
-Compiles an ONNX model for the CPU, runs it --warmup times untimed, then
+Compiles an ONNX model for --device (cpu, cuda, cuda:N or metal; cpu
+if not given), runs it --warmup times untimed, then
 --runs times timed, and prints the median, p90, min and mean latency and
 the throughput. A progress bar is drawn on stderr when it is a terminal
 and the timed runs should take over two seconds (--progress on|off forces
@@ -30,8 +32,9 @@ step, and lists the N costliest steps by mean time per run: their share
 of the summed step time and the cumulative share, the op, the node, its
 output dtype and shape, and the kernel variant; then the steps' total
 against the median latency (which also counts copying inputs in and
-outputs out, and was measured over other runs). With --json the list is
-the "steps" array.
+outputs out, and was measured over other runs). On a GPU (--device cuda)
+a step's time is the GPU time between events recorded around it on the
+stream. With --json the list is the "steps" array.
 
 Inputs without --input get random values of the right shape and dtype:
 floats uniform in [-1, 1); bools true or false with equal odds; integers
@@ -44,7 +47,8 @@ nothing (attention masks, token types) get 0 or 1.
 // benchResult is what --json prints.
 type benchResult struct {
 	Model      string  `json:"model"`
-	Threads    int     `json:"threads"`
+	Device     string  `json:"device"`
+	Threads    int     `json:"threads,omitempty"` // CPU only
 	Runs       int     `json:"runs"`
 	Warmup     int     `json:"warmup"`
 	MedianMs   float64 `json:"median_ms"`
@@ -115,8 +119,9 @@ func runBench(args []string) error {
 		return err
 	}
 	ti := typed(in)
+	dev, _ := parseDevice(mf.device) // loadModel has checked it
 	threads := mf.threads
-	if threads == 0 {
+	if threads == 0 && dev == kiln.CPU {
 		threads = exec.DefaultPool().Workers()
 	}
 	var warm time.Duration
@@ -159,7 +164,7 @@ func runBench(args []string) error {
 		}
 	}
 
-	r := benchResult{Model: path, Threads: threads, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
+	r := benchResult{Model: path, Device: dev.String(), Threads: threads, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
 	sorted := slices.Clone(times)
 	slices.Sort(sorted)
 	var total time.Duration
@@ -193,7 +198,11 @@ func runBench(args []string) error {
 	fmt.Fprintf(stdout, "model %s: compiled in %v, %d steps, arena %s, weights %s\n", path,
 		compileTime.Round(time.Millisecond), c.cg.Stats().Steps, plan.HumanBytes(p.ArenaBytes), plan.HumanBytes(p.WeightBytes))
 	fmt.Fprintf(stdout, "inputs: %s\n", strings.Join(ins, ", "))
-	fmt.Fprintf(stdout, "threads %d, %d warm-up runs, %d timed runs\n", threads, *warmup, *runs)
+	where := fmt.Sprintf("threads %d", threads)
+	if dev != kiln.CPU {
+		where = "device " + dev.String()
+	}
+	fmt.Fprintf(stdout, "%s, %d warm-up runs, %d timed runs\n", where, *warmup, *runs)
 	fmt.Fprintf(stdout, "latency: median %.4g ms, p90 %.4g ms, min %.4g ms, mean %.4g ms\n", r.MedianMs, r.P90Ms, r.MinMs, r.MeanMs)
 	fmt.Fprintf(stdout, "throughput: %.4g runs/s", r.RunsPerSec)
 	if r.Batch > 1 {

@@ -44,15 +44,16 @@ func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepP
 	if err != nil {
 		return stepProfile{}, err
 	}
-	pr, ok := x.(*exec.Program)
+	st, ok := x.(exec.StepTimer)
 	if !ok {
-		return stepProfile{}, fmt.Errorf("--steps: the compiled model runs as a %T, not a CPU *exec.Program: it cannot time steps", x)
+		return stepProfile{}, fmt.Errorf("--steps: the compiled model runs as a %T, which cannot time its steps", x)
 	}
-	d := make([]time.Duration, len(pr.Steps))
-	if err := pr.SetStepTimes(d); err != nil {
+	info := st.StepInfo()
+	d := make([]time.Duration, len(info))
+	if err := st.SetStepTimes(d); err != nil {
 		return stepProfile{}, err
 	}
-	defer pr.SetStepTimes(nil)
+	defer st.SetStepTimes(nil)
 	for range runs {
 		if _, err := cg.RunTyped(in...); err != nil {
 			return stepProfile{}, err
@@ -68,7 +69,7 @@ func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepP
 	p := stepProfile{steps: len(d), totalMs: ms(total) / float64(runs)}
 	var cum time.Duration
 	for rank, i := range order[:min(n, len(order))] {
-		s := pr.Steps[i]
+		s := info[i]
 		cum += d[i]
 		p.top = append(p.top, stepCost{
 			Rank: rank + 1, Step: i, Op: s.Node.Op.String(), Node: s.Node.Name,

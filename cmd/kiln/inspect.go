@@ -15,7 +15,7 @@ import (
 	"github.com/kilnml/kiln/plan"
 )
 
-const inspectUsage = `usage: kiln inspect model.onnx [--shape name=d0,d1,...] [--dim name=size]
+const inspectUsage = `usage: kiln inspect model.onnx [--device D] [--shape name=d0,d1,...] [--dim name=size]
 
 Describes an ONNX model: its inputs, outputs, weights and op counts; then
 imports and compiles it and prints kiln's graph, the fusion report, the

@@ -31,7 +31,7 @@ const usage = `usage: kiln <command> [flags]
   info      version, platform, CPU features and kernel variants
   demo      compile and run a built-in MiniLM-sized encoder
   run       kiln run model.onnx [--input name=file.npy ...] [--output dir]
-  bench     kiln bench model.onnx [--threads N] [--runs N] [--warmup N]
+  bench     kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N]
   inspect   kiln inspect model.onnx
 
 kiln <command> -h describes a command's flags.`

@@ -65,12 +65,41 @@ type modelFlags struct {
 	shapes  listFlag
 	dims    listFlag
 	threads int
+	device  string
 }
 
 func (mf *modelFlags) register(fs *flag.FlagSet) {
 	fs.Var(&mf.shapes, "shape", "bind an input's shape, `name=d0,d1,...` (repeatable; for symbolic dims)")
 	fs.Var(&mf.dims, "dim", "bind a symbolic dim by name, `name=size` (repeatable)")
 	fs.IntVar(&mf.threads, "threads", 0, "worker threads (0: KILN_THREADS or all cores)")
+	fs.StringVar(&mf.device, "device", "cpu", "where the model runs: `cpu`, cuda, cuda:N or metal")
+}
+
+// parseDevice reads --device: cpu (also ""), metal, cuda (GPU 0) or
+// cuda:N.
+func parseDevice(s string) (kiln.Device, error) {
+	kind, index, hasIndex := strings.Cut(strings.TrimSpace(s), ":")
+	switch kind {
+	case "", "cpu", "metal":
+		if hasIndex {
+			return kiln.Device{}, usagef("--device %q: %s takes no index", s, kind)
+		}
+		if kind != "metal" {
+			return kiln.CPU, nil
+		}
+		return kiln.Metal(), nil
+	case "cuda":
+		i := 0
+		if hasIndex {
+			n, err := strconv.Atoi(index)
+			if err != nil || n < 0 {
+				return kiln.Device{}, usagef("--device %q: %q is not a GPU number", s, index)
+			}
+			i = n
+		}
+		return kiln.CUDA(i), nil
+	}
+	return kiln.Device{}, usagef("--device %q: want cpu, cuda, cuda:N or metal", s)
 }
 
 // options turns the --shape and --dim flags into import options.
@@ -104,11 +133,18 @@ func (mf *modelFlags) options() ([]onnx.Option, error) {
 	return opts, nil
 }
 
-// session is a CPU session with --threads applied.
+// session is a session on --device, with --threads applied on the CPU.
 func (mf *modelFlags) session() (*kiln.Session, error) {
-	s := kiln.NewSession(kiln.CPU)
+	dev, err := parseDevice(mf.device)
+	if err != nil {
+		return nil, err
+	}
+	s := kiln.NewSession(dev)
 	if mf.threads < 0 {
 		return nil, usagef("--threads %d: want 0 or more", mf.threads)
+	}
+	if mf.threads > 0 && dev != kiln.CPU {
+		return nil, usagef("--threads %d: worker threads are for --device cpu, not %v", mf.threads, dev)
 	}
 	if mf.threads > 0 {
 		s = s.WithOptions(kiln.Options{Exec: exec.Options{Pool: exec.NewPool(mf.threads)}})

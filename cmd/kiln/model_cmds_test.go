@@ -96,6 +96,10 @@ func TestRunErrors(t *testing.T) {
 		{"bad shape flag", []string{mlp, "--shape", "x=4,a"}, true, "not a dim"},
 		{"shape of no input", []string{mlp, "--shape", "q=4,32"}, false, "no such input"},
 		{"negative threads", []string{mlp, "--threads", "-1"}, true, "--threads"},
+		{"unknown device", []string{mlp, "--device", "tpu"}, true, `--device "tpu": want cpu, cuda, cuda:N or metal`},
+		{"bad GPU number", []string{mlp, "--device", "cuda:x"}, true, `"x" is not a GPU number`},
+		{"cpu index", []string{mlp, "--device", "cpu:1"}, true, "cpu takes no index"},
+		{"threads on a GPU", []string{mlp, "--device", "cuda:1", "--threads", "2"}, true, "worker threads are for --device cpu, not cuda:1"},
 		{"not a model", []string{wrong}, false, ".npy array"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,6 +115,15 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestParseDevice: --device names map to kiln's devices.
+func TestParseDevice(t *testing.T) {
+	for in, want := range map[string]kiln.Device{"": kiln.CPU, "cpu": kiln.CPU, " cuda ": kiln.CUDA(0), "cuda:3": kiln.CUDA(3), "metal": kiln.Metal()} {
+		if got, err := parseDevice(in); err != nil || got != want {
+			t.Errorf("parseDevice(%q) = %v, %v; want %v", in, got, err, want)
+		}
 	}
 }
 

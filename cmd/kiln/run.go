@@ -13,7 +13,7 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-const runUsage = `usage: kiln run model.onnx [--input name=file.npy ...] [--output dir] [--shape name=d0,d1,...]
+const runUsage = `usage: kiln run model.onnx [--device D] [--input name=file.npy ...] [--output dir] [--shape name=d0,d1,...]
 
 Runs an ONNX model once on the CPU and prints each output's name, dtype,
 shape and a summary of its values. Inputs come from .npy files; an input

@@ -133,6 +133,7 @@ type program struct {
 	steps  []step
 	blas   *blasHandle // nil: every GEMM is PTX
 	argv   argBuf      // copy steps' driver-call arguments (enqueue)
+	clock  *stepClock  // nil unless SetStepTimes is on
 	closed bool
 }
 
@@ -231,27 +232,54 @@ func (pr *program) Run() error {
 	if pr.closed {
 		return errClosed
 	}
+	if pr.clock != nil {
+		return pr.sh.d.do(pr.runTimed)
+	}
 	return pr.sh.d.do(pr.enqueue)
+}
+
+// runTimed is enqueue with an event after every step, then waits and
+// adds the step times (SetStepTimes); the caller holds the context.
+func (pr *program) runTimed() error {
+	if err := pr.mark(0); err != nil {
+		return err
+	}
+	for i := range pr.steps {
+		if err := pr.enqueueStep(i); err != nil {
+			return err
+		}
+		if err := pr.mark(i + 1); err != nil {
+			return err
+		}
+	}
+	return pr.collect()
 }
 
 // enqueue queues every step; the caller holds the context. Stream capture
 // (GraphModel) records exactly these calls.
 func (pr *program) enqueue() error {
-	l := pr.sh.d.l
 	for i := range pr.steps {
-		s := &pr.steps[i]
-		var err error
-		switch {
-		case s.isCopy:
-			err = l.check("cuMemcpyDtoDAsync", pr.argv.call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
-		case s.blas != nil:
-			err = s.blas.run(pr.blas)
-		default:
-			err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
+		if err := pr.enqueueStep(i); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("cuda: step %d %s: %w", i, s.node, err)
-		}
+	}
+	return nil
+}
+
+// enqueueStep queues step i; the caller holds the context.
+func (pr *program) enqueueStep(i int) error {
+	l, s := pr.sh.d.l, &pr.steps[i]
+	var err error
+	switch {
+	case s.isCopy:
+		err = l.check("cuMemcpyDtoDAsync", pr.argv.call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
+	case s.blas != nil:
+		err = s.blas.run(pr.blas)
+	default:
+		err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
+	}
+	if err != nil {
+		return fmt.Errorf("cuda: step %d %s: %w", i, s.node, err)
 	}
 	return nil
 }
@@ -293,11 +321,12 @@ func (pr *program) Close() error {
 		return nil
 	}
 	pr.closed = true
+	errClock := pr.clock.destroy()
 	err0 := pr.blas.destroy(pr.sh.d)
 	err1 := pr.stream.Destroy()
 	err2 := pr.arena.Free()
 	pr.sh.release()
-	return errors.Join(err0, err1, err2)
+	return errors.Join(errClock, err0, err1, err2)
 }
 
 func (pr *program) Stats() exec.Stats {

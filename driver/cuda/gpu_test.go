@@ -1,13 +1,17 @@
 package cuda_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/driver/cuda"
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/tensor"
@@ -121,6 +125,12 @@ func TestGPUOps(t *testing.T) {
 			a, b := g.Input("a", tensor.F32, 2, 70, 33), g.Param("b", tensor.F32, 33, 100)
 			g.Output(g.MatMul(a, b))
 			g.Output(g.Relu(g.Add(g.MatMul(a, b), g.Param("bias", tensor.F32, 100))))
+			// Deep products on small grids: K split among four groups of
+			// 16- and of 32-deep steps (ptx.autoTile).
+			for _, k := range []int{600, 1500} {
+				a2, b2 := g.Input(fmt.Sprintf("a%d", k), tensor.F32, 2, 40, k), g.Param(fmt.Sprintf("b%d", k), tensor.F32, k, 72)
+				g.Output(g.Gelu(g.Add(g.MatMul(a2, b2), g.Param(fmt.Sprintf("bias%d", k), tensor.F32, 72))))
+			}
 		},
 		"movement": func(g *graph.Graph) {
 			x := g.Input("x", tensor.F32, 2, 3, 4)
@@ -150,4 +160,75 @@ func TestGPUDemoEncoder(t *testing.T) {
 		fids[i] = float32(v)
 	}
 	compare(t, g, 1e-4, map[string][]float32{"input_ids": fids, "attention_mask": mask})
+}
+
+// TestGPUStepTimes: with step timing on, a CUDA program reports a GPU
+// time for every step, their sum fits inside the wall time of the runs,
+// and the outputs do not change.
+func TestGPUStepTimes(t *testing.T) {
+	needGPU(t)
+	cfg := demo.Tiny
+	cg := compileWithParams(t, demo.Encoder(cfg), kiln.CUDA(0))
+	ids, mask := demo.Inputs(cfg, 3)
+	fids := make([]float32, len(ids))
+	for i, v := range ids {
+		fids[i] = float32(v)
+	}
+	ins := []kiln.Input{kiln.In("input_ids", fids), kiln.In("attention_mask", mask)}
+	want, err := cg.Run(ins...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := cg.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := x.(exec.StepTimer)
+	if !ok {
+		t.Fatalf("%T is not an exec.StepTimer", x)
+	}
+	info := st.StepInfo()
+	if len(info) != cg.Stats().Steps {
+		t.Fatalf("%d step infos for %d steps", len(info), cg.Stats().Steps)
+	}
+	if err := st.SetStepTimes(make([]time.Duration, len(info)+1)); err == nil {
+		t.Error("SetStepTimes took one duration too many")
+	}
+	d := make([]time.Duration, len(info))
+	if err := st.SetStepTimes(d); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 3
+	t0 := time.Now()
+	for range runs {
+		got, err := cg.Run(ins...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for o := range want {
+			closeTo(t, "timed run", got[o], want[o], 1e-6)
+		}
+	}
+	wall := time.Since(t0)
+	var sum time.Duration
+	for i, v := range d {
+		if v <= 0 {
+			t.Errorf("step %d %s (%s): time %v", i, info[i].Node, info[i].Variant, v)
+		}
+		sum += v
+	}
+	if sum > wall {
+		t.Errorf("steps sum to %v, more than the %v the %d runs took", sum, wall, runs)
+	}
+	t.Logf("%d steps: %v per run on the GPU, %v wall", len(d), sum/runs, wall/runs)
+	if err := st.SetStepTimes(nil); err != nil {
+		t.Fatal(err)
+	}
+	before := slices.Clone(d)
+	if _, err := cg.Run(ins...); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d, before) {
+		t.Error("SetStepTimes(nil) left timing on")
+	}
 }
