@@ -3,6 +3,7 @@ package ptx
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
@@ -60,7 +61,11 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	if scale == 0 && a.D > 0 {
 		scale = float32(1 / math.Sqrt(float64(a.D)))
 	}
-	block, err := rowBlock(a.Block, a.SK)
+	blk := a.Block
+	if blk == 0 { // a thread per key up to 256: the scores take one step
+		blk = min(max(32, CeilDiv(a.SK, 32)*32), 256)
+	}
+	block, err := rowBlock(blk, a.SK)
 	if err != nil {
 		return nil, err
 	}
@@ -106,38 +111,99 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	es := a.DType.Size()
 	ninf := fimm(float32(math.Inf(-1)))
 
-	// 1. Scores and their maximum.
-	mx := f.f32(float32(math.Inf(-1)))
-	f.loopU32(tid, a.SK, block, func(j string) {
-		jx := w(j)
-		kRow := x.mad(jx, a.D, kBase)
-		s := f.f32(0)
-		f.loopU32("0", a.D, 1, func(d string) {
-			dx := w(d)
-			qa := x.reg()
-			f.op("add.%s %s, %s, %s", x.t(), qa, qBase, dx)
-			ka := x.reg()
-			f.op("add.%s %s, %s, %s", x.t(), ka, kRow, dx)
-			f.op("fma.rn.f32 %s, %s, %s, %s", s, f.load(a.DType, x.addr(q, qa, es)), f.load(a.DType, x.addr(k, ka, es)), s)
-		})
-		f.op("mul.f32 %s, %s, %s", s, s, fimm(scale))
-		switch a.Mask {
-		case MaskAdd:
-			f.op("add.f32 %s, %s, %s", s, s, f.load(a.DType, x.addr(mask, x.mad(jx, a.MaskStrides[3], mBase), es)))
-		case MaskBool:
-			keep := f.load(tensor.Bool, x.addr(mask, x.mad(jx, a.MaskStrides[3], mBase), 1))
-			f.op("selp.f32 %s, %s, %s, %s", s, s, ninf, keep)
-		}
-		if a.Causal {
-			lim, p := f.reg(cB32), f.reg(cPred)
-			f.op("add.u32 %s, %s, %d", lim, i, a.SK-a.SQ)
-			f.op("setp.gt.s32 %s, %s, %s", p, j, lim)
-			f.op("selp.f32 %s, %s, %s, %s", s, ninf, s, p)
-		}
-		sa := f.sharedAddr(scores, j)
-		f.op("st.shared.f32 [%s], %s", sa, s)
-		f.op("max.f32 %s, %s, %s", mx, mx, s)
+	// 1. Scores and their maximum. The query row is staged in shared
+	// memory, and the key rows chunk by chunk: the block's threads copy
+	// each chunk's contiguous rows element by element (coalesced), into
+	// rows padded to D+1 floats so that threads reading different rows
+	// hit different banks. Each thread then scores its keys from there,
+	// the dot product written out when D is at most maxUnrolledDot.
+	qs := f.shared("qs", ".f32", max(a.D, 1), 4)
+	f.loopU32(tid, a.D, block, func(d string) {
+		qa := x.reg()
+		f.op("add.%s %s, %s, %s", x.t(), qa, qBase, w(d))
+		f.op("st.shared.f32 [%s], %s", f.sharedAddr(qs, d), f.load(a.DType, x.addr(q, qa, es)))
 	})
+	ld, chunk := a.D+1, attentionChunk(a, block)
+	ks := f.shared("ks", ".f32", chunk*ld, 4)
+	mx := f.f32(float32(math.Inf(-1)))
+	f.loopU32("0", a.SK, chunk, func(c0 string) {
+		n, end := f.reg(cB32), f.reg(cB32) // keys in this chunk; c0 + n
+		f.op("sub.u32 %s, %d, %s", n, a.SK, c0)
+		f.op("min.u32 %s, %s, %d", n, n, chunk)
+		f.op("add.u32 %s, %s, %s", end, c0, n)
+		elems := f.reg(cB32)
+		f.op("mul.lo.u32 %s, %s, %d", elems, n, a.D)
+		src0 := x.mad(w(c0), a.D, kBase)
+		f.op("bar.sync 0") // the last chunk's readers are done (and qs is written)
+		// stageUnroll elements a thread per trip, loads before stores
+		// (see loadFloatIf).
+		f.loopU32To(tid, elems, stageUnroll*block, func(e0 string) {
+			vals, addrs, oks := make([]string, stageUnroll), make([]string, stageUnroll), make([]string, stageUnroll)
+			for r := range stageUnroll {
+				e := f.reg(cB32)
+				f.op("add.u32 %s, %s, %d", e, e0, r*block)
+				oks[r] = f.reg(cPred)
+				f.op("setp.lt.u32 %s, %s, %s", oks[r], e, elems)
+				row, col := ix{f: f}.divmod(e, max(a.D, 1))
+				sa := f.reg(cB32)
+				f.op("mad.lo.u32 %s, %s, %d, %s", sa, row, ld, col)
+				addrs[r] = f.sharedAddr(ks, sa)
+				ka := x.reg()
+				f.op("add.%s %s, %s, %s", x.t(), ka, src0, w(e))
+				vals[r] = f.loadFloatIf(a.DType, x.addr(k, ka, es), oks[r])
+			}
+			for r := range stageUnroll {
+				f.op("@%s st.shared.f32 [%s], %s", oks[r], addrs[r], vals[r])
+			}
+		})
+		f.op("bar.sync 0")
+		j0 := f.reg(cB32)
+		f.op("add.u32 %s, %s, %s", j0, c0, tid)
+		f.loopU32To(j0, end, block, func(j string) {
+			r := f.reg(cB32)
+			f.op("sub.u32 %s, %s, %s", r, j, c0)
+			f.op("mul.lo.u32 %s, %s, %d", r, r, ld)
+			kRow := f.sharedAddr(ks, r)
+			s := f.f32(0)
+			if a.D <= maxUnrolledDot {
+				for d := range a.D {
+					qv, kv := f.reg(cF32), f.reg(cF32)
+					f.op("ld.shared.f32 %s, [%s+%d]", qv, qs, 4*d)
+					f.op("ld.shared.f32 %s, [%s+%d]", kv, kRow, 4*d)
+					f.op("fma.rn.f32 %s, %s, %s, %s", s, qv, kv, s)
+				}
+			} else {
+				f.loopU32("0", a.D, 1, func(d string) {
+					qv, kv, kd := f.reg(cF32), f.reg(cF32), f.reg(cB32)
+					f.op("ld.shared.f32 %s, [%s]", qv, f.sharedAddr(qs, d))
+					f.op("mad.lo.u32 %s, %s, 4, %s", kd, d, kRow)
+					f.op("ld.shared.f32 %s, [%s]", kv, kd)
+					f.op("fma.rn.f32 %s, %s, %s, %s", s, qv, kv, s)
+				})
+			}
+			jx := w(j)
+			f.op("mul.f32 %s, %s, %s", s, s, fimm(scale))
+			switch a.Mask {
+			case MaskAdd:
+				f.op("add.f32 %s, %s, %s", s, s, f.load(a.DType, x.addr(mask, x.mad(jx, a.MaskStrides[3], mBase), es)))
+			case MaskBool:
+				keep := f.load(tensor.Bool, x.addr(mask, x.mad(jx, a.MaskStrides[3], mBase), 1))
+				f.op("selp.f32 %s, %s, %s, %s", s, s, ninf, keep)
+			}
+			if a.Causal {
+				lim, p := f.reg(cB32), f.reg(cPred)
+				f.op("add.u32 %s, %s, %d", lim, i, a.SK-a.SQ)
+				f.op("setp.gt.s32 %s, %s, %s", p, j, lim)
+				f.op("selp.f32 %s, %s, %s, %s", s, ninf, s, p)
+			}
+			sa := f.sharedAddr(scores, j)
+			f.op("st.shared.f32 [%s], %s", sa, s)
+			f.op("max.f32 %s, %s, %s", mx, mx, s)
+		})
+	})
+	if block <= 32 { // chunks hand keys out from c0, not as phase 2 does: share the scores
+		f.op("bar.sync 0")
+	}
 	mx = f.blockReduce(mx, "max.f32", tid, red, block, float32(math.Inf(-1)))
 	// A fully masked row is NaN, as softmax gives it (graph.Attention).
 	// This exp and max.f32 drop NaN, so the row is marked dead here and
@@ -174,35 +240,43 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 		f.op("selp.f32 %s, 0f7FC00000, %s, %s", inv, inv, dead)
 	}
 
-	// 3. Each thread accumulates output features d = tid, tid+block, ...
-	f.loopU32(tid, a.DV, block, func(d string) {
-		dx := w(d)
-		acc := f.f32(0)
-		f.loopU32("0", a.SK, 1, func(j string) {
-			p := f.reg(cF32)
-			f.op("ld.shared.f32 %s, [%s]", p, f.sharedAddr(scores, j))
-			va := x.mad(w(j), a.DV, vBase)
-			f.op("add.%s %s, %s, %s", x.t(), va, va, dx)
-			f.op("fma.rn.f32 %s, %s, %s, %s", acc, p, f.load(a.DType, x.addr(v, va, es)), acc)
-		})
-		f.op("mul.f32 %s, %s, %s", acc, acc, inv)
-		oa := x.reg()
-		f.op("add.%s %s, %s, %s", x.t(), oa, oBase, dx)
-		f.store(a.DType, x.addr(out, oa, es), acc)
-	})
+	// 3. The weighted sum of the value rows.
+	f.attentionValues(a, x, block, tid, scores, v, vBase, out, oBase, inv)
 	l := Launch{Grid: [3]int{a.SQ, a.H, a.B}, Block: [3]int{block, 1, 1}}
 	return f.kernel(l), nil
 }
 
+// attentionChunk is how many padded key rows EmitAttention stages at a
+// time: at most 16 KiB of them, in what the block's other shared arrays
+// (scores, the query row, the value partial sums, reduction scratch)
+// leave of the static limit; at least one.
+func attentionChunk(a *Attention, block int) int {
+	left := MaxStaticShared - 4*(max(a.SK, 1)+max(a.D, 1)+block+32)
+	return max(1, min(a.SK, min(16<<10, left)/(4*(a.D+1))))
+}
+
+// stageUnroll is how many key elements each thread loads per trip when
+// EmitAttention stages a chunk.
+const stageUnroll = 8
+
+// maxUnrolledDot is the longest query·key dot product written out in
+// full (one load per feature, all in flight together).
+const maxUnrolledDot = 256
+
 // loopU32 emits `for j := start; j < n; j += step { body(j) }` with a
 // fresh u32 counter (start is a register or an immediate).
 func (f *fn) loopU32(start string, n, step int, body func(j string)) {
+	f.loopU32To(start, strconv.Itoa(n), step, body)
+}
+
+// loopU32To is loopU32 with the bound n a register or an immediate.
+func (f *fn) loopU32To(start, n string, step int, body func(j string)) {
 	j := f.reg(cB32)
 	f.op("mov.u32 %s, %s", j, start)
 	top, end := f.label("for"), f.label("endfor")
 	p := f.reg(cPred)
 	f.place(top)
-	f.op("setp.ge.u32 %s, %s, %d", p, j, n)
+	f.op("setp.ge.u32 %s, %s, %s", p, j, n)
 	f.op("@%s bra %s", p, end)
 	body(j)
 	f.op("add.u32 %s, %s, %d", j, j, step)

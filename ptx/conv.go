@@ -31,16 +31,19 @@ func ConvOf(name string, n *graph.Node) (*Conv, error) {
 	return &Conv{Conv: *d}, nil
 }
 
-// convTile is the default tile: 64 output channels per block when a
-// group has that many, else 32.
+// convTile is the default tile: autoTile's for the implicit GEMM
+// (channels × pixels over C·KH·KW), with 32-channel blocks for groups of
+// fewer than 64 channels where autoTile keeps 64.
 func (c *Conv) convTile() GemmTile {
 	if c.Tile != (GemmTile{}) {
 		return c.Tile
 	}
-	if c.M/c.Groups >= 64 {
-		return DefaultTile
+	mpg := c.M / c.Groups
+	t := autoTile(mpg, c.N*c.OH*c.OW, c.C/c.Groups*c.KH*c.KW, c.Groups)
+	if t == DefaultTile && mpg < 64 {
+		return GemmTile{BM: 32, BN: 64, BK: 16, TM: 2, TN: 4}
 	}
-	return GemmTile{BM: 32, BN: 64, BK: 16, TM: 2, TN: 4}
+	return t
 }
 
 // EmitConv writes the convolution, then the epilogue: + bias[m], Act,
@@ -137,6 +140,14 @@ func (x ix) origin(v string, stride, pad int) string {
 		}
 	}
 	return r
+}
+
+// inside narrows predicate ok to coordinate v (signed) in [0, n), with
+// one unsigned compare as outside.
+func (f *fn) inside(x ix, ok, v string, n int) {
+	p := f.reg(cPred)
+	f.op("setp.lt.%s %s, %s, %d", x.t(), p, v, n)
+	f.op("and.pred %s, %s, %s", ok, ok, p)
 }
 
 // outside branches to skip when coordinate v (signed) is not in [0, n):

@@ -21,15 +21,16 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 	taps, ohw := c.KH*c.KW, c.OH*c.OW
 	depth, pixels := cpg*taps, c.N*ohw
 	f, x, out, xp, wp, bias, res := convSetup(c)
-	as := f.shared("As", ".f32", t.BK*t.BM, 16)
-	bs := f.shared("Bs", ".f32", t.BK*t.BN, 16)
+	lda := stagedLd(t.BM, walksK(true, depth, 1)) // the weights, walked along k
+	as := f.shared("As", ".f32", t.kStep()*lda, 16)
+	bs := f.shared("Bs", ".f32", t.kStep()*t.BN, 16) // pixel columns: dense rows
 	tid, bx, by, bz := f.reg(cB32), f.reg(cB32), f.reg(cB32), f.reg(cB32)
 	f.op("mov.u32 %s, %%tid.x", tid)
 	f.op("mov.u32 %s, %%ctaid.x", bx)
 	f.op("mov.u32 %s, %%ctaid.y", by)
 	f.op("mov.u32 %s, %%ctaid.z", bz)
 	u := ix{f: f} // tile-local arithmetic stays 32-bit
-	ty, tx := u.divmod(tid, t.BN/t.TN)
+	tx, ty, grp := f.gemmLanes(t, tid)
 	m0, p0 := u.mad(by, t.BM, u.imm(0)), u.mad(bx, t.BN, u.imm(0))
 	wide := func(r string) string {
 		if !x.wide {
@@ -62,34 +63,37 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 		}
 	}
 	k0 := u.imm(0)
-	f.gridLoop(u, k0, u.imm(t.BK), depth, func() {
-		f.stageTile(x, tid, threads, t.BM, t.BK, true, m0, k0, mpg, depth, wp, wOff, depth, 1, c.DType, as)
-		for l := range t.BN * t.BK / threads {
+	f.gridLoop(u, k0, u.imm(t.kStep()), depth, func() {
+		f.stageTile(x, tid, threads, t.BM, t.kStep(), true, m0, k0, mpg, depth, wp, wOff, depth, 1, c.DType, as)
+		// The im2col gather: every (predicated) load, then every store
+		// (see loadFloatIf).
+		per := t.BN * t.kStep() / threads
+		vals := make([]string, per)
+		for l := range per {
 			gk := u.mad(sk, 1, k0)
 			if l > 0 {
 				f.op("add.u32 %s, %s, %d", gk, gk, l*threads/t.BN)
 			}
-			v := f.f32(0)
-			skip := f.label("tap")
 			ok := f.reg(cPred)
 			f.op("setp.lt.u32 %s, %s, %d", ok, gk, depth)
 			f.op("and.pred %s, %s, %s", ok, ok, pok)
-			f.op("@!%s bra %s", ok, skip)
 			ci, r := u.divmod(gk, taps)
 			ky, kx := u.divmod(r, c.KW)
 			iy := x.mad(wide(ky), c.DH, iy0)
-			f.outside(x, iy, c.H, skip)
+			f.inside(x, ok, iy, c.H)
 			ixx := x.mad(wide(kx), c.DW, ix0)
-			f.outside(x, ixx, c.W, skip)
+			f.inside(x, ok, ixx, c.W)
 			src := x.mad(x.mad(wide(ci), c.H*c.W, plane0), 1, x.mad(iy, c.W, ixx))
-			f.op("mov.f32 %s, %s", v, f.load(c.DType, x.addr(xp, src, c.DType.Size())))
-			f.place(skip)
+			vals[l] = f.loadFloatIf(c.DType, x.addr(xp, src, c.DType.Size()), ok)
+		}
+		for l, v := range vals {
 			f.op("st.shared.f32 [%s+%d], %s", bsAddr, 4*l*threads, v)
 		}
 		f.op("bar.sync 0")
-		f.tileFMA(t, acc, as, bs, tx, ty)
+		f.tileFMA(t, acc, as, bs, tx, ty, grp, lda, t.BN)
 		f.op("bar.sync 0")
 	})
+	done := f.sumGroups(t, acc, tx, ty, grp)
 	for i := range t.TM {
 		gm := u.mad(ty, t.TM, m0)
 		f.op("add.u32 %s, %s, %d", gm, gm, i)
@@ -108,21 +112,27 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 			f.place(skip)
 		}
 	}
+	if done != "" {
+		f.place(done)
+	}
 	l := Launch{Grid: [3]int{max(CeilDiv(pixels, t.BN), 1), max(CeilDiv(mpg, t.BM), 1), c.Groups}, Block: [3]int{threads, 1, 1}}
 	return f.kernel(l), nil
 }
 
-// tileFMA accumulates one staged K step: thread (tx, ty) multiplies its
-// TM rows of As by its TN columns of Bs, BK times.
-func (f *fn) tileFMA(t GemmTile, acc [][]string, as, bs, tx, ty string) {
+// tileFMA accumulates one staged K step: thread (tx, ty) of K group grp
+// multiplies its TM rows of As by its TN columns of Bs over the group's
+// BK rows of the step; lda and ldb are the staged tiles' row lengths.
+func (f *fn) tileFMA(t GemmTile, acc [][]string, as, bs, tx, ty, grp string, lda, ldb int) {
 	aRow, bCol := f.reg(cB32), f.reg(cB32)
 	f.op("mov.u32 %s, %s", aRow, as)
 	f.op("mad.lo.u32 %s, %s, %d, %s", aRow, ty, 4*t.TM, aRow)
+	f.op("mad.lo.u32 %s, %s, %d, %s", aRow, grp, 4*t.BK*lda, aRow)
 	f.op("mov.u32 %s, %s", bCol, bs)
 	f.op("mad.lo.u32 %s, %s, %d, %s", bCol, tx, 4*t.TN, bCol)
+	f.op("mad.lo.u32 %s, %s, %d, %s", bCol, grp, 4*t.BK*ldb, bCol)
 	for kk := range t.BK {
-		av := f.sharedRow(aRow, 4*kk*t.BM, t.TM, t.TM%4 == 0)
-		bv := f.sharedRow(bCol, 4*kk*t.BN, t.TN, t.TN%4 == 0)
+		av := f.sharedRow(aRow, 4*kk*lda, t.TM, t.TM%4 == 0)
+		bv := f.sharedRow(bCol, 4*kk*ldb, t.TN, t.TN%4 == 0)
 		for i := range t.TM {
 			for j := range t.TN {
 				f.op("fma.rn.f32 %s, %s, %s, %s", acc[i][j], av[i], bv[j], acc[i][j])

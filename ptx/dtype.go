@@ -43,6 +43,33 @@ func (k kind) class() class {
 	return cF32
 }
 
+// loadFloatIf reads a float element of dt at addr widened to f32 when
+// pred holds, else gives 0: a predicated load, no branch, so a run of
+// them issues back to back (a warp issues in order: a branch around each
+// load, or a store of each value right after it, would wait out one
+// memory latency per element).
+func (f *fn) loadFloatIf(dt tensor.DType, addr, pred string) string {
+	r := f.f32(0)
+	switch dt {
+	case tensor.F32:
+		f.op("@%s ld.global.f32 %s, [%s]", pred, r, addr)
+	case tensor.F16:
+		h := f.reg(cB16)
+		f.op("mov.b16 %s, 0", h)
+		f.op("@%s ld.global.b16 %s, [%s]", pred, h, addr)
+		f.op("cvt.f32.f16 %s, %s", r, h)
+	case tensor.BF16:
+		b := f.reg(cB32)
+		f.op("mov.u32 %s, 0", b)
+		f.op("@%s ld.global.u16 %s, [%s]", pred, b, addr)
+		f.op("shl.b32 %s, %s, 16", b, b)
+		f.op("mov.b32 %s, %s", r, b)
+	default:
+		panic("ptx: loadFloatIf of " + dt.String())
+	}
+	return r
+}
+
 // load reads one element of dt at addr into a register of its kind.
 func (f *fn) load(dt tensor.DType, addr string) string {
 	switch dt {

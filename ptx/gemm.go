@@ -9,26 +9,28 @@ import (
 )
 
 // GemmTile is the blocking of the tiled GEMM: a block computes a BM×BN
-// tile of C, stepping through K by BK with both input tiles in shared
-// memory; each thread owns a TM×TN sub-tile in registers.
-type GemmTile struct{ BM, BN, BK, TM, TN int }
+// tile of C, stepping through K with both input tiles in shared memory;
+// each thread owns a TM×TN sub-tile in registers. KS > 1 splits K among
+// KS groups of threads, each taking BK of every staged step, summed in
+// shared memory at the end (gemm_ksplit.go).
+type GemmTile struct{ BM, BN, BK, TM, TN, KS int }
 
 // Threads is the block size the tile needs.
-func (t GemmTile) Threads() int { return (t.BM / t.TM) * (t.BN / t.TN) }
+func (t GemmTile) Threads() int { return t.groupThreads() * t.ks() }
 
 // DefaultTile suits mid-sized F32 problems on sm_80 and newer.
 var DefaultTile = GemmTile{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4}
 
 // Validate checks that the tile divides evenly among its threads.
 func (t GemmTile) Validate() error {
-	if t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.TM <= 0 || t.TN <= 0 || t.BM%t.TM != 0 || t.BN%t.TN != 0 {
+	if t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.TM <= 0 || t.TN <= 0 || t.KS < 0 || t.BM%t.TM != 0 || t.BN%t.TN != 0 {
 		return fmt.Errorf("ptx: tile %+v: BM, BN must be multiples of TM, TN", t)
 	}
 	n := t.Threads()
-	if n < 32 || n > MaxThreads || (t.BM*t.BK)%n != 0 || (t.BN*t.BK)%n != 0 {
-		return fmt.Errorf("ptx: tile %+v: %d threads must be 32..%d and divide BM·BK and BN·BK", t, n, MaxThreads)
+	if n < 32 || n > MaxThreads || (t.BM*t.kStep())%n != 0 || (t.BN*t.kStep())%n != 0 {
+		return fmt.Errorf("ptx: tile %+v: %d threads must be 32..%d and divide BM·BK·KS and BN·BK·KS", t, n, MaxThreads)
 	}
-	if 4*t.BK*(t.BM+t.BN) > MaxStaticShared {
+	if t.sharedBytes() > MaxStaticShared {
 		return fmt.Errorf("ptx: tile %+v needs more than %d bytes of shared memory", t, MaxStaticShared)
 	}
 	return nil
@@ -60,7 +62,7 @@ type Gemm struct {
 	Act     graph.Op
 	HasRes  bool
 	ResType tensor.DType
-	Tile    GemmTile // zero: DefaultTile
+	Tile    GemmTile // zero: autoTile's choice for the problem's size
 }
 
 // EmitGemm writes the tiled F32-accumulating GEMM. Parameters: out, a,
@@ -68,7 +70,7 @@ type Gemm struct {
 func EmitGemm(g *Gemm) (*Kernel, error) {
 	t := g.Tile
 	if t == (GemmTile{}) {
-		t = DefaultTile
+		t = autoTile(g.M, g.N, g.K, product(g.Batch))
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
@@ -79,16 +81,15 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 	}
 	f, x := fr.f, fr.x
 	threads := t.Threads()
-	as := f.shared("As", ".f32", t.BK*t.BM, 16)
-	bs := f.shared("Bs", ".f32", t.BK*t.BN, 16)
+	lda, ldb := stagedLd(t.BM, walksK(true, g.ASm, g.ASk)), stagedLd(t.BN, walksK(false, g.BSn, g.BSk))
+	as := f.shared("As", ".f32", t.kStep()*lda, 16)
+	bs := f.shared("Bs", ".f32", t.kStep()*ldb, 16)
 
 	tid, bx, by := f.reg(cB32), f.reg(cB32), f.reg(cB32)
 	f.op("mov.u32 %s, %%tid.x", tid)
 	f.op("mov.u32 %s, %%ctaid.x", bx)
 	f.op("mov.u32 %s, %%ctaid.y", by)
-	tx, ty := f.reg(cB32), f.reg(cB32)
-	f.op("rem.u32 %s, %s, %d", tx, tid, t.BN/t.TN)
-	f.op("div.u32 %s, %s, %d", ty, tid, t.BN/t.TN)
+	tx, ty, grp := f.gemmLanes(t, tid)
 	m0, n0 := f.reg(cB32), f.reg(cB32)
 	f.op("mul.lo.u32 %s, %s, %d", m0, by, t.BM)
 	f.op("mul.lo.u32 %s, %s, %d", n0, bx, t.BN)
@@ -100,36 +101,18 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 			acc[i][j] = f.f32(0)
 		}
 	}
-	// Loop over K in steps of BK.
-	k0 := f.reg(cB32)
-	f.op("mov.u32 %s, 0", k0)
-	kloop, kend := f.label("k"), f.label("kend")
-	pk := f.reg(cPred)
-	f.place(kloop)
-	f.op("setp.ge.u32 %s, %s, %d", pk, k0, g.K)
-	f.op("@%s bra %s", pk, kend)
-	// Stage the A tile (transposed to As[k][m]) and the B tile (Bs[k][n]).
-	f.stageTile(x, tid, threads, t.BM, t.BK, true, m0, k0, g.M, g.K, fr.a, fr.aOff, g.ASm, g.ASk, g.A, as)
-	f.stageTile(x, tid, threads, t.BN, t.BK, false, n0, k0, g.N, g.K, fr.b, fr.bOff, g.BSn, g.BSk, g.B, bs)
-	f.op("bar.sync 0")
-	aRow, bCol := f.reg(cB32), f.reg(cB32)
-	f.op("mov.u32 %s, %s", aRow, as)
-	f.op("mad.lo.u32 %s, %s, %d, %s", aRow, ty, 4*t.TM, aRow)
-	f.op("mov.u32 %s, %s", bCol, bs)
-	f.op("mad.lo.u32 %s, %s, %d, %s", bCol, tx, 4*t.TN, bCol)
-	for kk := 0; kk < t.BK; kk++ {
-		av := f.sharedRow(aRow, 4*kk*t.BM, t.TM, t.TM%4 == 0)
-		bv := f.sharedRow(bCol, 4*kk*t.BN, t.TN, t.TN%4 == 0)
-		for i := range t.TM {
-			for j := range t.TN {
-				f.op("fma.rn.f32 %s, %s, %s, %s", acc[i][j], av[i], bv[j], acc[i][j])
-			}
-		}
-	}
-	f.op("bar.sync 0")
-	f.op("add.u32 %s, %s, %d", k0, k0, t.BK)
-	f.op("bra.uni %s", kloop)
-	f.place(kend)
+	// Loop over K a staged step at a time: the A tile (transposed to
+	// As[k][m]) and the B tile (Bs[k][n]).
+	u := ix{f: f}
+	k0 := u.imm(0)
+	f.gridLoop(u, k0, u.imm(t.kStep()), g.K, func() {
+		f.stageTile(x, tid, threads, t.BM, t.kStep(), true, m0, k0, g.M, g.K, fr.a, fr.aOff, g.ASm, g.ASk, g.A, as)
+		f.stageTile(x, tid, threads, t.BN, t.kStep(), false, n0, k0, g.N, g.K, fr.b, fr.bOff, g.BSn, g.BSk, g.B, bs)
+		f.op("bar.sync 0")
+		f.tileFMA(t, acc, as, bs, tx, ty, grp, lda, ldb)
+		f.op("bar.sync 0")
+	})
+	done := f.sumGroups(t, acc, tx, ty, grp)
 
 	// Epilogue: alpha, optional beta·C, activation, residual, store.
 	for i := range t.TM {
@@ -145,24 +128,52 @@ func EmitGemm(g *Gemm) (*Kernel, error) {
 			}
 		}
 	}
+	if done != "" {
+		f.place(done)
+	}
 	l := Launch{Grid: [3]int{max(CeilDiv(g.N, t.BN), 1), max(CeilDiv(g.M, t.BM), 1), max(fr.batches, 1)}, Block: [3]int{threads, 1, 1}}
 	return f.kernel(l), nil
 }
 
-// stageTile copies a BK×span tile of a global operand into shared memory
-// laid out [k][span], zero-filling past the matrix edge. For A, span runs
-// over m (row stride sm) and the tile is stored transposed; for B over n.
+// tilePad is the floats added to each staged row of a tile written
+// walking k: the threads of a warp then store to rows span+tilePad
+// floats apart, which spreads them over the banks (span floats apart,
+// a multiple of 32, they all hit one), and rows stay 16-byte aligned
+// for the vector reads of tileFMA.
+const tilePad = 4
+
+// walksK says whether stageTile's consecutive threads walk k (the
+// operand's unit-stride dim when it has one; A's by default).
+func walksK(isA bool, sS, sK int) bool { return sK == 1 || (isA && sS != 1) }
+
+// stagedLd is the row length of a staged [k][span] tile.
+func stagedLd(span int, walkK bool) int {
+	if walkK {
+		return span + tilePad
+	}
+	return span
+}
+
+// stageTile copies a bk×span tile of a global operand into shared memory
+// laid out [k][ld] (ld = stagedLd), zero-filling past the matrix edge.
+// For A, span runs over m (row stride sS) and the tile is stored
+// transposed; for B over n. Consecutive threads walk the operand's
+// unit-stride dim (walksK), so a warp's loads are coalesced.
 func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0 string, limS, limK int,
 	ptr, off string, sS, sK int, dt tensor.DType, sh string) {
+	walkK := walksK(isA, sS, sK)
+	ld := stagedLd(span, walkK)
 	per := span * bk / threads
+	if f.stageTileStrided(x, tid, threads, span, bk, walkK, ld, s0, k0, limS, limK, ptr, off, sS, sK, dt, sh) {
+		return
+	}
+	// Every load first (predicated), then every store: see loadFloatIf.
+	vals, addrs := make([]string, per), make([]string, per)
 	for l := range per {
 		e := f.reg(cB32)
 		f.op("add.u32 %s, %s, %d", e, tid, l*threads)
-		// For A consecutive threads walk k (A is usually row-major); for
-		// B they walk n. Either way the shared layout is [k][span].
-		var si, ki string
-		si, ki = f.reg(cB32), f.reg(cB32)
-		if isA {
+		si, ki := f.reg(cB32), f.reg(cB32)
+		if walkK {
 			f.op("div.u32 %s, %s, %d", si, e, bk)
 			f.op("rem.u32 %s, %s, %d", ki, e, bk)
 		} else {
@@ -177,9 +188,6 @@ func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0
 		q := f.reg(cPred)
 		f.op("setp.lt.u32 %s, %s, %d", q, gk, limK)
 		f.op("and.pred %s, %s, %s", in, in, q)
-		v := f.f32(0)
-		skip := f.label("ld")
-		f.op("@!%s bra %s", in, skip)
 		gsx, gkx := gs, gk
 		if x.wide {
 			gsx, gkx = f.reg(cB64), f.reg(cB64)
@@ -188,16 +196,92 @@ func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0
 		}
 		idx := x.mad(gsx, sS, off)
 		idx = x.mad(gkx, sK, idx)
-		f.op("mov.f32 %s, %s", v, f.load(dt, x.addr(ptr, idx, dt.Size())))
-		f.place(skip)
+		vals[l] = f.loadFloatIf(dt, x.addr(ptr, idx, dt.Size()), in)
 		sa := f.reg(cB32)
-		f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, span, si)
+		f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
 		f.op("shl.b32 %s, %s, 2", sa, sa)
 		base := f.reg(cB32)
 		f.op("mov.u32 %s, %s", base, sh)
 		f.op("add.u32 %s, %s, %s", sa, sa, base)
-		f.op("st.shared.f32 [%s], %s", sa, v)
+		addrs[l] = sa
 	}
+	for l := range per {
+		f.op("st.shared.f32 [%s], %s", addrs[l], vals[l])
+	}
+}
+
+// stageTileStrided is stageTile when the block's threads divide the
+// walked dim: element tid + l·threads then sits at a fixed offset from
+// element tid, in the operand and in the tile, so each one costs a
+// compare, a predicated load at an immediate offset and a store, with
+// the index arithmetic done once. It reports false, emitting nothing,
+// where that does not hold (or offsets could pass 2³⁰ bytes).
+func (f *fn) stageTileStrided(x ix, tid string, threads, span, bk int, walkK bool, ld int, s0, k0 string, limS, limK int,
+	ptr, off string, sS, sK int, dt tensor.DType, sh string) bool {
+	per := span * bk / threads
+	walked := span
+	if walkK {
+		walked = bk
+	}
+	if threads%walked != 0 {
+		return false
+	}
+	// Per l: the walked coordinate is fixed, the other steps by rows.
+	rows := threads / walked
+	dS, dK := rows, 0 // steps of (s, k) per l
+	if !walkK {
+		dS, dK = 0, rows
+	}
+	step := dS*sS + dK*sK
+	if int64(per)*int64(step)*int64(dt.Size()) > 1<<30 {
+		return false
+	}
+	si, ki := f.reg(cB32), f.reg(cB32)
+	if walkK {
+		f.op("div.u32 %s, %s, %d", si, tid, bk)
+		f.op("rem.u32 %s, %s, %d", ki, tid, bk)
+	} else {
+		f.op("div.u32 %s, %s, %d", ki, tid, span)
+		f.op("rem.u32 %s, %s, %d", si, tid, span)
+	}
+	gs, gk := f.reg(cB32), f.reg(cB32)
+	f.op("add.u32 %s, %s, %s", gs, s0, si)
+	f.op("add.u32 %s, %s, %s", gk, k0, ki)
+	gsx, gkx := gs, gk
+	if x.wide {
+		gsx, gkx = f.reg(cB64), f.reg(cB64)
+		f.op("cvt.u64.u32 %s, %s", gsx, gs)
+		f.op("cvt.u64.u32 %s, %s", gkx, gk)
+	}
+	addr := x.addr(ptr, x.mad(gkx, sK, x.mad(gsx, sS, off)), dt.Size())
+	sa := f.reg(cB32)
+	f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
+	f.op("shl.b32 %s, %s, 2", sa, sa)
+	base := f.reg(cB32)
+	f.op("mov.u32 %s, %s", base, sh)
+	f.op("add.u32 %s, %s, %s", sa, sa, base)
+	// The fixed coordinate's bound, checked once; the stepped one per l.
+	fixed, fixedLim, moving, movingLim := gk, limK, gs, limS
+	if !walkK {
+		fixed, fixedLim, moving, movingLim = gs, limS, gk, limK
+	}
+	inFixed := f.reg(cPred)
+	f.op("setp.lt.u32 %s, %s, %d", inFixed, fixed, fixedLim)
+	vals := make([]string, per)
+	for l := range per {
+		if movingLim-l*rows <= 0 { // past the edge for every thread
+			vals[l] = f.f32(0)
+			continue
+		}
+		in := f.reg(cPred)
+		f.op("setp.lt.u32 %s, %s, %d", in, moving, movingLim-l*rows)
+		f.op("and.pred %s, %s, %s", in, in, inFixed)
+		vals[l] = f.loadFloatIf(dt, fmt.Sprintf("%s+%d", addr, l*step*dt.Size()), in)
+	}
+	for l, v := range vals {
+		f.op("st.shared.f32 [%s+%d], %s", sa, 4*l*(dK*ld+dS), v)
+	}
+	return true
 }
 
 // sharedRow loads n consecutive f32 from shared memory at base+off,

@@ -103,7 +103,8 @@ func moveVariants(t testing.TB) []*Kernel {
 func gemmVariants(t testing.TB) []*Kernel {
 	var ks []*Kernel
 	add := func(k *Kernel, err error) { ks = append(ks, must(t, k, err)) }
-	tiles := []GemmTile{DefaultTile, {32, 32, 8, 2, 2}, {128, 128, 8, 8, 8}, {64, 32, 16, 4, 2}, {128, 64, 8, 8, 4}, {16, 16, 16, 1, 1}}
+	tiles := []GemmTile{DefaultTile, {32, 32, 8, 2, 2, 0}, {128, 128, 8, 8, 8, 0}, {64, 32, 16, 4, 2, 0}, {128, 64, 8, 8, 4, 0}, {16, 16, 16, 1, 1, 0},
+		smallTile, {32, 32, 16, 4, 4, 4}, {32, 32, 32, 4, 4, 4}, {64, 64, 16, 4, 4, 2}, {16, 16, 16, 2, 2, 3}}
 	for ti, tile := range tiles {
 		for _, dt := range floatDTypes {
 			// Plain, transposed B, broadcast batch with bias.

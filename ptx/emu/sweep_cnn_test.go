@@ -87,6 +87,11 @@ func convCases(t testing.TB, r *rand.Rand) []rowCase {
 			{[]int{1, 4, 4, 4}, []int{70, 4, 1, 1}, graph.ConvOpts{}, false, ptx.DefaultTile},
 			{[]int{2, 6, 7, 7}, []int{6, 1, 3, 3}, graph.ConvOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}, Groups: 6}, false, ptx.GemmTile{}},
 			{[]int{1, 4, 6, 5}, []int{4, 2, 2, 3}, graph.ConvOpts{Dilations: []int{2, 1}, Pads: []int{0, 2, 1, 0}, Groups: 2}, false, ptx.GemmTile{}},
+			// Depth 16·9 = 144: the automatic tile splits K in four
+			// groups; then explicit K-split tiles, one with an odd count.
+			{[]int{1, 16, 6, 5}, []int{20, 16, 3, 3}, graph.ConvOpts{Pads: []int{1, 1, 1, 1}}, false, ptx.GemmTile{}},
+			{[]int{1, 16, 6, 5}, []int{20, 16, 3, 3}, graph.ConvOpts{Pads: []int{1, 1, 1, 1}}, false, ptx.GemmTile{BM: 32, BN: 32, BK: 16, TM: 4, TN: 4, KS: 4}},
+			{[]int{2, 8, 5, 5}, []int{18, 8, 3, 3}, graph.ConvOpts{Pads: []int{1, 1, 1, 1}}, false, ptx.GemmTile{BM: 16, BN: 16, BK: 8, TM: 2, TN: 2, KS: 3}},
 		} {
 			x, w, b := randTensor(r, dt, false, c.x...), randTensor(r, dt, false, c.w...), randTensor(r, dt, false, c.w[0])
 			taps := c.w[1] * c.w[2] * c.w[3]

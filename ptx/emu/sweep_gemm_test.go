@@ -17,7 +17,12 @@ import (
 // transposed as FusedMatMul stores them.
 
 var gemmTiles = []ptx.GemmTile{ptx.DefaultTile, {BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}, {BM: 128, BN: 128, BK: 8, TM: 8, TN: 8},
-	{BM: 64, BN: 32, BK: 16, TM: 4, TN: 2}, {BM: 128, BN: 64, BK: 8, TM: 8, TN: 4}, {BM: 16, BN: 16, BK: 16, TM: 1, TN: 1}}
+	{BM: 64, BN: 32, BK: 16, TM: 4, TN: 2}, {BM: 128, BN: 64, BK: 8, TM: 8, TN: 4}, {BM: 16, BN: 16, BK: 16, TM: 1, TN: 1},
+	// 256 threads over 24-deep steps: A is staged element by element
+	// (stageTile's general path), not at fixed strides.
+	{BM: 32, BN: 32, BK: 24, TM: 2, TN: 2},
+	// K split among groups of threads (gemm_ksplit.go), an odd count too.
+	{BM: 32, BN: 32, BK: 16, TM: 4, TN: 4, KS: 4}, {BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, KS: 2}, {BM: 16, BN: 16, BK: 8, TM: 2, TN: 2, KS: 3}}
 
 func gemmCases() []*ptx.Gemm {
 	var gs []*ptx.Gemm
@@ -42,6 +47,16 @@ func gemmCases() []*ptx.Gemm {
 	}
 	gs = append(gs, &ptx.Gemm{Name: "gemm_tt", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 30, N: 20, K: 12,
 		ASm: 1, ASk: 30, BSk: 1, BSn: 12, Alpha: 1})
+	// Deep products, where K groups and several steps each matter: every
+	// K-split tile, and the automatic tile at depths that pick four groups
+	// of 16-deep and of 32-deep steps, with a bias and a residual.
+	for ti, tile := range append(gemmTiles[len(gemmTiles)-3:], ptx.GemmTile{}) {
+		for _, k := range []int{150, 1100} {
+			gs = append(gs, &ptx.Gemm{Name: fmt.Sprintf("gemm_deep_%d_%d", ti, k), A: tensor.F32, B: tensor.F32, Out: tensor.F32,
+				M: 40, N: 36, K: k, ASm: k, ASk: 1, BSk: 36, BSn: 1, Alpha: 1,
+				HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, Act: graph.OpGelu, HasRes: true, ResType: tensor.F32, Tile: tile})
+		}
+	}
 	return gs
 }
 
