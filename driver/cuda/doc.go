@@ -30,10 +30,16 @@
 // with one cuGraphLaunch, through pinned staging buffers (RunInPlace
 // allocates nothing; RunTimed reports the launch's GPU time).
 //
+// Step timing: with exec.StepTimer's SetStepTimes on, a program records
+// an event after every step and adds the GPU time between neighbours
+// (`kiln bench --device cuda --steps N`).
+//
 // GPU checks: tests that need a device skip without one.
-// gpu-check.sh, run on a machine with an NVIDIA GPU, runs them all with
-// skips made failures, the demo encoder and the ONNX test models against
-// the CPU, and the GPU benchmarks (GEMM TFLOP/s PTX vs cuBLAS, elementwise
-// vs copy bandwidth, demo-encoder latency with and without replay),
-// writing its logs and summary to $OUT.
+// gpu-check.sh, run on a machine with an NVIDIA GPU (with Go, or with
+// binaries from `gpu-check.sh build DIR`), runs them all with skips made
+// failures, the demo encoder and the ONNX test models against the CPU,
+// the benchmark models with kiln and eager PyTorch side by side, the GPU
+// benchmarks (GEMM TFLOP/s PTX vs cuBLAS, elementwise vs copy bandwidth,
+// demo-encoder latency with and without replay) and compute-sanitizer's
+// racecheck and memcheck, writing its logs and summary to $OUT.
 package cuda

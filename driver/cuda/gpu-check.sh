@@ -1,31 +1,64 @@
 #!/usr/bin/env bash
-# gpu-check.sh: run on a machine with an NVIDIA GPU (sm_80 or newer) to
-# check the CUDA backend against the CPU reference and measure it.
+# gpu-check.sh: check the CUDA backend on a machine with an NVIDIA GPU
+# (sm_80 or newer) against the CPU reference, and measure it.
 #
-#   bash driver/cuda/gpu-check.sh [benchtime]      (default 2s)
+#   bash driver/cuda/gpu-check.sh [benchtime]        build here and run (needs Go)
+#   bash driver/cuda/gpu-check.sh build DIR          build DIR/cuda.test and DIR/kiln
+#   bash driver/cuda/gpu-check.sh run DIR [benchtime] run prebuilt binaries (no Go)
 #
+# GPU machines often have no Go toolchain: build on any linux/amd64
+# machine, copy the checkout with DIR (and bench/onnx/models, made by
+# bench/onnx/compare.sh, for the model stages), and run there.
 # Results go to $OUT when set, else ./gpu-check-results: one log per
 # stage and summary.txt (the header and one RESULT line per stage).
 # Without a GPU it prints "SKIP: <reason>" and exits 0.
 #
 # Stages:
-#   build      CGO_ENABLED=0 go build ./... and go vet of the GPU packages
-#   tests      go test -v of driver/cuda (KILN_TEST_REQUIRE_GPU=1: a
-#              skipped GPU test fails), ptx and ptx/emu: every op, the demo
-#              encoder and the ONNX test models (mlp, bert, cnn) on CUDA
-#              against the CPU, the graph model (replay = per-kernel run,
-#              RunInPlace allocation-free) and cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
-#              when cuBLAS loads, so its tests cannot skip)
-#   bench      BenchmarkGPUGemm       TFLOP/s, F32 and BF16, PTX vs cuBLAS
-#              BenchmarkGPUElementwise GB/s of an F32 add
-#              BenchmarkGPUCopy       device copy GB/s (the ceiling for it)
-#              BenchmarkGPUDemoEncoder ns/op: per-kernel vs graph replay
+#   tests      driver/cuda's tests with KILN_TEST_REQUIRE_GPU=1 (a skipped
+#              GPU test fails): every op, the demo encoder and the ONNX
+#              test models on CUDA against the CPU, the graph model
+#              (replay = per-kernel run, RunInPlace allocation-free), step
+#              timing, cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1 when it loads)
+#   models     for each bench/onnx/models set present: kiln run (outputs
+#              kept), kiln bench --device cuda and --steps 20
+#   torch      bench/gpu/torch_gpu.py: eager PyTorch on the same models and
+#              kiln's outputs against torch's (when python3 has torch)
+#   bench      BenchmarkGPUGemm (TFLOP/s, F32 and BF16, PTX vs cuBLAS),
+#              BenchmarkGPUElementwise and BenchmarkGPUCopy (GB/s),
+#              BenchmarkGPUDemoEncoder (per-kernel vs graph replay)
+#   sanitizer  compute-sanitizer racecheck and memcheck over the op and
+#              model tests (when compute-sanitizer is installed)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-benchtime=${1:-2s}
+root=$PWD
+
+build() {
+	mkdir -p "$1" || exit 1
+	CGO_ENABLED=0 go test -c -o "$1/cuda.test" ./driver/cuda &&
+		CGO_ENABLED=0 go build -o "$1/kiln" ./cmd/kiln
+}
+
+case "${1:-}" in
+build)
+	[ -n "${2:-}" ] || { echo "usage: gpu-check.sh build DIR" >&2; exit 2; }
+	build "$2"
+	exit
+	;;
+run)
+	[ -n "${2:-}" ] || { echo "usage: gpu-check.sh run DIR [benchtime]" >&2; exit 2; }
+	bin=$(cd "$2" && pwd)
+	benchtime=${3:-1s}
+	;;
+*)
+	bin=$(mktemp -d)
+	benchtime=${1:-1s}
+	build "$bin" || exit 1
+	;;
+esac
+
 out=${OUT:-gpu-check-results}
 mkdir -p "$out"
-export CGO_ENABLED=0 PATH=/usr/local/go/bin:$PATH
+out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
@@ -34,40 +67,77 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 	echo "SKIP: no NVIDIA GPU (nvidia-smi missing or sees none)" | tee "$summary"
 	exit 0
 fi
+# cuBLAS: the system's, else the one pip installs beside PyTorch.
+if [ -z "${KILN_CUBLAS_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+	lib=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)
+	lib=$(ls "$lib"/nvidia/cu*/lib/libcublas.so.1* "$lib"/nvidia/cublas/lib/libcublas.so.1* 2>/dev/null | head -n1)
+	[ -n "$lib" ] && export KILN_CUBLAS_LIB=$lib
+fi
+require_cublas=0
+if [ -n "${KILN_CUBLAS_LIB:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+	require_cublas=1
+fi
 say "host: $(uname -a)"
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -n1)"
-say "go: $(go version)"
-go run ./cmd/kiln info >"$out/info.txt" 2>&1
-say "kiln info: $(grep -i '^cuda' "$out/info.txt" | head -n1)"
+"$bin/kiln" info >"$out/info.txt" 2>&1
+say "kiln info: $(grep -i '^cuda' "$out/info.txt" | tr '\n' ' ')"
+say "cuBLAS required by the tests: $require_cublas ${KILN_CUBLAS_LIB:+($KILN_CUBLAS_LIB)}"
 
 status=0
-# stage NAME CMD...: runs CMD with its output in $out/NAME.log (and on
-# the terminal), then one RESULT line.
+# stage NAME CMD...: runs CMD with its output in $out/NAME.log, then one
+# RESULT line.
 stage() {
 	local name=$1
 	shift
 	echo "=== $name ==="
-	if "$@" 2>&1 | tee "$out/$name.log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+	if "$@" >>"$out/$name.log" 2>&1; then
 		say "RESULT: $name ok"
 	else
 		say "RESULT: $name FAIL (see $out/$name.log)"
 		status=1
 	fi
 }
+cudatest() {
+	(cd "$root/driver/cuda" && KILN_TEST_REQUIRE_GPU=1 KILN_TEST_REQUIRE_CUBLAS=$require_cublas "$bin/cuda.test" "$@")
+}
 
-stage build sh -c 'go build ./... && go vet ./driver/cuda/ ./ptx/...'
-
-# cuBLAS tests must not skip where the library is installed.
-require_cublas=0
-if [ -n "${KILN_CUBLAS_LIB:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
-	require_cublas=1
-fi
-say "cuBLAS required by the tests: $require_cublas"
-stage tests env KILN_TEST_REQUIRE_GPU=1 KILN_TEST_REQUIRE_CUBLAS=$require_cublas \
-	go test -count=1 -v ./driver/cuda/ ./ptx/ ./ptx/emu/
+stage tests cudatest -test.count=1 -test.v
 grep -E -- '^\s*--- (FAIL|SKIP)' "$out/tests.log" | tee -a "$summary"
 
-stage bench env KILN_TEST_REQUIRE_GPU=1 \
-	go test -count=1 -run '^$' -bench 'GPU' -benchtime "$benchtime" ./driver/cuda/
+models() {
+	local set dir ins f n
+	for set in "$root"/bench/onnx/models/*/*/; do
+		[ -d "$set" ] || continue
+		dir=$(dirname "$set")
+		n=$(basename "$dir")-$(basename "$set")
+		ins=()
+		for f in "$set"in_*.npy; do
+			ins+=(--input "$(basename "$f" .npy | sed 's/^in_//')=$f")
+		done
+		echo "== $n"
+		"$bin/kiln" run "$dir/model.onnx" --device cuda "${ins[@]}" --output "$out/outputs/$n" >/dev/null || return 1
+		"$bin/kiln" bench "$dir/model.onnx" --device cuda "${ins[@]}" --runs 200 --warmup 20 --progress off || return 1
+		"$bin/kiln" bench "$dir/model.onnx" --device cuda "${ins[@]}" --runs 50 --warmup 5 --steps 20 --progress off || return 1
+	done
+}
+stage models models
+grep -E '^== |^latency' "$out/models.log" | tee -a "$summary"
+
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	stage torch python3 "$root/bench/gpu/torch_gpu.py" "$out/outputs"
+	grep '^{' "$out/torch.log" | tee -a "$summary"
+fi
+
+stage bench cudatest -test.count=1 -test.run '^$' -test.bench GPU -test.benchtime "$benchtime"
 grep -E '^Benchmark' "$out/bench.log" | tee -a "$summary"
+
+sanitize() {
+	(cd "$root/driver/cuda" && KILN_TEST_REQUIRE_GPU=1 compute-sanitizer --tool "$1" --error-exitcode 1 \
+		"$bin/cuda.test" -test.count=1 -test.run 'TestGPUOps|TestGPUONNXModels')
+}
+if command -v compute-sanitizer >/dev/null 2>&1; then
+	for tool in racecheck memcheck; do
+		stage "$tool" sanitize "$tool"
+	done
+fi
 exit $status
