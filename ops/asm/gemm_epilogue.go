@@ -122,13 +122,19 @@ func (ep *Epilogue) check(m, n, nb int) error {
 }
 
 // apply runs the epilogue on rows [i0, i0+rows) × columns [j0, j0+cols)
-// of product e, whose C starts at co.
+// of product e, whose C starts at co. The bias and a plain residual are
+// added with the vector kernels (the same bits as a scalar float32 add);
+// a scaled or strided residual, or one that overlaps C against the
+// contract, takes the scalar loops.
 func (ep *Epilogue) apply(c []float32, co, ldc, e, i0, rows, j0, cols int) {
+	ew := BestEw()
 	for i := i0; i < i0+rows; i++ {
 		seg := c[co+i*ldc+j0 : co+i*ldc+j0+cols]
 		if ep.Bias != nil {
-			for j, b := range ep.Bias[j0 : j0+cols] {
-				seg[j] += b
+			if bias := ep.Bias[j0 : j0+cols]; ew.Binary(EwAdd, seg, seg, bias) != nil {
+				for j, b := range bias {
+					seg[j] += b
+				}
 			}
 		}
 		if ep.ActFunc != nil {
@@ -142,7 +148,11 @@ func (ep *Epilogue) apply(c []float32, co, ldc, e, i0, rows, j0, cols int) {
 		base := e*ep.ResBatchStride + i*ep.ResRowStride + j0*ep.ResColStride
 		s := ep.ResScale
 		if cs := ep.ResColStride; cs == 1 {
-			for j, r := range ep.Residual[base : base+cols] {
+			res := ep.Residual[base : base+cols]
+			if s == 1 && ew.Binary(EwAdd, seg, seg, res) == nil {
+				continue
+			}
+			for j, r := range res {
 				seg[j] += float32(s * r) // the conversion forbids fusing into an FMA: same result everywhere
 			}
 		} else {
