@@ -33,7 +33,7 @@ func (b *builder) step() {
 	g, r := b.g, b.r
 	x := b.pick()
 	s, rank := x.Shape, len(x.Shape)
-	switch r.IntN(16) {
+	switch r.IntN(17) {
 	case 0, 1, 2: // long elementwise chain: one fused region
 		y := x
 		for range 2 + r.IntN(10) {
@@ -145,6 +145,8 @@ func (b *builder) step() {
 		b.push(g.Cast(g.Relu(g.Cast(x, dt)), tensor.F32))
 	case 15: // a fresh input of a new shape, to widen the variety
 		b.push(b.input(b.shape()))
+	case 16: // a convolution block (conv folding, pooling, Winograd)
+		b.cnn()
 	}
 }
 
