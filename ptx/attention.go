@@ -24,7 +24,9 @@ type Attention struct {
 	// [B, H, SQ, SK] (0 broadcasts).
 	Mask        int
 	MaskStrides []int
-	Block       int
+	// Block is the threads per query row (a multiple of 32); 0 gives one
+	// per key up to 256.
+	Block int
 }
 
 // Mask kinds of Attention.
@@ -39,9 +41,11 @@ const (
 const maxAttentionKeys = 8192
 
 // EmitAttention writes a row-at-a-time attention kernel: one block per
-// (query, head, batch); the block scores every key into shared memory,
-// takes the softmax with block reductions, then each thread accumulates
-// output features. A query whose every key is removed gets NaN, as the
+// (query, head, batch); the block stages the key rows in shared memory a
+// chunk at a time and scores every key there, takes the softmax with
+// block reductions, then sums the value rows, the keys split among
+// groups of threads when the block holds several copies of the output
+// features (attentionValues). A query whose every key is removed gets NaN, as the
 // softmax it computes gives; with no keys at all (SK = 0) it gets zeros.
 // Parameters: out, q, k, v, then mask when present.
 func EmitAttention(a *Attention) (*Kernel, error) {
