@@ -172,31 +172,13 @@ func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0
 	for l := range per {
 		e := f.reg(cB32)
 		f.op("add.u32 %s, %s, %d", e, tid, l*threads)
-		si, ki := f.reg(cB32), f.reg(cB32)
-		if walkK {
-			f.op("div.u32 %s, %s, %d", si, e, bk)
-			f.op("rem.u32 %s, %s, %d", ki, e, bk)
-		} else {
-			f.op("div.u32 %s, %s, %d", ki, e, span)
-			f.op("rem.u32 %s, %s, %d", si, e, span)
-		}
-		gs, gk := f.reg(cB32), f.reg(cB32)
-		f.op("add.u32 %s, %s, %s", gs, s0, si)
-		f.op("add.u32 %s, %s, %s", gk, k0, ki)
+		si, ki, gs, gk, addr := f.stagedElem(x, e, span, bk, walkK, s0, k0, ptr, off, sS, sK, dt)
 		in := f.reg(cPred)
 		f.op("setp.lt.u32 %s, %s, %d", in, gs, limS)
 		q := f.reg(cPred)
 		f.op("setp.lt.u32 %s, %s, %d", q, gk, limK)
 		f.op("and.pred %s, %s, %s", in, in, q)
-		gsx, gkx := gs, gk
-		if x.wide {
-			gsx, gkx = f.reg(cB64), f.reg(cB64)
-			f.op("cvt.u64.u32 %s, %s", gsx, gs)
-			f.op("cvt.u64.u32 %s, %s", gkx, gk)
-		}
-		idx := x.mad(gsx, sS, off)
-		idx = x.mad(gkx, sK, idx)
-		vals[l] = f.loadFloatIf(dt, x.addr(ptr, idx, dt.Size()), in)
+		vals[l] = f.loadFloatIf(dt, addr, in)
 		sa := f.reg(cB32)
 		f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
 		f.op("shl.b32 %s, %s, 2", sa, sa)
@@ -208,6 +190,30 @@ func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0
 	for l := range per {
 		f.op("st.shared.f32 [%s], %s", addrs[l], vals[l])
 	}
+}
+
+// stagedElem places staging element e of a bk×span tile: its tile
+// coordinates (si along span, ki along k), its operand coordinates
+// (gs = s0+si, gk = k0+ki) and its global address.
+func (f *fn) stagedElem(x ix, e string, span, bk int, walkK bool, s0, k0, ptr, off string, sS, sK int, dt tensor.DType) (si, ki, gs, gk, addr string) {
+	si, ki = f.reg(cB32), f.reg(cB32)
+	if walkK {
+		f.op("div.u32 %s, %s, %d", si, e, bk)
+		f.op("rem.u32 %s, %s, %d", ki, e, bk)
+	} else {
+		f.op("div.u32 %s, %s, %d", ki, e, span)
+		f.op("rem.u32 %s, %s, %d", si, e, span)
+	}
+	gs, gk = f.reg(cB32), f.reg(cB32)
+	f.op("add.u32 %s, %s, %s", gs, s0, si)
+	f.op("add.u32 %s, %s, %s", gk, k0, ki)
+	gsx, gkx := gs, gk
+	if x.wide {
+		gsx, gkx = f.reg(cB64), f.reg(cB64)
+		f.op("cvt.u64.u32 %s, %s", gsx, gs)
+		f.op("cvt.u64.u32 %s, %s", gkx, gk)
+	}
+	return si, ki, gs, gk, x.addr(ptr, x.mad(gkx, sK, x.mad(gsx, sS, off)), dt.Size())
 }
 
 // stageTileStrided is stageTile when the block's threads divide the
@@ -236,24 +242,7 @@ func (f *fn) stageTileStrided(x ix, tid string, threads, span, bk int, walkK boo
 	if int64(per)*int64(step)*int64(dt.Size()) > 1<<30 {
 		return false
 	}
-	si, ki := f.reg(cB32), f.reg(cB32)
-	if walkK {
-		f.op("div.u32 %s, %s, %d", si, tid, bk)
-		f.op("rem.u32 %s, %s, %d", ki, tid, bk)
-	} else {
-		f.op("div.u32 %s, %s, %d", ki, tid, span)
-		f.op("rem.u32 %s, %s, %d", si, tid, span)
-	}
-	gs, gk := f.reg(cB32), f.reg(cB32)
-	f.op("add.u32 %s, %s, %s", gs, s0, si)
-	f.op("add.u32 %s, %s, %s", gk, k0, ki)
-	gsx, gkx := gs, gk
-	if x.wide {
-		gsx, gkx = f.reg(cB64), f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", gsx, gs)
-		f.op("cvt.u64.u32 %s, %s", gkx, gk)
-	}
-	addr := x.addr(ptr, x.mad(gkx, sK, x.mad(gsx, sS, off)), dt.Size())
+	si, ki, gs, gk, addr := f.stagedElem(x, tid, span, bk, walkK, s0, k0, ptr, off, sS, sK, dt)
 	sa := f.reg(cB32)
 	f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
 	f.op("shl.b32 %s, %s, 2", sa, sa)
