@@ -87,17 +87,9 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	f.op("mov.u32 %s, %%ctaid.x", i)
 	f.op("mov.u32 %s, %%ctaid.y", h)
 	f.op("mov.u32 %s, %%ctaid.z", b)
-	w := func(r string) string {
-		if !x.wide {
-			return r
-		}
-		o := f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", o, r)
-		return o
-	}
 	hk := f.reg(cB32)
 	f.op("div.u32 %s, %s, %d", hk, h, a.H/a.HK)
-	bi, hi, ii, hki := w(b), w(h), w(i), w(hk)
+	bi, hi, ii, hki := x.ext(b), x.ext(h), x.ext(i), x.ext(hk)
 	// Row starts: q and out at ((b·H + h)·SQ + i)·D, k and v at (b·HK + hk)·SK·D.
 	qrow := x.mad(x.mad(bi, a.H, hi), a.SQ, ii)
 	qBase := x.mad(qrow, a.D, x.imm(0))
@@ -124,7 +116,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	qs := f.shared("qs", ".f32", max(a.D, 1), 4)
 	f.loopU32(tid, a.D, block, func(d string) {
 		qa := x.reg()
-		f.op("add.%s %s, %s, %s", x.t(), qa, qBase, w(d))
+		f.op("add.%s %s, %s, %s", x.t(), qa, qBase, x.ext(d))
 		f.op("st.shared.f32 [%s], %s", f.sharedAddr(qs, d), f.load(a.DType, x.addr(q, qa, es)))
 	})
 	ld, chunk := a.D+1, attentionChunk(a, block)
@@ -137,7 +129,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 		f.op("add.u32 %s, %s, %s", end, c0, n)
 		elems := f.reg(cB32)
 		f.op("mul.lo.u32 %s, %s, %d", elems, n, a.D)
-		src0 := x.mad(w(c0), a.D, kBase)
+		src0 := x.mad(x.ext(c0), a.D, kBase)
 		f.op("bar.sync 0") // the last chunk's readers are done (and qs is written)
 		// stageUnroll elements a thread per trip, loads before stores
 		// (see loadFloatIf).
@@ -153,7 +145,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 				f.op("mad.lo.u32 %s, %s, %d, %s", sa, row, ld, col)
 				addrs[r] = f.sharedAddr(ks, sa)
 				ka := x.reg()
-				f.op("add.%s %s, %s, %s", x.t(), ka, src0, w(e))
+				f.op("add.%s %s, %s, %s", x.t(), ka, src0, x.ext(e))
 				vals[r] = f.loadFloatIf(a.DType, x.addr(k, ka, es), oks[r])
 			}
 			for r := range stageUnroll {
@@ -185,7 +177,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 					f.op("fma.rn.f32 %s, %s, %s, %s", s, qv, kv, s)
 				})
 			}
-			jx := w(j)
+			jx := x.ext(j)
 			f.op("mul.f32 %s, %s, %s", s, s, fimm(scale))
 			switch a.Mask {
 			case MaskAdd:

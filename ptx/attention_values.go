@@ -12,21 +12,13 @@ func (f *fn) attentionValues(a *Attention, x ix, block int, tid, scores, v, vBas
 	if a.DV > 0 && a.DV <= block/2 && block%a.DV == 0 {
 		groups = block / a.DV
 	}
-	w := func(r string) string {
-		if !x.wide {
-			return r
-		}
-		o := f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", o, r)
-		return o
-	}
 	// sum accumulates the keys j0, j0+step, ... of feature d into acc.
 	sum := func(d, j0 string, step int, acc string) {
-		dx := w(d)
+		dx := x.ext(d)
 		f.unrolledLoopU32(j0, a.SK, step, 4, func(j string) {
 			p := f.reg(cF32)
 			f.op("ld.shared.f32 %s, [%s]", p, f.sharedAddr(scores, j))
-			va := x.mad(w(j), a.DV, vBase)
+			va := x.mad(x.ext(j), a.DV, vBase)
 			f.op("add.%s %s, %s, %s", x.t(), va, va, dx)
 			f.op("fma.rn.f32 %s, %s, %s, %s", acc, p, f.load(a.DType, x.addr(v, va, es)), acc)
 		})
@@ -34,7 +26,7 @@ func (f *fn) attentionValues(a *Attention, x ix, block int, tid, scores, v, vBas
 	store := func(d, acc string) {
 		f.op("mul.f32 %s, %s, %s", acc, acc, inv)
 		oa := x.reg()
-		f.op("add.%s %s, %s, %s", x.t(), oa, oBase, w(d))
+		f.op("add.%s %s, %s, %s", x.t(), oa, oBase, x.ext(d))
 		f.store(a.DType, x.addr(out, oa, es), acc)
 	}
 	if groups == 1 {

@@ -32,22 +32,14 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 	u := ix{f: f} // tile-local arithmetic stays 32-bit
 	tx, ty, grp := f.gemmLanes(t, tid)
 	m0, p0 := u.mad(by, t.BM, u.imm(0)), u.mad(bx, t.BN, u.imm(0))
-	wide := func(r string) string {
-		if !x.wide {
-			return r
-		}
-		w := f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", w, r)
-		return w
-	}
 	// The staged pixel: p0 + tid % BN, valid below N·OH·OW.
 	sk, sp := u.divmod(tid, t.BN)
 	gp := u.mad(sp, 1, p0)
 	pok := f.reg(cPred)
 	f.op("setp.lt.u32 %s, %s, %d", pok, gp, pixels)
-	b, q := x.divmod(wide(gp), ohw)
+	b, q := x.divmod(x.ext(gp), ohw)
 	oy, ox := x.divmod(q, c.OW)
-	g := wide(bz)
+	g := x.ext(bz)
 	plane0 := x.mad(x.mad(b, c.C, x.mad(g, cpg, x.imm(0))), c.H*c.W, x.imm(0))
 	iy0, ix0 := x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL)
 	wOff := x.mad(g, mpg*depth, x.imm(0))
@@ -79,11 +71,11 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 			f.op("and.pred %s, %s, %s", ok, ok, pok)
 			ci, r := u.divmod(gk, taps)
 			ky, kx := u.divmod(r, c.KW)
-			iy := x.mad(wide(ky), c.DH, iy0)
+			iy := x.mad(x.ext(ky), c.DH, iy0)
 			f.inside(x, ok, iy, c.H)
-			ixx := x.mad(wide(kx), c.DW, ix0)
+			ixx := x.mad(x.ext(kx), c.DW, ix0)
 			f.inside(x, ok, ixx, c.W)
-			src := x.mad(x.mad(wide(ci), c.H*c.W, plane0), 1, x.mad(iy, c.W, ixx))
+			src := x.mad(x.mad(x.ext(ci), c.H*c.W, plane0), 1, x.mad(iy, c.W, ixx))
 			vals[l] = f.loadFloatIf(c.DType, x.addr(xp, src, c.DType.Size()), ok)
 		}
 		for l, v := range vals {
@@ -103,8 +95,8 @@ func emitConvGemm(c *Conv, t GemmTile) (*Kernel, error) {
 			skip := f.label("skip")
 			f.outside(u, gm, mpg, skip)
 			f.outside(u, gq, pixels, skip)
-			m := x.mad(g, mpg, wide(gm))
-			ob, oq := x.divmod(wide(gq), ohw)
+			m := x.mad(g, mpg, x.ext(gm))
+			ob, oq := x.divmod(x.ext(gq), ohw)
 			o := x.mad(x.mad(ob, c.M, m), ohw, oq)
 			if err := f.convEpilogue(c, x, acc[i][j], m, o, out, bias, res); err != nil {
 				return nil, err

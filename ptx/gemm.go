@@ -207,13 +207,7 @@ func (f *fn) stagedElem(x ix, e string, span, bk int, walkK bool, s0, k0, ptr, o
 	gs, gk = f.reg(cB32), f.reg(cB32)
 	f.op("add.u32 %s, %s, %s", gs, s0, si)
 	f.op("add.u32 %s, %s, %s", gk, k0, ki)
-	gsx, gkx := gs, gk
-	if x.wide {
-		gsx, gkx = f.reg(cB64), f.reg(cB64)
-		f.op("cvt.u64.u32 %s, %s", gsx, gs)
-		f.op("cvt.u64.u32 %s, %s", gkx, gk)
-	}
-	return si, ki, gs, gk, x.addr(ptr, x.mad(gkx, sK, x.mad(gsx, sS, off)), dt.Size())
+	return si, ki, gs, gk, x.addr(ptr, x.mad(x.ext(gk), sK, x.mad(x.ext(gs), sS, off)), dt.Size())
 }
 
 // stageTileStrided is stageTile when the block's threads divide the
