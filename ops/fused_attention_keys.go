@@ -62,7 +62,9 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 			mask[j] = add[b*p.mst[0]+j*p.mst[3]]
 		}
 	}
-	if cut, ok := p.keyCut(w, ins, kvh); ok {
+	if narrowMask(mask) {
+		// No key's bound can fall below the cut: skip computing them.
+	} else if cut, ok := p.keyCut(w, ins, kvh); ok {
 		if n := p.keptPrefix(w, cut); n >= 0 {
 			w.nkeys = n // right padding: the kept keys are in place
 		} else {
@@ -71,6 +73,23 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 		}
 	}
 	w.raw = p.scaleOK && zeros(w.maskc[:w.nkeys])
+}
+
+// narrowMask reports whether the mask values span less than
+// keyBoundSlack, so keyCut can remove no key: every bound hi_j is at
+// least mask_j, so at least the smallest mask value, while the cut is
+// keyBoundSlack below L, which is at most the largest. BERT's mask for an
+// unpadded sequence (all 0) is the common case: its keys' norms need not
+// be computed. NaN and infinite values are not narrow.
+func narrowMask(mask []float32) bool {
+	if len(mask) == 0 {
+		return false
+	}
+	lo, hi := float64(mask[0]), float64(mask[0])
+	for _, m := range mask {
+		lo, hi = min(lo, float64(m)), max(hi, float64(m))
+	}
+	return hi-lo < keyBoundSlack
 }
 
 // keyCut computes the bound hi_j of every key of head kvh into w.keyHi

@@ -201,3 +201,49 @@ func TestAttentionPaddingPoison(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionNarrowMask: masks whose values span less than the slack
+// skip the bound, exactly where it could remove no key: for masks of
+// random values within a span, keyCut removes nothing when narrowMask
+// says so, and at spans of 110 and more the bound still runs and removes
+// keys of extreme queries.
+func TestAttentionNarrowMask(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	for _, c := range []struct {
+		mask []float32
+		want bool
+	}{
+		{[]float32{0, 0, 0}, true}, {[]float32{0, -109.9}, true}, {[]float32{-5, 104.9}, true},
+		{[]float32{0, -110}, false}, {[]float32{0, -10000}, false}, {[]float32{0, inf}, false},
+		{[]float32{inf, inf}, false}, {[]float32{0, float32(math.NaN())}, false},
+		{[]float32{float32(math.NaN()), 0}, false}, {nil, false},
+	} {
+		if got := narrowMask(c.mask); got != c.want {
+			t.Errorf("narrowMask(%v) = %v, want %v", c.mask, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 4))
+	for _, span := range []float64{0, 50, 109, 110, 200, 10000} {
+		pc := padCase{b: 1, h: 2, hk: 2, sq: 8, sk: 64, d: 16, padValue: fmt.Sprint(-span),
+			pad: func(b, j int) bool { return j%5 == 0 }, qScale: 1, zeroKept: true}
+		n, ins := pc.build(t, r)
+		p := newFlashPlan(n, 1)
+		w, err := p.newWorker()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mask := ins[3].F32()
+		copy(w.maskc, mask)
+		narrow := narrowMask(mask)
+		if narrow != (span < keyBoundSlack) {
+			t.Fatalf("span %v: narrowMask %v", span, narrow)
+		}
+		_, cut := p.keyCut(w, ins, 0)
+		if narrow && cut {
+			t.Fatalf("span %v: narrowMask skips a bound that removes keys", span)
+		}
+		if span >= 200 && !cut {
+			t.Fatalf("span %v: the bound removes no key", span)
+		}
+	}
+}
