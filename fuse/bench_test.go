@@ -54,21 +54,28 @@ func withAsmMatMul(tb testing.TB, g *graph.Graph) *graph.Graph {
 	return c
 }
 
-func benchRun(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[string]tensor.Tensor, inputs []kiln.TypedInput) {
+// benchCompile compiles g with s, sets its params from weights and runs
+// it once (packing, static steps), closing it when b ends.
+func benchCompile(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[string]tensor.Tensor, inputs []kiln.TypedInput) *kiln.CompiledGraph {
 	cg, err := s.Compile(g)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cg.Close()
+	b.Cleanup(func() { cg.Close() })
 	for _, p := range cg.Params() {
 		w := weights[p.Name]
 		if err := cg.SetParamTyped(p.Name, w.Data, w.DType); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if _, err := cg.RunTyped(inputs...); err != nil { // first run: packing, static steps
+	if _, err := cg.RunTyped(inputs...); err != nil {
 		b.Fatal(err)
 	}
+	return cg
+}
+
+func benchRun(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[string]tensor.Tensor, inputs []kiln.TypedInput) {
+	cg := benchCompile(b, s, g, weights, inputs)
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for range b.N {
@@ -82,14 +89,19 @@ func benchRun(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[string]
 	b.ReportMetric(float64(cg.Plan().ArenaBytes), "arena-bytes") // after ResetTimer, which drops metrics
 }
 
+// demoInputs are the demo encoder's feeds as typed inputs.
+func demoInputs(feeds map[string]tensor.Tensor) []kiln.TypedInput {
+	return []kiln.TypedInput{
+		{Name: "input_ids", Data: feeds["input_ids"].Data, DType: tensor.I64},
+		{Name: "attention_mask", Data: feeds["attention_mask"].Data, DType: tensor.F32},
+	}
+}
+
 func BenchmarkDemoEncoder(b *testing.B) {
 	c := demo.MiniLM
 	g := demo.Encoder(c)
 	feeds := demoFeeds(b, c, g)
-	inputs := []kiln.TypedInput{
-		{Name: "input_ids", Data: feeds["input_ids"].Data, DType: tensor.I64},
-		{Name: "attention_mask", Data: feeds["attention_mask"].Data, DType: tensor.F32},
-	}
+	inputs := demoInputs(feeds)
 	b.Run("fused", func(b *testing.B) { benchRun(b, session(true, false), g, feeds, inputs) })
 	b.Run("off", func(b *testing.B) { benchRun(b, session(false, false), g, feeds, inputs) })
 	b.Run("off-gemm", func(b *testing.B) { benchRun(b, session(false, false), withAsmMatMul(b, g), feeds, inputs) })
@@ -117,6 +129,30 @@ func attentionGraph(seq, heads, d int, masked bool) *graph.Graph {
 	return g
 }
 
+// attentionInputs are attentionGraph's inputs: standard normal q, k and
+// v (seeded), and a padding mask hiding the last eighth of the keys
+// (-10000, as BERT's).
+func attentionInputs(g *graph.Graph, seq int) []kiln.TypedInput {
+	r := rand.New(rand.NewPCG(1, 2))
+	var inputs []kiln.TypedInput
+	for _, n := range g.Inputs() {
+		v := make([]float32, n.Shape.NumElements())
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		if n.Name == "mask" {
+			for i := range v {
+				v[i] = 0
+				if i >= seq-seq/8 {
+					v[i] = -10000
+				}
+			}
+		}
+		inputs = append(inputs, kiln.TypedInput{Name: n.Name, Data: tensor.Bytes(v), DType: tensor.F32})
+	}
+	return inputs
+}
+
 // BenchmarkAttention: the padding mask hides the last eighth of the keys
 // (-10000, as BERT's), which the fused kernel leaves out; "nomask" runs
 // the same without a mask, where it cannot.
@@ -124,23 +160,7 @@ func BenchmarkAttention(b *testing.B) {
 	const seq, heads, d = 1024, 12, 64
 	for _, masked := range []bool{true, false} {
 		g := attentionGraph(seq, heads, d, masked)
-		r := rand.New(rand.NewPCG(1, 2))
-		var inputs []kiln.TypedInput
-		for _, n := range g.Inputs() {
-			v := make([]float32, n.Shape.NumElements())
-			for i := range v {
-				v[i] = float32(r.NormFloat64())
-			}
-			if n.Name == "mask" {
-				for i := range v {
-					v[i] = 0
-					if i >= seq-seq/8 {
-						v[i] = -10000
-					}
-				}
-			}
-			inputs = append(inputs, kiln.TypedInput{Name: n.Name, Data: tensor.Bytes(v), DType: tensor.F32})
-		}
+		inputs := attentionInputs(g, seq)
 		suffix := ""
 		if !masked {
 			suffix = "-nomask"
