@@ -47,6 +47,9 @@ type Program struct {
 	guard *guards // canaries of a guarded plan (guard.go), nil otherwise
 
 	stepTimes []time.Duration // per-step wall time while set (steptimes.go)
+
+	copyDst, copySrc []byte           // the copy parallelCopy is sharing out
+	copyBody         func(lo, hi int) // pr.copyChunks, bound once so For does not allocate
 }
 
 // Options tune lowering for the CPU.
@@ -103,6 +106,7 @@ func (pr *Program) lowerSteps() error {
 		pr.opt.Pool = DefaultPool()
 	}
 	pr.runner = pr.opt.Pool.NewRunner()
+	pr.copyBody = pr.copyChunks
 	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version}
 	pr.Arena = alignedBytes(p.ArenaBytes)
 	pr.Values = make([]tensor.Tensor, len(g.Nodes))
@@ -228,11 +232,39 @@ func (pr *Program) Write(n *graph.Node, data []byte) error {
 	if len(data) != len(v.Data) {
 		return fmt.Errorf("exec: %s needs %d bytes, got %d", n, len(v.Data), len(data))
 	}
-	copy(v.Data, data)
+	pr.parallelCopy(v.Data, data)
 	if n.Op == graph.OpParam {
 		pr.version.Add(1)
 	}
 	return nil
+}
+
+// parallelCopyMin is the smallest copy worth sharing among workers: a
+// 9 MiB input (the 1024-token attention's q, k and v) takes 0.8 ms on two
+// cores of this Zen 5 VM against 1.1 ms on one (a core alone keeps too
+// few misses in flight to use the memory's bandwidth), while a copy of a
+// few hundred KiB is over before a worker has woken.
+const parallelCopyMin = 1 << 20
+
+// parallelCopyChunk is the granularity of a shared copy.
+const parallelCopyChunk = 64 << 10
+
+// parallelCopy copies src into dst (of the same length), shared among
+// the pool's workers when it is large.
+func (pr *Program) parallelCopy(dst, src []byte) {
+	if len(src) < parallelCopyMin || pr.opt.Pool.Workers() < 2 {
+		copy(dst, src)
+		return
+	}
+	pr.copyDst, pr.copySrc = dst, src
+	pr.runner.For((len(src)+parallelCopyChunk-1)/parallelCopyChunk, 1, pr.copyBody)
+	pr.copyDst, pr.copySrc = nil, nil
+}
+
+// copyChunks is the For body of parallelCopy: chunks [lo, hi).
+func (pr *Program) copyChunks(lo, hi int) {
+	a, b := lo*parallelCopyChunk, min(hi*parallelCopyChunk, len(pr.copySrc))
+	copy(pr.copyDst[a:b], pr.copySrc[a:b])
 }
 
 // Read copies a node's current value out.

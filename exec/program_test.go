@@ -230,3 +230,38 @@ func TestBackends(t *testing.T) {
 		t.Errorf("OpenBackend(nosuch) = %v, want an error with an import hint", err)
 	}
 }
+
+// TestProgramWriteLarge: inputs and params of a MiB and more are copied
+// by the pool's workers in chunks (the last one short), byte for byte,
+// without allocating; with one worker they are copied as before.
+func TestProgramWriteLarge(t *testing.T) {
+	const n = 1<<18 + 12345 // floats: 1 MiB and a short last chunk
+	for _, workers := range []int{1, 2, 3} {
+		g := graph.New()
+		x := g.Input("x", tensor.F32, n)
+		b := g.Param("b", tensor.F32, n)
+		g.Output(g.Add(x, b))
+		pr := lower(t, g, exec.Options{Pool: exec.NewPool(workers)})
+		xs, bs := make([]float32, n), make([]float32, n)
+		for i := range xs {
+			xs[i], bs[i] = float32(i), float32(-2*i)
+		}
+		if err := pr.Write(x, tensor.Bytes(xs)); err != nil {
+			t.Fatal(err)
+		}
+		if err := pr.Write(b, tensor.Bytes(bs)); err != nil {
+			t.Fatal(err)
+		}
+		if err := pr.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range pr.Values[g.Outputs()[0].ID].F32() {
+			if v != float32(-i) {
+				t.Fatalf("%d workers: out[%d] = %v, want %v", workers, i, v, float32(-i))
+			}
+		}
+		if allocs := testing.AllocsPerRun(5, func() { _ = pr.Write(x, tensor.Bytes(xs)) }); allocs != 0 {
+			t.Errorf("%d workers: Write allocates %v times", workers, allocs)
+		}
+	}
+}
