@@ -62,9 +62,11 @@ func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
 			mask[j] = add[b*p.mst[0]+j*p.mst[3]]
 		}
 	}
-	if narrowMask(mask) {
-		// No key's bound can fall below the cut: skip computing them.
-	} else if cut, ok := p.keyCut(w, ins, kvh); ok {
+	cut, ok := 0.0, false
+	if !narrowMask(mask) { // else no key's bound can fall below the cut
+		cut, ok = p.keyCut(w, ins, kvh)
+	}
+	if ok {
 		if n := p.keptPrefix(w, cut); n >= 0 {
 			w.nkeys = n // right padding: the kept keys are in place
 		} else {
