@@ -179,17 +179,23 @@ func (f *fn) stageTile(x ix, tid string, threads, span, bk int, isA bool, s0, k0
 		f.op("setp.lt.u32 %s, %s, %d", q, gk, limK)
 		f.op("and.pred %s, %s, %s", in, in, q)
 		vals[l] = f.loadFloatIf(dt, addr, in)
-		sa := f.reg(cB32)
-		f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
-		f.op("shl.b32 %s, %s, 2", sa, sa)
-		base := f.reg(cB32)
-		f.op("mov.u32 %s, %s", base, sh)
-		f.op("add.u32 %s, %s, %s", sa, sa, base)
-		addrs[l] = sa
+		addrs[l] = f.stagedAddr(sh, ki, si, ld)
 	}
 	for l := range per {
 		f.op("st.shared.f32 [%s], %s", addrs[l], vals[l])
 	}
+}
+
+// stagedAddr is the shared-memory byte address of staged element (ki,
+// si) of a tile laid out [k][ld] from sh.
+func (f *fn) stagedAddr(sh, ki, si string, ld int) string {
+	sa := f.reg(cB32)
+	f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
+	f.op("shl.b32 %s, %s, 2", sa, sa)
+	base := f.reg(cB32)
+	f.op("mov.u32 %s, %s", base, sh)
+	f.op("add.u32 %s, %s, %s", sa, sa, base)
+	return sa
 }
 
 // stagedElem places staging element e of a bk×span tile: its tile
@@ -237,12 +243,7 @@ func (f *fn) stageTileStrided(x ix, tid string, threads, span, bk int, walkK boo
 		return false
 	}
 	si, ki, gs, gk, addr := f.stagedElem(x, tid, span, bk, walkK, s0, k0, ptr, off, sS, sK, dt)
-	sa := f.reg(cB32)
-	f.op("mad.lo.u32 %s, %s, %d, %s", sa, ki, ld, si)
-	f.op("shl.b32 %s, %s, 2", sa, sa)
-	base := f.reg(cB32)
-	f.op("mov.u32 %s, %s", base, sh)
-	f.op("add.u32 %s, %s, %s", sa, sa, base)
+	sa := f.stagedAddr(sh, ki, si, ld)
 	// The fixed coordinate's bound, checked once; the stepped one per l.
 	fixed, fixedLim, moving, movingLim := gk, limK, gs, limS
 	if !walkK {
