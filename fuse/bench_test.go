@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kilnml/kiln"
@@ -75,15 +76,18 @@ func benchCompile(b *testing.B, s *kiln.Session, g *graph.Graph, weights map[str
 }
 
 // benchRunner returns one run of cg on inputs the fastest way the API
-// allows: RunSlots (no allocation, outputs left in the arena) when every
-// input is float32, as the attention's are, else RunTyped.
+// allows: RunSlots (no allocation, outputs left in the arena; inputs in
+// cg's order, matched by name) when every input is float32, as the
+// attention's are, else RunTyped.
 func benchRunner(cg *kiln.CompiledGraph, inputs []kiln.TypedInput) func() error {
-	slots := make([][]float32, len(inputs))
-	for i, in := range inputs {
-		if in.DType != tensor.F32 {
-			return func() error { _, err := cg.RunTyped(inputs...); return err }
+	typed := func() error { _, err := cg.RunTyped(inputs...); return err }
+	var slots [][]float32
+	for _, want := range cg.Inputs() {
+		i := slices.IndexFunc(inputs, func(in kiln.TypedInput) bool { return in.Name == want.Name })
+		if i < 0 || inputs[i].DType != tensor.F32 {
+			return typed // RunTyped also reports a missing input by name
 		}
-		slots[i] = tensor.Elems[float32](in.Data)
+		slots = append(slots, tensor.Elems[float32](inputs[i].Data))
 	}
 	return func() error { _, err := cg.RunSlots(slots...); return err }
 }
