@@ -462,14 +462,18 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 				for jr := 0; jr < nc; jr += nr {
 					nrv := min(nr, nc-jr)
 					bpan := bp[jr*kc : jr*kc+nr*kc]
-					for ir := 0; ir < mc; ir += mr {
+					ir := 0 // rows done
+					if nrv == nr {
+						// The first pass over this B panel brings it
+						// from memory: fetch a later one too.
+						ir = g.fullTiles(kc, ap, bpan, ao+ic*cfg.LDA+pc, co+ic*ldc+jc+jr, mc, inPlace, flags|gemmPrefetchNext)
+					}
+					for ; ir < mc; ir += mr {
 						mrv := min(mr, mc-ir)
 						apan := ap[ir*kc : ir*kc+mr*kc]
 						ci := co + (ic+ir)*ldc + jc + jr
 						f := flags
 						if ir == 0 {
-							// The first pass over this B panel brings
-							// it from memory: fetch a later one too.
 							f |= gemmPrefetchNext
 						}
 						switch {
@@ -502,6 +506,35 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 // still in L2, and row segments of 128 keep the per-call cost of an
 // ActFunc small next to its work.
 const epilogueCols = 128
+
+// fullTiles runs the variant's panel kernels down the leading full tiles
+// of a column of full width, rows [0, mc) of the block at A offset ai
+// (read in place, if inPlace > 0, else packed in ap) and C offset ci,
+// and returns how many rows they covered: 0 where the variant has no
+// panel kernel, so the caller's tile loop does it all.
+func (g *Gemm) fullTiles(kc int, ap, bpan []float32, ai, ci, mc, inPlace int, flags uint) int {
+	v, c, ldc := g.v, g.run.C, g.cfg.LDC
+	_ = bpan[v.nr*kc-1]
+	if inPlace > 0 {
+		if v.panelRowA == nil {
+			return 0
+		}
+		a, lda := g.run.A, g.cfg.LDA
+		_ = a[ai+(inPlace-1)*lda+kc-1] // every tile's rows are inside A
+		_ = c[ci+(inPlace-1)*ldc+v.nr-1]
+		v.panelRowA(inPlace/v.mr, kc, &a[ai], lda, &bpan[0], &c[ci], ldc, flags)
+		return inPlace
+	}
+	tiles := mc / v.mr
+	if v.panel == nil || tiles == 0 {
+		return 0
+	}
+	rows := tiles * v.mr
+	_ = ap[rows*kc-1]
+	_ = c[ci+(rows-1)*ldc+v.nr-1] // every tile is inside C
+	v.panel(tiles, kc, &ap[0], &bpan[0], &c[ci], ldc, flags)
+	return rows
+}
 
 // rowATile computes a full-height tile from the MR rows of A starting
 // at A[ai] in place: straight into C, or through scratch for a partial

@@ -4,8 +4,9 @@
 #include "gemm_tile_amd64.h"
 
 // ---------------------------------------------------------------------
-// func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int, flags uint)
-// C[6×16] (+)= Apanel[k×6]ᵀ-interleaved · Bpanel[k×16]; see gemm_amd64.go.
+// func gemmPanel6x16AVX2(tiles, k int, a, b, c *float32, ldc int, flags uint)
+// For t < tiles: C tile t [6×16] (+)= A panel t [k×6, interleaved] · Bpanel[k×16],
+// A panels back to back, tile t's C rows 6t..6t+5; see gemm_amd64.go.
 // ---------------------------------------------------------------------
 
 #define K     CX  // steps of k left
@@ -17,6 +18,7 @@
 #define PC3   R10 // C row 3
 #define K4    R11 // groups of four steps
 #define PN    R12 // two B panels on, 2*k*64 bytes past PB (flags bit 1)
+#define TILES AX  // tiles left
 
 #define B0  Y0  // B row, columns 0-7
 #define B1  Y1  // B row, columns 8-15
@@ -61,14 +63,17 @@
 	VFMADD231PS  B0, A1, C50;       \
 	VFMADD231PS  B1, A1, C51
 
-TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), K
-	MOVQ a+8(FP), PA
-	MOVQ b+16(FP), PB
-	MOVQ c+24(FP), PC
-	MOVQ ldc+32(FP), LDC
-	MOVQ flags+40(FP), FLAGS
+TEXT ·gemmPanel6x16AVX2(SB), NOSPLIT, $0-56
+	MOVQ tiles+0(FP), TILES
+	MOVQ a+16(FP), PA         // A panels are back to back: PA runs on
+	MOVQ c+32(FP), PC
+	MOVQ ldc+40(FP), LDC
+	MOVQ flags+48(FP), FLAGS
 	SHLQ $2, LDC              // ldc in bytes
+
+tile:
+	MOVQ k+8(FP), K
+	MOVQ b+24(FP), PB
 	LEAQ (LDC)(LDC*2), PC3    // 3*ldc bytes
 	ADDQ PC, PC3              // address of C row 3
 
@@ -142,10 +147,20 @@ store:
 
 write:
 	TILE_STORE
+
+	// The next tile: its C rows start 6 on, its A panel where PA is;
+	// only the first tile prefetches the later B panel (the others
+	// find it on its way).
+	LEAQ (PC3)(LDC*2), PC
+	ADDQ LDC, PC
+	ANDQ $~2, FLAGS
+	DECQ TILES
+	JNZ  tile
 	VZEROUPPER                // leave no dirty upper halves for SSE code
 	RET
 
 #undef K
+#undef TILES
 #undef PA
 #undef PB
 #undef PC

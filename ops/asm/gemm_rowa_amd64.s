@@ -4,10 +4,10 @@
 #include "gemm_tile_amd64.h"
 
 // ---------------------------------------------------------------------
-// func gemmKernel6x16RowAAVX2(k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
-// gemmKernel6x16AVX2 with A read in place: six rows lda floats apart,
-// step p of row r at a[r*lda+p]. Same FMAs in the same order, so the
-// same bits; see gemm_rowa_amd64.go.
+// func gemmPanel6x16RowAAVX2(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+// gemmPanel6x16AVX2 with A read in place: tile t's six rows lda floats
+// apart from a[6t*lda], step p of its row r at a[(6t+r)*lda+p]. Same FMAs
+// in the same order, so the same bits; see gemm_rowa_amd64.go.
 // ---------------------------------------------------------------------
 
 #define K     CX  // steps of k left
@@ -20,6 +20,8 @@
 #define K4    R11 // groups of four steps
 #define LDA   BX  // A row stride in bytes
 #define PA3   R13 // A row 3 at the current step
+#define TILES AX  // tiles left
+#define A0ROW R12 // A row 0 of the tile
 
 #define B0  Y0
 #define B1  Y1
@@ -62,18 +64,22 @@
 	VFMADD231PS  B0, A1, C50;          \
 	VFMADD231PS  B1, A1, C51
 
-TEXT ·gemmKernel6x16RowAAVX2(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), K
-	MOVQ a+8(FP), PA
-	MOVQ lda+16(FP), LDA
-	MOVQ b+24(FP), PB
-	MOVQ c+32(FP), PC
-	MOVQ ldc+40(FP), LDC
-	MOVQ flags+48(FP), FLAGS
+TEXT ·gemmPanel6x16RowAAVX2(SB), NOSPLIT, $0-64
+	MOVQ tiles+0(FP), TILES
+	MOVQ a+16(FP), A0ROW
+	MOVQ lda+24(FP), LDA
+	MOVQ c+40(FP), PC
+	MOVQ ldc+48(FP), LDC
 	SHLQ $2, LDA              // lda in bytes
+	SHLQ $2, LDC
+
+tile:
+	MOVQ k+8(FP), K
+	MOVQ b+32(FP), PB
+	MOVQ flags+56(FP), FLAGS
+	MOVQ A0ROW, PA
 	LEAQ (LDA)(LDA*2), PA3
 	ADDQ PA, PA3              // A row 3
-	SHLQ $2, LDC
 	LEAQ (LDC)(LDC*2), PC3
 	ADDQ PC, PC3
 
@@ -117,5 +123,13 @@ store:
 
 write:
 	TILE_STORE
+
+	// The next tile: A and C rows 6 on.
+	LEAQ (A0ROW)(LDA*4), A0ROW
+	LEAQ (A0ROW)(LDA*2), A0ROW
+	LEAQ (PC3)(LDC*2), PC
+	ADDQ LDC, PC
+	DECQ TILES
+	JNZ  tile
 	VZEROUPPER
 	RET

@@ -23,6 +23,16 @@ type microKernel func(k int, a, b, c *float32, ldc int, flags uint)
 // (MR-1)*lda+k floats.
 type rowAKernel func(k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
 
+// panelKernel runs a microKernel over tiles full tiles down one B panel:
+// tile t reads the A panel MR·k floats on from the last and writes C rows
+// MR·t on; only the first tile may act on gemmPrefetchNext. Same bits as
+// tiles calls of the micro-kernel.
+type panelKernel func(tiles, k int, a, b, c *float32, ldc int, flags uint)
+
+// panelRowAKernel is panelKernel for a rowAKernel: tile t reads A rows
+// MR·t on.
+type panelRowAKernel func(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+
 // gemvKernel computes NR outputs of a one-row product:
 //
 //	for j < NR: t[j] = sum over p < k of x[p] * b[p*ldb+j]
@@ -88,11 +98,13 @@ type GemmVariant struct {
 	micro      microKernel
 	micro4     microKernel // optional: rows 0-3 of an MR = 6 tile, bit-identical to micro's
 	gemv       gemvKernel
-	packB16    packKernel  // used for full 16-column strips of a row-major B
-	gemvRows4  rowsKernel  // one-row products over a row-major B
-	packA6     packAKernel // full six-row panels of a row-major A (MR = 6)
-	packB64    pack4Kernel // four full 16-column strips of a row-major B
-	microRowA  rowAKernel  // optional: micro reading A in place (GemmConfig.InPlaceA)
+	packB16    packKernel      // used for full 16-column strips of a row-major B
+	gemvRows4  rowsKernel      // one-row products over a row-major B
+	packA6     packAKernel     // full six-row panels of a row-major A (MR = 6)
+	packB64    pack4Kernel     // four full 16-column strips of a row-major B
+	microRowA  rowAKernel      // optional: micro reading A in place (GemmConfig.InPlaceA)
+	panel      panelKernel     // optional: micro over a column of full tiles
+	panelRowA  panelRowAKernel // optional: microRowA over a column of full tiles
 }
 
 // Tile returns the micro-tile shape (rows, columns).
