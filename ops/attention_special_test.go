@@ -158,3 +158,50 @@ func TestAttentionSubnormalValue(t *testing.T) {
 		t.Errorf("%s[0] = %g, want %g", variant, got[0], want)
 	}
 }
+
+// TestAttentionSpecialsNoMask: the same without a mask, where the flash
+// kernel sends the raw scores to the exponential (its raw path), with
+// blocks of full 6×16 tiles and edge tiles. Every other iteration the
+// first key block's keys are all NaN, so its score rows hold only NaN
+// before finite blocks: the output must be NaN, as the spelled-out
+// softmax has it, not the finite blocks' average.
+func TestAttentionSpecialsNoMask(t *testing.T) {
+	saveQ, saveK := flashBQ, flashBK
+	defer func() { flashBQ, flashBK = saveQ, saveK }()
+	flashBQ, flashBK = 12, 16 // full 6×16 tiles, edge tiles and a short last block
+	r := rand.New(rand.NewPCG(12, 4))
+	const b, h, sq, sk, d = 1, 2, 13, 37, 3
+	for iter := range 30 {
+		g := graph.New()
+		qs, ks := tensor.Shape{b, h, sq, d}, tensor.Shape{b, h, sk, d}
+		q, k, v := g.Input("q", tensor.F32, qs...), g.Input("k", tensor.F32, ks...), g.Input("v", tensor.F32, ks...)
+		sc := g.Mul(g.MatMul(q, g.Transpose(k, 0, 1, 3, 2)), g.Scalar(0.25))
+		spelled := g.MatMul(g.Softmax(sc, 3), v)
+		att := g.Attention(q, k, v, nil, graph.AttentionOpts{Scale: 0.25})
+		g.Output(spelled, att)
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		vals := map[string][]float64{"q": hcRand(r, qs.NumElements()), "k": hcRand(r, ks.NumElements()), "v": hcRand(r, ks.NumElements())}
+		for _, x := range vals {
+			specialFill(r, x, 60)
+		}
+		if iter%2 == 0 {
+			for j := range 16 * d {
+				vals["k"][j] = math.NaN() // head 0's keys 0-15
+			}
+		}
+		feeds := map[string]tensor.Tensor{}
+		for name, x := range vals {
+			n, _ := g.Lookup(name)
+			feeds[name] = hcT(t, tensor.F32, n.Shape, x...)
+		}
+		outs, err := Interpret(g, feeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := outs[0].Float64s()
+		got, variant := fastRun(t, att, Serial, feeds["q"], feeds["k"], feeds["v"])
+		sameSpecial(t, variant, got, want, 1e-5)
+	}
+}

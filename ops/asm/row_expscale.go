@@ -4,8 +4,9 @@ import "math"
 
 // ExpScaleShift is the exponential of the attention kernel's softmax:
 // the throughput-first sibling of ExpShift. It sets dst[i] = exp(x[i]·s -
-// m), with x[i]·s rounded to float32 first, and returns their sum in
-// float64; m is at least every x[i]·s (so the largest weight is exactly
+// m), with x[i]·s rounded to float32 first, and returns their sum
+// (accumulated in float64 from float32 partials of up to 8 weights, so
+// within 1.8e-7 of the exact sum, relative); m is at least every x[i]·s (so the largest weight is exactly
 // 1 when m is that product), and a NaN gives NaN. Unlike ExpShift it does
 // not recover the rounding error of x[i]·s - m, so a weight's relative
 // error grows to |x[i]·s - m|·2^-24 (5e-6 near e^-87), which is at most
