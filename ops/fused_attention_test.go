@@ -196,3 +196,38 @@ func TestAttentionFlashRerun(t *testing.T) {
 		hcClose(t, fmt.Sprintf("run %d", run), got, hcRun(t, n, ins...), 2e-5)
 	}
 }
+
+// TestFlashTaskBlocks: the flash kernel's tasks cover every block once,
+// whole heads first (their blocks descending), then single blocks, one
+// head per worker split when there are heads enough to go round.
+func TestFlashTaskBlocks(t *testing.T) {
+	for _, c := range []struct{ b, h, nqb, threads, wantWhole int }{
+		{1, 12, 4, 2, 10}, {2, 12, 1, 2, 22}, {1, 12, 4, 4, 0}, {1, 3, 5, 1, 0}, {1, 8, 5, 2, 6}, {1, 1, 7, 1, 0}, {1, 16, 2, 4, 12},
+	} {
+		p := &flashPlan{b: c.b, h: c.h, nqb: c.nqb}
+		p.setTasks(c.threads)
+		seen := make([]int, c.b*c.h*c.nqb)
+		last := len(seen)
+		for task := range p.tasks {
+			hi, n := p.taskBlocks(task)
+			if task >= p.whole && n != 1 || task < p.whole && n != c.nqb {
+				t.Fatalf("%+v: task %d has %d blocks", c, task, n)
+			}
+			if hi != last { // tasks hand out the blocks from the end back, without gaps
+				t.Fatalf("%+v: task %d ends at %d, want %d", c, task, hi, last)
+			}
+			for i := 1; i <= n; i++ {
+				seen[hi-i]++
+			}
+			last = hi - n
+		}
+		for blk, k := range seen {
+			if k != 1 {
+				t.Fatalf("%+v: block %d run %d times", c, blk, k)
+			}
+		}
+		if p.whole != c.wantWhole {
+			t.Fatalf("%+v: %d whole-head tasks, want %d", c, p.whole, c.wantWhole)
+		}
+	}
+}
