@@ -18,6 +18,7 @@ const (
 	fzRMSNorm
 	fzScaleAxpy
 	fzAcc
+	fzExpScale
 	fzRowKinds
 )
 
@@ -65,7 +66,7 @@ func FuzzRowKernels(f *testing.F) {
 		kind, n, off := in.intn(fzRowKinds), in.intn(200), in.intn(8)
 		var bound float32 // finite values stay away from float32 overflow where the reference is float64
 		switch kind {
-		case fzSoftmax, fzLogSoftmax:
+		case fzSoftmax, fzLogSoftmax, fzExpScale:
 			bound = 1e30
 		case fzLayerNorm, fzRMSNorm, fzScaleAxpy:
 			bound = 1e18
@@ -146,6 +147,8 @@ func FuzzRowKernels(f *testing.F) {
 						fail("Axpy(%v): element %d = %v, want %v", a, i, v, want)
 					}
 				}
+			case fzExpScale:
+				checkExpScaleFuzz(t, in, k, x, xg, off, fail)
 			case fzAcc:
 				acc := in.floats(n, 0)
 				acc64 := make([]float64, n)
@@ -171,7 +174,7 @@ func FuzzRowKernels(f *testing.F) {
 				}
 			}
 			xg.check(t, "input")
-			if !slices.EqualFunc(xg.Data, x, sameBits) && kind != fzSoftmax && kind != fzLogSoftmax && kind != fzLayerNorm && kind != fzRMSNorm {
+			if !slices.EqualFunc(xg.Data, x, sameBits) && kind != fzSoftmax && kind != fzLogSoftmax && kind != fzExpScale && kind != fzLayerNorm && kind != fzRMSNorm {
 				fail("input changed")
 			}
 		}
@@ -251,5 +254,59 @@ func checkNormFuzz(t *testing.T, in *fuzzIn, k *RowKernels, rms bool, x []float3
 		if !close64(float64(got), z, 1, 1e-6*mag+4*sl+1e-30) {
 			fail("rms=%v scale=%v bias=%v: element %d = %v, want %v", rms, scale, bias, i, got, z)
 		}
+	}
+}
+
+// checkExpScaleFuzz runs ExpScaleShift (in place or not) with a
+// fuzz-chosen positive scale and a shift at or above every x·s against
+// float64 exp, within its documented bounds: 3e-7 plus |x·s - m|·2^-24
+// per weight, 1.8e-7 for the sum. +Inf is replaced (m must bound every
+// product); NaN and -Inf stay.
+func checkExpScaleFuzz(t *testing.T, in *fuzzIn, k *RowKernels, x []float32, xg *guarded, off int, fail func(string, ...any)) {
+	s := float32(in.intn(64)+1) / 16
+	m := float32(0)
+	for i, v := range x {
+		if math.IsInf(float64(v), 1) {
+			x[i], xg.Data[i] = 1e30, 1e30
+		}
+		if p := x[i] * s; p > m || i == 0 && p == p {
+			m = p
+		}
+	}
+	if math.IsInf(float64(m), -1) {
+		m = 0 // the softmax never shifts by -Inf (it has no visible key then)
+	}
+	m += float32(in.intn(4)) // at or above every product
+	g := newGuarded(len(x), (off+5)%8)
+	dst := g.Data
+	if in.byte()&1 == 1 {
+		dst = xg.Data // in place
+	}
+	sum := k.ExpScaleShift(dst, xg.Data, s, m)
+	g.check(t, "ExpScaleShift")
+	var want float64
+	nan := false
+	for i, v := range x {
+		if v != v {
+			nan = true
+			if dst[i] == dst[i] {
+				fail("ExpScaleShift(%v, %v): element %d = %v, want NaN", s, m, i, dst[i])
+			}
+			continue
+		}
+		d := float64(v*s) - float64(m)
+		if math.IsInf(d, -1) {
+			if dst[i] != 0 {
+				fail("ExpScaleShift(%v, %v): element %d = %v, want 0", s, m, i, dst[i])
+			}
+			continue
+		}
+		if !closeTo(dst[i], math.Exp(d), 3e-7+math.Abs(d)*0x1p-24, 0x1p-126) {
+			fail("ExpScaleShift(%v, %v): element %d = %v, want %v", s, m, i, dst[i], math.Exp(d))
+		}
+		want += float64(dst[i])
+	}
+	if nan != math.IsNaN(sum) || !nan && !(math.Abs(sum-want) <= 1.8e-7*want) {
+		fail("ExpScaleShift(%v, %v): sum %v, want %v", s, m, sum, want)
 	}
 }
