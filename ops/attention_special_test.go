@@ -46,6 +46,22 @@ func sameSpecial(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
+// interpretFeeds makes g's F32 inputs from vals (by name) and runs the
+// reference interpreter on them.
+func interpretFeeds(t *testing.T, g *graph.Graph, vals map[string][]float64) (map[string]tensor.Tensor, []tensor.Tensor) {
+	t.Helper()
+	feeds := map[string]tensor.Tensor{}
+	for name, x := range vals {
+		n, _ := g.Lookup(name)
+		feeds[name] = hcT(t, tensor.F32, n.Shape, x...)
+	}
+	outs, err := Interpret(g, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return feeds, outs
+}
+
 func TestAttentionSpecialsMatchSpelledOut(t *testing.T) {
 	saveQ, saveK := flashBQ, flashBK
 	defer func() { flashBQ, flashBK = saveQ, saveK }()
@@ -74,15 +90,7 @@ func TestAttentionSpecialsMatchSpelledOut(t *testing.T) {
 				}
 			}
 		}
-		feeds := map[string]tensor.Tensor{}
-		for name, x := range vals {
-			n, _ := g.Lookup(name)
-			feeds[name] = hcT(t, tensor.F32, n.Shape, x...)
-		}
-		outs, err := Interpret(g, feeds)
-		if err != nil {
-			t.Fatal(err)
-		}
+		feeds, outs := interpretFeeds(t, g, vals)
 		want := outs[0].Float64s()
 		sameSpecial(t, "reference", outs[1].Float64s(), want, 1e-5)
 		got, variant := fastRun(t, att, parEnv(2), feeds["q"], feeds["k"], feeds["v"], feeds["m"])
@@ -191,15 +199,7 @@ func TestAttentionSpecialsNoMask(t *testing.T) {
 				vals["k"][j] = math.NaN() // head 0's keys 0-15
 			}
 		}
-		feeds := map[string]tensor.Tensor{}
-		for name, x := range vals {
-			n, _ := g.Lookup(name)
-			feeds[name] = hcT(t, tensor.F32, n.Shape, x...)
-		}
-		outs, err := Interpret(g, feeds)
-		if err != nil {
-			t.Fatal(err)
-		}
+		feeds, outs := interpretFeeds(t, g, vals)
 		want := outs[0].Float64s()
 		got, variant := fastRun(t, att, Serial, feeds["q"], feeds["k"], feeds["v"])
 		sameSpecial(t, variant, got, want, 1e-5)
