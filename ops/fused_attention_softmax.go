@@ -84,9 +84,17 @@ func (p *flashPlan) softmaxBlock(w *flashWorker, y []float32, mq, nk int) {
 		row := w.s[i*p.ld : i*p.ld+nk]
 		mx := w.mx[i] // from maskBlock
 		if w.raw {
+			// MaxNum may pass a NaN score over: its weight, the sum and
+			// so the output row are NaN anyway. But -Inf from a row of
+			// only NaN (or -Inf) scores must not read as "nothing
+			// visible": Max settles it.
+			mx = p.rk.MaxNum(row)
+			if math.IsInf(float64(mx), -1) {
+				mx = p.rk.Max(row)
+			}
 			// Rounding is monotonic, so for s > 0 the largest rounded
 			// product is the rounded product of the largest score.
-			mx = p.rk.Max(row) * s
+			mx *= s
 		}
 		best := max(w.m[i], mx)
 		if math.IsInf(float64(best), -1) { // nothing visible yet

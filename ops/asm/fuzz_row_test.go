@@ -101,6 +101,7 @@ func FuzzRowKernels(f *testing.F) {
 				if got, want := k.Min(xg.Data), fuzzExtreme(x, false); !sameFloat(got, want) {
 					fail("Min = %v, want %v", got, want)
 				}
+				checkMaxNum(t, k, xg.Data)
 			case fzSoftmax, fzLogSoftmax:
 				log := kind == fzLogSoftmax
 				g := newGuarded(n, (off+3)%8)

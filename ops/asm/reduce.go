@@ -29,6 +29,21 @@ func (k *RowKernels) SumSqDev(x []float32, c float64) float64 {
 // element is NaN.
 func (k *RowKernels) Max(x []float32) float32 { return k.max(p32(x), len(x)) }
 
+// MaxNum is Max for a caller that does not need a NaN to win: the
+// largest element where x holds no NaN (-Inf for an empty x; a zero
+// maximum may come back as -0 or +0); where it does, the largest of the
+// others or NaN, as the variant finds cheapest. The AVX2 kernel takes one
+// compare per eight elements where Max takes about five (Go's ±0 order
+// and NaN tracking): the attention kernel's softmax, whose NaN scores
+// make their rows NaN through the exponential anyway, finds each score
+// row's max with it.
+func (k *RowKernels) MaxNum(x []float32) float32 {
+	if k.maxNum == nil {
+		return k.Max(x)
+	}
+	return k.maxNum(p32(x), len(x))
+}
+
 // Min returns the smallest element (+Inf for an empty x), NaN if any
 // element is NaN.
 func (k *RowKernels) Min(x []float32) float32 { return k.min(p32(x), len(x)) }

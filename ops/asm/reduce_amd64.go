@@ -22,6 +22,12 @@ func sumSqDevF32AVX2(x *float32, n int, c float64) float64
 //go:noescape
 func maxF32AVX2(x *float32, n int) float32
 
+// maxNumF32AVX2 returns the largest non-NaN x[i] for i < n (-Inf when
+// there is none): one VMAXPS per eight elements, no NaN tracking.
+//
+//go:noescape
+func maxNumF32AVX2(x *float32, n int) float32
+
 // minF32AVX2 returns min x[i] for i < n (+Inf when n == 0), NaN when any
 // x[i] is NaN.
 //

@@ -150,11 +150,13 @@ sqDone:
 #undef C
 
 // ---------------------------------------------------------------------
-// EXTREME(C, bits, labels...) is the body of maxF32AVX2 / minF32AVX2: four
-// accumulators of eight lanes (starting at bits, the identity) fold 32
-// elements per step with C (MAXC or MINC: Go's max and min on numbers,
-// -0 below +0); NAN collects the lanes that saw a NaN (an unordered
-// self-compare), which make the result NaN.
+// EXTREME(C, NAN4, NAN1, bits, labels...) is the body of maxF32AVX2 /
+// minF32AVX2 / maxNumF32AVX2: four accumulators of eight lanes (starting
+// at bits, the identity) fold 32 elements per step with C (MAXC or MINC:
+// Go's max and min on numbers, -0 below +0; MAXN: one VMAXPS, which
+// passes NaN over); NAN4 and NAN1 (NANS4 and NANS1, or NONE4 and NONE1)
+// collect in NAN the lanes that saw a NaN (an unordered self-compare),
+// which make the result NaN.
 // ---------------------------------------------------------------------
 #define IDENT Y13 // the identity (∓Inf) in every lane
 #define NAN   Y4  // all-ones in lanes that met a NaN
@@ -167,7 +169,26 @@ sqDone:
 #define MAXC(X, A, T) VMAXPS X, A, T; VMAXPS A, X, A; VANDPS T, A, A
 #define MINC(X, A, T) VMINPS X, A, T; VMINPS A, X, A; VORPS T, A, A
 
-#define EXTREME(C, bits, L32, L8, LTAIL, LFOLD, LDONE) \
+// MAXN folds X into A with one VMAXPS, A its second source: a NaN in X
+// leaves A, so A never becomes NaN; a tie of -0 and +0 keeps A.
+#define MAXN(X, A, T) VMAXPS A, X, A
+
+#define NANS4(A, B, C, D) \
+	VCMPPS $3, A, A, Y9;  \
+	VCMPPS $3, B, B, Y10; \
+	VCMPPS $3, C, C, Y11; \
+	VCMPPS $3, D, D, Y12; \
+	VORPS  Y9, Y10, Y10;  \
+	VORPS  Y11, Y12, Y12; \
+	VORPS  Y10, NAN, NAN; \
+	VORPS  Y12, NAN, NAN
+#define NANS1(A) \
+	VCMPPS $3, A, A, Y9; \
+	VORPS  Y9, NAN, NAN
+#define NONE4(A, B, C, D)
+#define NONE1(A)
+
+#define EXTREME(C, NAN4, NAN1, bits, L32, L8, LTAIL, LFOLD, LDONE) \
 	MOVL         $bits, TMP;             \
 	VMOVD        TMP, X13;               \
 	VBROADCASTSS X13, IDENT;             \
@@ -187,14 +208,7 @@ L32:                                     \
 	C(Y6, Y1, Y10);                      \
 	C(Y7, Y2, Y11);                      \
 	C(Y8, Y3, Y12);                      \
-	VCMPPS       $3, Y5, Y5, Y9;         \
-	VCMPPS       $3, Y6, Y6, Y10;        \
-	VCMPPS       $3, Y7, Y7, Y11;        \
-	VCMPPS       $3, Y8, Y8, Y12;        \
-	VORPS        Y9, Y10, Y10;           \
-	VORPS        Y11, Y12, Y12;          \
-	VORPS        Y10, NAN, NAN;          \
-	VORPS        Y12, NAN, NAN;          \
+	NAN4(Y5, Y6, Y7, Y8);                \
 	ADDQ         $128, PX;               \
 	SUBQ         $32, N;                 \
 	JMP          L32;                    \
@@ -203,8 +217,7 @@ L8:                                      \
 	JB           LTAIL;                  \
 	VMOVUPS      (PX), Y5;               \
 	C(Y5, Y0, Y9);                       \
-	VCMPPS       $3, Y5, Y5, Y9;         \
-	VORPS        Y9, NAN, NAN;           \
+	NAN1(Y5);                            \
 	ADDQ         $32, PX;                \
 	SUBQ         $8, N;                  \
 	JMP          L8;                     \
@@ -215,8 +228,7 @@ LTAIL:                                   \
 	VMASKMOVPS   (PX), MASK, Y5;         \
 	VBLENDVPS    MASK, Y5, IDENT, Y5;    \
 	C(Y5, Y0, Y9);                       \
-	VCMPPS       $3, Y5, Y5, Y9;         \
-	VORPS        Y9, NAN, NAN;           \
+	NAN1(Y5);                            \
 LFOLD:                                   \
 	C(Y1, Y0, Y9);                       \
 	C(Y3, Y2, Y9);                       \
@@ -239,7 +251,15 @@ LDONE:                                   \
 TEXT ·maxF32AVX2(SB), NOSPLIT, $0-20
 	MOVQ  x+0(FP), PX
 	MOVQ  n+8(FP), N
-	EXTREME(MAXC, 0xff800000, max32, max8, maxTail, maxFold, maxDone)
+	EXTREME(MAXC, NANS4, NANS1, 0xff800000, max32, max8, maxTail, maxFold, maxDone)
+	MOVSS X0, ret+16(FP)
+	RET
+
+// func maxNumF32AVX2(x *float32, n int) float32
+TEXT ·maxNumF32AVX2(SB), NOSPLIT, $0-20
+	MOVQ  x+0(FP), PX
+	MOVQ  n+8(FP), N
+	EXTREME(MAXN, NONE4, NONE1, 0xff800000, maxn32, maxn8, maxnTail, maxnFold, maxnDone)
 	MOVSS X0, ret+16(FP)
 	RET
 
@@ -247,7 +267,7 @@ TEXT ·maxF32AVX2(SB), NOSPLIT, $0-20
 TEXT ·minF32AVX2(SB), NOSPLIT, $0-20
 	MOVQ  x+0(FP), PX
 	MOVQ  n+8(FP), N
-	EXTREME(MINC, 0x7f800000, min32, min8, minTail, minFold, minDone)
+	EXTREME(MINC, NANS4, NANS1, 0x7f800000, min32, min8, minTail, minFold, minDone)
 	MOVSS X0, ret+16(FP)
 	RET
 

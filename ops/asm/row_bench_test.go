@@ -18,6 +18,7 @@ func BenchmarkRowPrimitives(b *testing.B) {
 		}{
 			{"sum", func() { k.sum(&x[0], n) }},
 			{"max", func() { k.max(&x[0], n) }},
+			{"MaxNum", func() { k.MaxNum(x) }},
 			{"expShift", func() { k.expShift(&y[0], &x[0], n, 4) }},
 			{"ExpScaleShift", func() { k.ExpScaleShift(y, x, 1, 4) }},
 			{"scale", func() { k.scale(&y[0], n, 1.0001) }},

@@ -155,8 +155,27 @@ func TestMaxMin(t *testing.T) {
 			if got, want := k.Min(x), extreme(x, false); !sameFloat(got, want) {
 				t.Fatalf("trial %d: Min = %v, want %v", trial, got, want)
 			}
+			checkMaxNum(t, k, x)
 		}
 	})
+}
+
+// checkMaxNum checks MaxNum against the largest non-NaN element: equal
+// (a zero of either sign for a zero maximum), or NaN where x holds one.
+func checkMaxNum(t *testing.T, k *RowKernels, x []float32) {
+	t.Helper()
+	want, nan := float32(math.Inf(-1)), false
+	for _, v := range x {
+		if v != v {
+			nan = true
+			continue
+		}
+		want = max(want, v)
+	}
+	got := k.MaxNum(x)
+	if !(got == want || nan && got != got) {
+		t.Fatalf("%s: MaxNum(%v) = %v, want %v", k.Name, x, got, want)
+	}
 }
 
 func TestAccumulators(t *testing.T) {

@@ -26,6 +26,10 @@ type RowKernels struct {
 	// max and min return the extreme of x[:n] (n >= 0; ∓Inf when n is
 	// 0), NaN when any element is NaN.
 	max, min func(x *float32, n int) float32
+	// maxNum returns the largest non-NaN element (-Inf if none), the sign
+	// of a zero maximum unspecified; nil where a variant has no such
+	// primitive (MaxNum then uses max).
+	maxNum func(x *float32, n int) float32
 	// accAdd does acc[i] += float64(x[i]).
 	accAdd func(acc *float64, x *float32, n int)
 	// accMax and accMin do acc[i] = max(acc[i], x[i]) (min), NaN when
