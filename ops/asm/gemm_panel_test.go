@@ -126,3 +126,41 @@ func sameMatrixBits(t *testing.T, name string, got, want []float32, rows, cols, 
 		}
 	}
 }
+
+// TestPackBTransposed: a transposed B's panel, 8×8 blocks through the
+// transpose primitive and the edges in Go, is exactly the naive
+// transpose, zero-padded to NR columns, for every width and depth tail.
+func TestPackBTransposed(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	const nr = 16
+	for cols := 1; cols <= nr; cols++ {
+		for _, kc := range []int{1, 3, 7, 8, 9, 16, 64, 67} {
+			ldb := kc + r.IntN(3)
+			b := make([]float32, (cols-1)*ldb+kc)
+			for i := range b {
+				b[i] = gemmRand(r)
+			}
+			pan := make([]float32, kc*nr+5)
+			for i := range pan {
+				pan[i] = 99 // stale: the padding must be cleared
+			}
+			packBTransposed(pan, b, ldb, kc, nr, cols)
+			for p := range kc {
+				for c := range nr {
+					want := float32(0)
+					if c < cols {
+						want = b[c*ldb+p]
+					}
+					if got := pan[p*nr+c]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("cols %d kc %d ldb %d: panel[%d][%d] = %v, want %v", cols, kc, ldb, p, c, got, want)
+					}
+				}
+			}
+			for _, x := range pan[kc*nr:] {
+				if x != 99 {
+					t.Fatalf("cols %d kc %d: written past the panel", cols, kc)
+				}
+			}
+		}
+	}
+}
