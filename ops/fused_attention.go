@@ -226,9 +226,11 @@ func (p *flashPlan) newWorker() (*flashWorker, error) {
 		var err error
 		// Alpha 1, the scale applied to the scores after (maskBlock):
 		// the GEMM scales A while packing, and scale·q underflows for a
-		// subnormal q, which turns q·Inf into 0·Inf = NaN.
+		// subnormal q, which turns q·Inf into 0·Inf = NaN. The query
+		// rows are read in place (the two key blocks of a 1024-token
+		// head each packed them again: ~1% of the kernel).
 		w.qk[i], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.bk, K: p.d, TransB: true,
-			LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1}, nil, asm.Par{})
+			LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1, InPlaceA: true}, nil, asm.Par{})
 		if err != nil {
 			return nil, err
 		}
