@@ -146,9 +146,13 @@ func (cg *CompiledGraph) inputIndex(name string) int {
 
 // RunSlots is the fastest way to run: float32 inputs by position (the
 // order of Inputs(); nil for an input bound to a handle), no name lookups,
-// no conversions and no allocation. It returns the outputs' spans in
-// Arena(); Output(i) gives the same data as a slice. Both stay valid
-// until the next run.
+// no conversions and no allocation. On the CPU the kernels read each
+// input where it lies, without copying it into the arena, when nothing
+// else needs the input's slot (it is not also an output, nor reshaped in
+// place, nor memory of this graph, such as an earlier output): so the
+// inputs must not change while RunSlots runs. It returns the outputs'
+// spans in Arena(); Output(i) gives the same data as a slice. Both stay
+// valid until the next run.
 func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 	if cg.closed {
 		return nil, errClosed
@@ -176,11 +180,24 @@ func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 			return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %v needs %d values, got %d", i, n.Name, n.Shape, want, len(inputs[i]))
 		}
 	}
+	inPlace := cg.cpu != nil && cg.active() == nil // else the arena's input slots are read
+	if inPlace {
+		defer cg.cpu.UnbindInputs()
+	}
 	for i, n := range ins {
 		if inputs[i] == nil {
 			continue // bound to a handle: checked above
 		}
-		if err := cg.x.Write(n, tensor.Bytes(inputs[i])); err != nil {
+		data := tensor.Bytes(inputs[i])
+		if inPlace {
+			if ok, err := cg.cpu.BindInput(n, data); err != nil || ok {
+				if err != nil {
+					return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %w", i, n.Name, err)
+				}
+				continue
+			}
+		}
+		if err := cg.x.Write(n, data); err != nil {
 			return nil, fmt.Errorf("kiln: RunSlots: input %d %q: %w", i, n.Name, err)
 		}
 	}

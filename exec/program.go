@@ -50,6 +50,9 @@ type Program struct {
 
 	copyDst, copySrc []byte           // the copy parallelCopy is sharing out
 	copyBody         func(lo, hi int) // pr.copyChunks, bound once so For does not allocate
+
+	inputUses map[*graph.Node][]inputUse // the inputs BindInput can bind, and their readers (bind.go)
+	bound     []inputUse                 // step arguments bound now
 }
 
 // Options tune lowering for the CPU.
@@ -148,6 +151,7 @@ func (pr *Program) lowerSteps() error {
 		}
 		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID], Static: static[n.ID]})
 	}
+	pr.findInputUses()
 	return nil
 }
 
