@@ -26,13 +26,17 @@ func init() {
 	RegisterFast(graph.OpAttention, prepareAttentionFlash)
 }
 
-// Block sizes: a 256×512 score block (512 KiB) stays in a 1 MiB L2 next
+// Block sizes: a 252×512 score block (~512 KiB) stays in a 1 MiB L2 next
 // to the packed panels. Longer key blocks mean fewer passes of the row
 // kernels and fewer packings of the query block: 4% faster than 256×256
-// on Zen 5 at sequence 1024 (BenchmarkAttention in fuse, CPU time).
-// Variables so benchmarks and tests can change them.
+// on Zen 5 at sequence 1024 (BenchmarkAttention in fuse, CPU time). 252
+// query rows, a multiple of the GEMM's 6-row tile, leave no 4-row tail
+// tile to each key panel: 1.5-2.3% faster than 256 at one thread, 0-1.5%
+// at two, at sequence 1024 (interleaved runs), though the last of its
+// five query blocks has 16 rows. Variables so benchmarks and tests can
+// change them.
 var (
-	flashBQ = 256
+	flashBQ = 252
 	flashBK = 512
 	// flashInPlaceA: the value product reads the probabilities where the
 	// softmax leaves them (asm.GemmConfig.InPlaceA) instead of packing
