@@ -2,9 +2,9 @@ package exec
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
 )
 
 // Binding inputs in place: instead of copying a caller's input into its
@@ -85,17 +85,9 @@ func (pr *Program) UnbindInputs() {
 // kept static values.
 func (pr *Program) ownsBytes(b []byte) bool {
 	for _, r := range [...][]byte{pr.Arena, pr.Weights, pr.static} {
-		if overlapsBytes(b, r) {
+		if tensor.Overlaps(b, r) {
 			return true
 		}
 	}
 	return false
-}
-
-func overlapsBytes(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 {
-		return false
-	}
-	x0, y0 := uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(unsafe.SliceData(y)))
-	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
 }

@@ -228,11 +228,12 @@ func (p *flashPlan) newWorker() (*flashWorker, error) {
 	}
 	for i, mq := range [2]int{p.bq, p.sq - (p.nqb-1)*p.bq} {
 		var err error
-		// Alpha 1, the scale applied to the scores after (maskBlock):
-		// the GEMM scales A while packing, and scale·q underflows for a
-		// subnormal q, which turns q·Inf into 0·Inf = NaN. The query
-		// rows are read in place (the two key blocks of a 1024-token
-		// head each packed them again: ~1% of the kernel).
+		// The query rows are read in place (packing them again for each
+		// key block cost ~1% of the kernel at 1024 tokens), so Alpha is
+		// 1 and the scale is applied to the scores after (maskBlock,
+		// softmaxBlock). That is also what the spelled-out form computes:
+		// scaling q first underflows a subnormal q, turning q·Inf into
+		// 0·Inf = NaN.
 		w.qk[i], err = asm.NewGemm(asm.GemmConfig{M: mq, N: p.bk, K: p.d, TransB: true,
 			LDA: p.d, LDB: p.d, LDC: p.ld, Alpha: 1, InPlaceA: true}, nil, asm.Par{})
 		if err != nil {

@@ -41,7 +41,7 @@ func Convert(dst, src Tensor) error {
 		copy(dst.Data, src.Data) // memmove: overlap is fine
 		return nil
 	}
-	if overlaps(dst.Data, src.Data) {
+	if Overlaps(dst.Data, src.Data) {
 		src = src.Clone()
 	}
 	if !convertFast(dst, src) {
@@ -64,8 +64,8 @@ func checkData(t Tensor) error {
 	return nil
 }
 
-// overlaps reports whether two byte slices share memory.
-func overlaps(a, b []byte) bool {
+// Overlaps reports whether two byte slices share memory.
+func Overlaps(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false
 	}

@@ -141,16 +141,10 @@ func ewCheck(dst, x []float32) error {
 	if len(dst) != len(x) {
 		return fmt.Errorf("asm: elementwise lengths %d and %d differ", len(dst), len(x))
 	}
-	if len(x) > 0 && &dst[0] != &x[0] && ewOverlap(dst, x) {
+	if len(x) > 0 && &dst[0] != &x[0] && overlap32(dst, x) {
 		return ErrEwAlias
 	}
 	return nil
-}
-
-// ewOverlap reports whether two non-empty slices share memory.
-func ewOverlap(a, b []float32) bool {
-	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	return a0 < b0+4*uintptr(len(b)) && b0 < a0+4*uintptr(len(a))
 }
 
 // split divides an output into a head and a tail for the Go twins and a

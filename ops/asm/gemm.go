@@ -3,7 +3,6 @@ package asm
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 )
 
 // GemmConfig is the shape and layout of a single-precision product
@@ -344,7 +343,7 @@ func (g *Gemm) check(args *GemmArgs) error {
 		}
 	}
 	if cfg.M > 0 && cfg.N > 0 {
-		if overlaps(args.C, args.A) || (args.PackedB == nil && overlaps(args.C, args.B)) {
+		if overlap32(args.C, args.A) || (args.PackedB == nil && overlap32(args.C, args.B)) {
 			return errors.New("asm: gemm: C overlaps A or B")
 		}
 	}
@@ -352,20 +351,11 @@ func (g *Gemm) check(args *GemmArgs) error {
 		if err := ep.check(cfg.M, cfg.N, nb); err != nil {
 			return err
 		}
-		if overlaps(ep.Residual, args.C) {
+		if overlap32(ep.Residual, args.C) {
 			return errors.New("asm: gemm epilogue: residual overlaps C")
 		}
 	}
 	return nil
-}
-
-// overlaps reports whether two slices share memory.
-func overlaps(x, y []float32) bool {
-	if len(x) == 0 || len(y) == 0 {
-		return false
-	}
-	x0, y0 := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
-	return x0 < y0+uintptr(len(y))*4 && y0 < x0+uintptr(len(x))*4
 }
 
 // offsets of product e's operands.
