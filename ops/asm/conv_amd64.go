@@ -34,7 +34,12 @@ func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
 func init() {
-	convKernelsAsm = append(convKernelsAsm, convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2, convDirectAVX2})
+	avx2 := convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2, convDirectAVX2}
+	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
+	// patch packers and direct kernel are these.
+	avx512 := avx2
+	avx512.feature = cpu.AVX512
+	convKernelsAsm = append(convKernelsAsm, avx512, avx2)
 }
 
 // maxPairsAVX2 runs whole groups of eight outputs in assembly, the rest

@@ -33,8 +33,13 @@
 // straight into the micro-kernel's panels, weights pre-packed) or a
 // direct depthwise kernel; 2×2 max pooling vectorised, other pools by rows.
 //
-// AVX-512 kernels are not written: the machines kiln is developed and
-// tested on hide AVX-512 from their guests, and assembly that no test can
-// run is not shipped. KILN_TEST_REQUIRE (require_test.go) makes CI fail
-// when dispatch does not pick the expected variant for every family.
+// AVX-512 (AVX-512F/BW/DQ/VL) lands family by family: the GEMM's
+// micro-kernel (gemm512_amd64.s, a 12×16 tile with embedded-broadcast
+// FMAs; NR stays 16 so packing and the convolution's patch packers are
+// shared with AVX2) runs on AVX-512 hosts; families without an avx512
+// variant dispatch to avx2 there. FMAPeak (fma_peak*.go) runs
+// register-only FMAs, the peak the GEMM figures are read against.
+// KILN_TEST_REQUIRE (require_test.go) makes CI fail when dispatch does
+// not pick the expected variant for a family: avx512 where the family
+// has one, else avx2.
 package asm

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/ops/cpu"
 )
 
 // gemmBenchShapes are the shapes: square N and the transformer
@@ -141,4 +143,20 @@ func BenchmarkGemmMicroPeak(b *testing.B) {
 			b.ReportMetric(2*float64(v.mr*v.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// BenchmarkFMAPeak runs register-only FMAs of the best variant: the
+// core's peak, the denominator of "fraction of peak" for the GEMM
+// figures (BenchmarkGemmMicroPeak, BenchmarkSgemm).
+func BenchmarkFMAPeak(b *testing.B) {
+	var flops float64
+	var v cpu.Variant
+	for b.Loop() {
+		f, fv := FMAPeak(1 << 12)
+		flops, v = flops+f, fv
+	}
+	if flops == 0 {
+		b.Skipf("no FMA loop for %s", v)
+	}
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -3,20 +3,41 @@ package asm
 import "unsafe"
 
 // gemmKernel6x16Go is the pure-Go twin of the 6×16 micro-kernel (see
-// microKernel for the loop it computes). Go does not vectorise, so the tile
-// is done as twelve 2×4 sub-tiles whose eight sums stay in registers; each
+// microKernel for the loop it computes).
+func gemmKernel6x16Go(k int, a, b, c *float32, ldc int, flags uint) {
+	gemmKernelRowsx16Go(6, k, a, b, c, ldc, flags)
+}
+
+// gemmKernel12x16Go is the pure-Go twin of the 12×16 (AVX-512)
+// micro-kernel.
+func gemmKernel12x16Go(k int, a, b, c *float32, ldc int, flags uint) {
+	gemmKernelRowsx16Go(12, k, a, b, c, ldc, flags)
+}
+
+// gemmMicroGo returns the pure-Go twin of the micro-kernels with mr rows
+// and 16 columns (mr 6 or 12), for tests that check a variant against it.
+func gemmMicroGo(mr int) microKernel {
+	if mr == 12 {
+		return gemmKernel12x16Go
+	}
+	return gemmKernel6x16Go
+}
+
+// gemmKernelRowsx16Go computes an mr×16 tile (mr even) from an A panel
+// of mr values a step. Go does not vectorise, so the tile is done as
+// 2×4 sub-tiles whose eight sums stay in registers; each
 // sub-tile rereads the panels, which sit in L1. It indexes through
 // unsafe.Add (the caller has checked every length): bounds checks in the
 // inner loop halve its speed.
-func gemmKernel6x16Go(k int, a, b, c *float32, ldc int, flags uint) {
+func gemmKernelRowsx16Go(mr, k int, a, b, c *float32, ldc int, flags uint) {
 	acc := flags&gemmAccumulate != 0
-	for i := 0; i < 6; i += 2 {
+	for i := 0; i < mr; i += 2 {
 		for j := 0; j < 16; j += 4 {
 			var s00, s01, s02, s03, s10, s11, s12, s13 float32
 			pa := unsafe.Add(unsafe.Pointer(a), 4*i)
 			pb := unsafe.Add(unsafe.Pointer(b), 4*j)
 			for p := range k {
-				x := (*[2]float32)(unsafe.Add(pa, 24*p))
+				x := (*[2]float32)(unsafe.Add(pa, 4*mr*p))
 				y := (*[4]float32)(unsafe.Add(pb, 64*p))
 				x0, x1 := x[0], x[1]
 				y0, y1, y2, y3 := y[0], y[1], y[2], y[3]

@@ -35,7 +35,7 @@ func TestGemmMicroKernels(t *testing.T) {
 						flags = gemmAccumulate
 					}
 					v.micro(k, &a[0], &b[0], &c.data[0], ldc, flags)
-					gemmGo.micro(k, &a[0], &b[0], &twin.data[0], ldc, flags)
+					gemmMicroGo(mr)(k, &a[0], &b[0], &twin.data[0], ldc, flags)
 					c.checkOutside(t, snap, mr, nr, ldc)
 					for i := range mr {
 						for j := range nr {

@@ -62,6 +62,18 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 			}
 			pack6(pan[:6*kc], &src, kc)
 			scalePanel(pan[:6*kc], alpha)
+		case mr == 12 && kc <= len(gemmZeroRow):
+			var src [12]*float32
+			for r := range src {
+				if r < rows {
+					row := a[(i0+ir+r)*lda+p0:][:kc] // the row segment is inside A
+					src[r] = &row[0]
+				} else {
+					src[r] = &gemmZeroRow[0]
+				}
+			}
+			pack12(pan[:12*kc], &src, kc)
+			scalePanel(pan[:12*kc], alpha)
 		default:
 			for r := range mr {
 				if r >= rows {
@@ -107,6 +119,22 @@ func pack6(dst []float32, src *[6]*float32, kc int) {
 		o[3] = *(*float32)(unsafe.Add(s3, 4*p))
 		o[4] = *(*float32)(unsafe.Add(s4, 4*p))
 		o[5] = *(*float32)(unsafe.Add(s5, 4*p))
+	}
+}
+
+// pack12 interleaves twelve rows of kc floats, dst[p*12+r] = src[r][p],
+// as pack6 does six (the AVX-512 variant's panels).
+func pack12(dst []float32, src *[12]*float32, kc int) {
+	d := unsafe.Pointer(&dst[:12*kc][0])
+	var s [12]unsafe.Pointer
+	for r, p := range src {
+		s[r] = unsafe.Pointer(p)
+	}
+	for p := range kc {
+		o := (*[12]float32)(unsafe.Add(d, 48*p))
+		for r := range s {
+			o[r] = *(*float32)(unsafe.Add(s[r], 4*p))
+		}
 	}
 }
 

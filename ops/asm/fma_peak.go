@@ -1,0 +1,28 @@
+package asm
+
+import "github.com/kilnml/kiln/ops/cpu"
+
+// fmaPeak is a loop of register-only FMAs of one feature: the core's
+// single-precision FMA throughput, against which kernels are read.
+type fmaPeak struct {
+	feature cpu.Variant
+	fmas    int       // single-precision FMAs an iteration
+	run     func(int) // n iterations
+}
+
+// fmaPeaks is filled by the architecture's init, best first.
+var fmaPeaks []fmaPeak
+
+// FMAPeak runs the best FMA loop that cpu.Allows for n iterations and
+// returns the floating-point operations it did (two per FMA lane) and
+// the variant it ran; 0 and cpu.Generic where there is none (benchmarks
+// then have no peak to print).
+func FMAPeak(n int) (flops float64, v cpu.Variant) {
+	for _, p := range fmaPeaks {
+		if cpu.Allows(p.feature) {
+			p.run(n)
+			return 2 * float64(p.fmas) * float64(max(n, 0)), p.feature
+		}
+	}
+	return 0, cpu.Generic
+}

@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package asm
+
+import "github.com/kilnml/kiln/ops/cpu"
+
+// gemmPanel12x16AVX512 is the AVX-512 micro-kernel, run over a column of
+// tiles that share one B panel. For t < tiles it computes
+//
+//	for i < 12, j < 16:
+//		s := sum over p < k of a[t*12*k+p*12+i] * b[p*16+j]   (fused multiply-adds, p ascending)
+//		c[(12*t+i)*ldc+j] = s          (flags&1 == 0)
+//		c[(12*t+i)*ldc+j] += s         (flags&1 == 1)
+//
+// and, with flags&2 (gemmPrefetchNext), prefetches the B panel two on
+// while it computes the first tile; with tiles >= 1, k >= 1, a =
+// tiles*12*k floats, b = k*16 floats and c reaching (12*tiles-1)*ldc+16
+// floats; the Go caller checks all of it.
+//
+// Why 12×16: one zmm holds a packed B row, so every C row is one
+// accumulator and every FMA takes its A value by embedded broadcast
+// from the packed panel. Twelve accumulators cover the FMA latency; each
+// step issues 12 FMAs against 13 loads, which Zen 4/5 (three or four
+// load ports) sustain at two FMAs a cycle. NR stays 16, so the B panels,
+// the packers and the convolution's patch packing are the AVX2
+// variant's; C rows are one cache line each.
+//
+//go:noescape
+func gemmPanel12x16AVX512(tiles, k int, a, b, c *float32, ldc int, flags uint)
+
+// gemmKernel12x16AVX512 is one tile of gemmPanel12x16AVX512: the
+// variant's micro-kernel.
+func gemmKernel12x16AVX512(k int, a, b, c *float32, ldc int, flags uint) {
+	gemmPanel12x16AVX512(1, k, a, b, c, ldc, flags)
+}
+
+func init() {
+	// Registered first: gemmAsm is best first. The one-row, B-packing
+	// kernels are the AVX2 ones (16 columns are one ymm pair; a GEMV is
+	// bound by memory, not by vector width).
+	gemmAsm = append([]*GemmVariant{{
+		Name: "avx512", Feature: cpu.AVX512,
+		mr: 12, nr: 16, kc: 256, mc: 288, nc: 2048,
+		micro: gemmKernel12x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
+		panel: gemmPanel12x16AVX512,
+	}}, gemmAsm...)
+}

@@ -1,0 +1,182 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ---------------------------------------------------------------------
+// func gemmPanel12x16AVX512(tiles, k int, a, b, c *float32, ldc int, flags uint)
+// For t < tiles: C tile t [12×16] (+)= A panel t [k×12, interleaved] · Bpanel[k×16],
+// A panels back to back, tile t's C rows 12t..12t+11; see gemm512_amd64.go.
+// ---------------------------------------------------------------------
+
+#define K     CX  // steps of k left
+#define PA    SI  // packed A: 12 floats (48 bytes) per step
+#define PB    DI  // packed B: 16 floats (64 bytes) per step
+#define PC    DX  // C row 0
+#define LDC   R8  // C row stride in bytes
+#define FLAGS R9  // bit 0: accumulate into C
+#define PC3   R10 // C row 3
+#define PC6   R13 // C row 6
+#define PC9   BX  // C row 9
+#define K4    R11 // groups of four steps
+#define PN    R12 // two B panels on, 2*k*64 bytes past PB (flags bit 1)
+#define TILES AX  // tiles left
+
+#define B0  Z0  // B rows of the four unrolled steps
+#define B1  Z1
+#define B2  Z2
+#define B3  Z3
+#define C0  Z16 // accumulators: one zmm per C row
+#define C1  Z17
+#define C2  Z18
+#define C3  Z19
+#define C4  Z20
+#define C5  Z21
+#define C6  Z22
+#define C7  Z23
+#define C8  Z24
+#define C9  Z25
+#define C10 Z26
+#define C11 Z27
+
+// KSTEP(u, B) is step u of an unrolled group: load the B row into
+// register B, then fuse-multiply-add each of the twelve A values,
+// broadcast straight from memory (embedded broadcast: no broadcast
+// register, one load µop per FMA), into its row's accumulator. Twelve
+// independent chains cover the FMA latency (4 cycles × 2 pipes).
+#define KSTEP(u, B) \
+	VMOVUPS          (64*u)(PB), B;       \
+	VFMADD231PS.BCST (48*u)(PA), B, C0;   \
+	VFMADD231PS.BCST (48*u+4)(PA), B, C1; \
+	VFMADD231PS.BCST (48*u+8)(PA), B, C2; \
+	VFMADD231PS.BCST (48*u+12)(PA), B, C3; \
+	VFMADD231PS.BCST (48*u+16)(PA), B, C4; \
+	VFMADD231PS.BCST (48*u+20)(PA), B, C5; \
+	VFMADD231PS.BCST (48*u+24)(PA), B, C6; \
+	VFMADD231PS.BCST (48*u+28)(PA), B, C7; \
+	VFMADD231PS.BCST (48*u+32)(PA), B, C8; \
+	VFMADD231PS.BCST (48*u+36)(PA), B, C9; \
+	VFMADD231PS.BCST (48*u+40)(PA), B, C10; \
+	VFMADD231PS.BCST (48*u+44)(PA), B, C11
+
+// TILE_ROWS(op) applies op(register, row address) to the twelve rows:
+// row r of C is at PC, PC3, PC6 or PC9 plus (r mod 3)·LDC.
+#define TILE_ROWS(op) \
+	op(C0, (PC));           \
+	op(C1, (PC)(LDC*1));    \
+	op(C2, (PC)(LDC*2));    \
+	op(C3, (PC3));          \
+	op(C4, (PC3)(LDC*1));   \
+	op(C5, (PC3)(LDC*2));   \
+	op(C6, (PC6));          \
+	op(C7, (PC6)(LDC*1));   \
+	op(C8, (PC6)(LDC*2));   \
+	op(C9, (PC9));          \
+	op(C10, (PC9)(LDC*1));  \
+	op(C11, (PC9)(LDC*2))
+
+#define ROW_ZERO(R, M)     VPXORD R, R, R
+#define ROW_PREFETCH(R, M) PREFETCHT0 M
+#define ROW_ADD(R, M)      VADDPS M, R, R
+#define ROW_STORE(R, M)    VMOVUPS R, M
+
+TEXT ·gemmPanel12x16AVX512(SB), NOSPLIT, $0-56
+	MOVQ tiles+0(FP), TILES
+	MOVQ a+16(FP), PA         // A panels are back to back: PA runs on
+	MOVQ c+32(FP), PC
+	MOVQ ldc+40(FP), LDC
+	MOVQ flags+48(FP), FLAGS
+	SHLQ $2, LDC              // ldc in bytes
+
+tile:
+	MOVQ k+8(FP), K
+	MOVQ b+24(FP), PB
+	LEAQ (LDC)(LDC*2), PC3    // 3*ldc bytes
+	LEAQ (PC)(PC3*2), PC6     // C row 6
+	LEAQ (PC6)(PC3*1), PC9    // C row 9
+	ADDQ PC, PC3              // C row 3
+
+	// Fetch the tile's twelve C lines (one 64-byte line per row), so the
+	// write-back after the k loop finds them in L1.
+	TILE_ROWS(ROW_PREFETCH)
+	TILE_ROWS(ROW_ZERO)
+
+	// Split k into groups of four steps and a remainder of 0-3.
+	MOVQ  K, K4
+	SHLQ  $7, K4
+	LEAQ  (PB)(K4*1), PN      // two panels of k steps × 64 bytes on
+	MOVQ  K, K4
+	SHRQ  $2, K4
+	ANDQ  $3, K
+	TESTQ K4, K4
+	JZ    tail
+	TESTQ $2, FLAGS
+	JNZ   loop4pf
+
+loop4:
+	// Four steps per iteration (192 bytes of A, three lines): ask for
+	// the A panel's lines 16 steps ahead; the B panel stays in L1.
+	PREFETCHT0 768(PA)
+	KSTEP(0, B0)
+	PREFETCHT0 832(PA)
+	KSTEP(1, B1)
+	PREFETCHT0 896(PA)
+	KSTEP(2, B2)
+	KSTEP(3, B3)
+	ADDQ $192, PA             // 4 steps × 12 floats
+	ADDQ $256, PB             // 4 steps × 16 floats
+	DECQ K4
+	JNZ  loop4
+	JMP  tail
+
+loop4pf:
+	// As loop4, and fetch the four matching lines of the B panel two
+	// on (see gemm_amd64.s: a B panel that meets few row panels streams
+	// from memory faster than the hardware prefetcher brings it).
+	PREFETCHT0 768(PA)
+	PREFETCHT0 (PN)
+	KSTEP(0, B0)
+	PREFETCHT0 832(PA)
+	PREFETCHT0 64(PN)
+	KSTEP(1, B1)
+	PREFETCHT0 896(PA)
+	PREFETCHT0 128(PN)
+	KSTEP(2, B2)
+	PREFETCHT0 192(PN)
+	KSTEP(3, B3)
+	ADDQ $192, PA
+	ADDQ $256, PB
+	ADDQ $256, PN
+	DECQ K4
+	JNZ  loop4pf
+
+tail:
+	// The last 0-3 steps, one at a time.
+	TESTQ K, K
+	JZ    store
+
+loop1:
+	KSTEP(0, B0)
+	ADDQ $48, PA
+	ADDQ $64, PB
+	DECQ K
+	JNZ  loop1
+
+store:
+	// Accumulate mode adds the old C; overwrite mode never reads it, so
+	// garbage or NaN there cannot leak in.
+	TESTQ $1, FLAGS
+	JZ    write
+	TILE_ROWS(ROW_ADD)
+
+write:
+	TILE_ROWS(ROW_STORE)
+
+	// The next tile: its C rows start 12 on, its A panel where PA is;
+	// only the first tile prefetches the later B panel.
+	LEAQ (PC9)(LDC*2), PC
+	ADDQ LDC, PC
+	ANDQ $~2, FLAGS
+	DECQ TILES
+	JNZ  tile
+	VZEROUPPER
+	RET
