@@ -11,9 +11,12 @@ TOOLS = ["kiln", "kiln-packed", "openblas", "gonum"]
 
 
 def main():
-    order, wall, cpu = [], defaultdict(list), defaultdict(list)
+    order, wall, cpu, peak = [], defaultdict(list), defaultdict(list), []
     for line in sys.stdin:
         parts = line.split()
+        if len(parts) == 5 and parts[:2] == ["peak", "fma"]:
+            peak.append(float(parts[3]))
+            continue
         if len(parts) != 5 or parts[0] not in TOOLS:
             continue
         tool, shape, threads = parts[0], parts[1], int(parts[2])
@@ -26,7 +29,10 @@ def main():
     order.sort(key=lambda x: (x[1], first[x]))
     med = lambda d, k: statistics.median(d[k]) if d[k] else float("nan")
     best = lambda d, k: max(d[k]) if d[k] else float("nan")
-    ratios = f"{'kiln/OpenBLAS':>15}{'packed/OpenBLAS':>17}{'kiln/gonum':>12}"
+    ratios = f"{'kiln/OpenBLAS':>15}{'packed/OpenBLAS':>17}{'kiln/gonum':>12}{'kiln/peak':>11}"
+    # One core's FMA peak (median over windows); a row's peak is that
+    # times its threads.
+    pk = statistics.median(peak) if peak else float("nan")
 
     def row(d, shape, thr, with_best):
         cells = ""
@@ -34,9 +40,10 @@ def main():
             cells += f"{med(d, (t, shape, thr)):>9.1f}"
             cells += f" ({best(d, (t, shape, thr)):>5.1f})" if with_best else "       "
         k, kp, o, g = (med(d, (t, shape, thr)) for t in TOOLS)
-        return f"{shape:<22}{thr:>4}{cells}{k / o:>15.2f}{kp / o:>17.2f}{k / g:>12.1f}"
+        return f"{shape:<22}{thr:>4}{cells}{k / o:>15.2f}{kp / o:>17.2f}{k / g:>12.1f}{k / (pk * thr):>11.2f}"
 
     head = f"{'shape':<22}{'thr':>4}" + "".join(f"{t:>16}" for t in TOOLS) + ratios
+    print(f"FMA peak of one core (asm.FMAPeak, median of {len(peak)} windows): {pk:.1f} GFLOP/s")
     print("wall clock, GFLOP/s: median (best) over all windows; ratios of medians")
     print(head)
     for shape, thr in order:

@@ -34,6 +34,27 @@ func gemmKernel12x16AVX512(k int, a, b, c *float32, ldc int, flags uint) {
 	gemmPanel12x16AVX512(1, k, a, b, c, ldc, flags)
 }
 
+// gemmPanel12x16RowAAVX512 is gemmPanel12x16AVX512 reading A in place,
+// tile t's twelve rows lda floats apart from row 12t, instead of from
+// packed panels:
+//
+//	for t < tiles, i < 12, j < 16: s := sum over p < k of a[(12*t+i)*lda+p] * b[p*16+j]
+//	c[(12*t+i)*ldc+j] = s  (flags&1 == 0)   or   c[(12*t+i)*ldc+j] += s  (flags&1 == 1)
+//
+// with each sum formed exactly as the packed kernel forms it (so the
+// same bits), tiles >= 1, k >= 1, a reaching (12*tiles-1)*lda+k floats,
+// b k*16 floats and c (12*tiles-1)*ldc+16 floats; the Go caller checks
+// all of it. It ignores the prefetch flag. (See gemmPanel6x16RowAAVX2:
+// an A that every column panel reads once is not copied first.)
+//
+//go:noescape
+func gemmPanel12x16RowAAVX512(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+
+// gemmKernel12x16RowAAVX512 is one tile of gemmPanel12x16RowAAVX512.
+func gemmKernel12x16RowAAVX512(k int, a *float32, lda int, b, c *float32, ldc int, flags uint) {
+	gemmPanel12x16RowAAVX512(1, k, a, lda, b, c, ldc, flags)
+}
+
 func init() {
 	// Registered first: gemmAsm is best first. The one-row, B-packing
 	// kernels are the AVX2 ones (16 columns are one ymm pair; a GEMV is
@@ -42,6 +63,6 @@ func init() {
 		Name: "avx512", Feature: cpu.AVX512,
 		mr: 12, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel12x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
-		panel: gemmPanel12x16AVX512,
+		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
 	}}, gemmAsm...)
 }

@@ -180,3 +180,125 @@ write:
 	JNZ  tile
 	VZEROUPPER
 	RET
+
+#undef PC6
+#undef PC9
+#undef PA
+
+// ---------------------------------------------------------------------
+// func gemmPanel12x16RowAAVX512(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
+// gemmPanel12x16AVX512 with A read in place: tile t's twelve rows lda
+// floats apart from a[12t*lda], step p of its row r at a[(12t+r)*lda+p].
+// Same FMAs in the same order, so the same bits; see gemm512_amd64.go.
+// ---------------------------------------------------------------------
+
+#define PA    SI  // A row 0 at the current step
+#define LDA   BX  // A row stride in bytes
+#define PA3   R10 // A rows 3, 6, 9 at the current step (k loop only)
+#define PA6   R12
+#define PA9   R13
+#define PC6   R12 // C rows 6 and 9 (with PC3 = R10: prefetch and write-back only)
+#define PC9   R13
+#define A0ROW R14 // A row 0 of the tile
+
+// RSTEP(u, B) is KSTEP with the twelve A values broadcast from the
+// twelve rows.
+#define RSTEP(u, B) \
+	VMOVUPS          (64*u)(PB), B;               \
+	VFMADD231PS.BCST (4*u)(PA), B, C0;            \
+	VFMADD231PS.BCST (4*u)(PA)(LDA*1), B, C1;     \
+	VFMADD231PS.BCST (4*u)(PA)(LDA*2), B, C2;     \
+	VFMADD231PS.BCST (4*u)(PA3), B, C3;           \
+	VFMADD231PS.BCST (4*u)(PA3)(LDA*1), B, C4;    \
+	VFMADD231PS.BCST (4*u)(PA3)(LDA*2), B, C5;    \
+	VFMADD231PS.BCST (4*u)(PA6), B, C6;           \
+	VFMADD231PS.BCST (4*u)(PA6)(LDA*1), B, C7;    \
+	VFMADD231PS.BCST (4*u)(PA6)(LDA*2), B, C8;    \
+	VFMADD231PS.BCST (4*u)(PA9), B, C9;           \
+	VFMADD231PS.BCST (4*u)(PA9)(LDA*1), B, C10;   \
+	VFMADD231PS.BCST (4*u)(PA9)(LDA*2), B, C11
+
+// C_ROWS points PC3, PC6 and PC9 at C rows 3, 6 and 9.
+#define C_ROWS \
+	LEAQ (LDC)(LDC*2), PC3; \
+	LEAQ (PC)(PC3*2), PC6;  \
+	LEAQ (PC6)(PC3*1), PC9; \
+	ADDQ PC, PC3
+
+TEXT ·gemmPanel12x16RowAAVX512(SB), NOSPLIT, $0-64
+	MOVQ tiles+0(FP), TILES
+	MOVQ a+16(FP), A0ROW
+	MOVQ lda+24(FP), LDA
+	MOVQ c+40(FP), PC
+	MOVQ ldc+48(FP), LDC
+	SHLQ $2, LDA              // lda in bytes
+	SHLQ $2, LDC
+
+rtile:
+	MOVQ k+8(FP), K
+	MOVQ b+32(FP), PB
+	MOVQ flags+56(FP), FLAGS
+	C_ROWS
+	TILE_ROWS(ROW_PREFETCH)
+	TILE_ROWS(ROW_ZERO)
+
+	// The A row pointers (in the registers the C rows used).
+	MOVQ A0ROW, PA
+	LEAQ (LDA)(LDA*2), PA3
+	LEAQ (PA)(PA3*2), PA6     // A row 6
+	LEAQ (PA6)(PA3*1), PA9    // A row 9
+	ADDQ PA, PA3              // A row 3
+
+	MOVQ  K, K4
+	SHRQ  $2, K4
+	ANDQ  $3, K
+	TESTQ K4, K4
+	JZ    rtail
+
+rloop4:
+	RSTEP(0, B0)
+	RSTEP(1, B1)
+	RSTEP(2, B2)
+	RSTEP(3, B3)
+	ADDQ $16, PA              // 4 steps of each row
+	ADDQ $16, PA3
+	ADDQ $16, PA6
+	ADDQ $16, PA9
+	ADDQ $256, PB             // 4 steps × 16 floats
+	DECQ K4
+	JNZ  rloop4
+
+rtail:
+	TESTQ K, K
+	JZ    rstore
+
+rloop1:
+	RSTEP(0, B0)
+	ADDQ $4, PA
+	ADDQ $4, PA3
+	ADDQ $4, PA6
+	ADDQ $4, PA9
+	ADDQ $64, PB
+	DECQ K
+	JNZ  rloop1
+
+rstore:
+	C_ROWS
+	TESTQ $1, FLAGS
+	JZ    rwrite
+	TILE_ROWS(ROW_ADD)
+
+rwrite:
+	TILE_ROWS(ROW_STORE)
+
+	// The next tile: A and C rows 12 on.
+	MOVQ LDA, K
+	SHLQ $2, K                // 4*lda bytes
+	LEAQ (A0ROW)(K*2), A0ROW
+	ADDQ K, A0ROW             // 12*lda bytes on
+	LEAQ (PC9)(LDC*2), PC
+	ADDQ LDC, PC
+	DECQ TILES
+	JNZ  rtile
+	VZEROUPPER
+	RET

@@ -6,6 +6,7 @@
 //
 //	kiln <shape> <threads> <GFLOP/s> <GFLOP/cpu-s>          B packed on every run, as BLAS does
 //	kiln-packed <shape> <threads> <GFLOP/s> <GFLOP/cpu-s>   B pre-packed once, as for weights
+//	peak fma 1 <GFLOP/s> <GFLOP/cpu-s>                      register-only FMAs on one core (asm.FMAPeak)
 package main
 
 import (
@@ -33,6 +34,16 @@ func main() {
 	par := asm.Par{For: exec.NewPool(*threads).NewRunner().For, Threads: *threads}
 	v := asm.BestGemm()
 	fmt.Fprintf(os.Stderr, "kiln: variant %s, %d threads\n", v.Name, *threads)
+	// One core's FMA peak, measured between the same windows as the
+	// products, so table.py can print the fraction of it they reach.
+	const peakIters = 1 << 16
+	peakFlops, _ := asm.FMAPeak(0)
+	if f, _ := asm.FMAPeak(1); f > 0 {
+		peakFlops = f * peakIters
+		for _, gf := range measure(func() { asm.FMAPeak(peakIters) }, peakFlops, *budget, *windows) {
+			fmt.Printf("peak fma 1 %.3f %.3f\n", gf[0], gf[1])
+		}
+	}
 	for _, s := range strings.Split(*shapes, ",") {
 		name, m, k, n, err := parseShape(s)
 		if err != nil {
