@@ -85,6 +85,19 @@ func gemvRows4AVX2(n int, x, b *float32, ldb int, y *float32, flags uint)
 //go:noescape
 func gemmPackA6AVX2(k8 int, src *float32, lda int, dst *float32)
 
+// gemmPackA12AVX2 interleaves twelve rows of A into a packed panel (the
+// AVX-512 variant's, whose MR is 12):
+//
+//	for p < 8*k8, r < 12: dst[p*12+r] = src[r*lda+p]
+//
+// with k8 >= 1, src reaching 11*lda+8*k8 floats and dst 96*k8 floats:
+// gemmPackA6AVX2's 6×8 transpose for rows 0-5 and 6-11, stored 48 bytes
+// a step. (AVX2 instructions: a zmm transpose would save little on a
+// packer that streams A once per column block.)
+//
+//go:noescape
+func gemmPackA12AVX2(k8 int, src *float32, lda int, dst *float32)
+
 // gemmPackB64AVX2 packs four adjacent 16-column strips of B at once:
 //
 //	for q < 4, p < k, j < 16: dst[q*pstride+p*16+j] = src[p*ld+16*q+j]
@@ -112,7 +125,7 @@ func init() {
 	gemmAsm = append(gemmAsm, &GemmVariant{
 		Name: "avx2", Feature: cpu.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
-		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA6: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
+		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel6x16RowAAVX2, panel: gemmPanel6x16AVX2, panelRowA: gemmPanel6x16RowAAVX2,
 	})
 }

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "gemm_tile_amd64.h"
+#include "gemm_pack_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel6x16AVX2(tiles, k int, a, b, c *float32, ldc int, flags uint)
@@ -515,23 +516,6 @@ done:
 #define SRC3  R10 // row 3 at the current step
 #define LDA   R8  // row stride in bytes
 #define DST   DI  // packed step p (24 bytes each)
-#define R0    Y0  // eight steps of rows 0-5
-#define R1    Y1
-#define R2    Y2
-#define R3    Y3
-#define R4    Y4
-#define R5    Y5
-#define T0    Y6  // interleaved pairs of rows
-#define T1    Y7
-#define T2    Y8
-#define T3    Y9
-#define T4    Y10 // rows 4,5 of steps 0,1 | 4,5
-#define T5    Y11 // rows 4,5 of steps 2,3 | 6,7
-#define U0    Y12 // rows 0-3 of step 0 | step 4
-#define U1    Y13 // step 1 | 5
-#define U2    Y14 // step 2 | 6
-#define U3    Y15 // step 3 | 7
-
 TEXT ·gemmPackA6AVX2(SB), NOSPLIT, $0-32
 	MOVQ k8+0(FP), G
 	MOVQ src+8(FP), SRC
@@ -542,50 +526,7 @@ TEXT ·gemmPackA6AVX2(SB), NOSPLIT, $0-32
 	ADDQ SRC, SRC3            // row 3
 
 loop:
-	// Load eight steps of each row.
-	VMOVUPS (SRC), R0
-	VMOVUPS (SRC)(LDA*1), R1
-	VMOVUPS (SRC)(LDA*2), R2
-	VMOVUPS (SRC3), R3
-	VMOVUPS (SRC3)(LDA*1), R4
-	VMOVUPS (SRC3)(LDA*2), R5
-
-	// Interleave row pairs: T0 = r0[0] r1[0] r0[1] r1[1] | steps 4,5;
-	// T1 the same for steps 2,3 | 6,7; likewise rows 2,3 and 4,5.
-	VUNPCKLPS R1, R0, T0
-	VUNPCKHPS R1, R0, T1
-	VUNPCKLPS R3, R2, T2
-	VUNPCKHPS R3, R2, T3
-	VUNPCKLPS R5, R4, T4
-	VUNPCKHPS R5, R4, T5
-
-	// Gather rows 0-3 of each step: U0 = step 0 | step 4, and so on.
-	VSHUFPS $0x44, T2, T0, U0
-	VSHUFPS $0xEE, T2, T0, U1
-	VSHUFPS $0x44, T3, T1, U2
-	VSHUFPS $0xEE, T3, T1, U3
-
-	// Steps 0-3: rows 0-3 as 16 bytes at 24p, rows 4-5 as 8 bytes at 24p+16.
-	VMOVUPS X12, (DST)
-	VMOVLPS X10, 16(DST)
-	VMOVUPS X13, 24(DST)
-	VMOVHPS X10, 40(DST)
-	VMOVUPS X14, 48(DST)
-	VMOVLPS X11, 64(DST)
-	VMOVUPS X15, 72(DST)
-	VMOVHPS X11, 88(DST)
-
-	// Steps 4-7 from the upper lanes.
-	VEXTRACTF128 $1, U0, 96(DST)
-	VEXTRACTF128 $1, U1, 120(DST)
-	VEXTRACTF128 $1, U2, 144(DST)
-	VEXTRACTF128 $1, U3, 168(DST)
-	VEXTRACTF128 $1, T4, X10
-	VEXTRACTF128 $1, T5, X11
-	VMOVLPS      X10, 112(DST)
-	VMOVHPS      X10, 136(DST)
-	VMOVLPS      X11, 160(DST)
-	VMOVHPS      X11, 184(DST)
+	PACK6X8(SRC, SRC3, 0, 24)
 
 	ADDQ $32, SRC             // next eight steps of every row
 	ADDQ $32, SRC3
@@ -600,22 +541,6 @@ loop:
 #undef SRC3
 #undef LDA
 #undef DST
-#undef R0
-#undef R1
-#undef R2
-#undef R3
-#undef R4
-#undef R5
-#undef T0
-#undef T1
-#undef T2
-#undef T3
-#undef T4
-#undef T5
-#undef U0
-#undef U1
-#undef U2
-#undef U3
 
 // ---------------------------------------------------------------------
 // func gemmPackB64AVX2(k int, src *float32, ld int, dst *float32, pstride int)
@@ -667,3 +592,55 @@ loop:
 	JNZ        loop
 	VZEROUPPER
 	RET
+
+#undef K
+#undef SRC
+#undef LD
+#undef DST
+#undef PS
+#undef PS3
+
+// ---------------------------------------------------------------------
+// func gemmPackA12AVX2(k8 int, src *float32, lda int, dst *float32)
+// dst[p*12+r] = src[r*lda+p] for r < 12, p < 8*k8; see gemm_amd64.go.
+// ---------------------------------------------------------------------
+
+#define G     CX  // groups of eight steps left
+#define SRC   SI  // rows 0, 3, 6 and 9 at the current step
+#define SRC3  R10
+#define SRC6  R11
+#define SRC9  R12
+#define LDA   R8  // row stride in bytes
+#define DST   DI  // packed step p (48 bytes each)
+
+TEXT ·gemmPackA12AVX2(SB), NOSPLIT, $0-32
+	MOVQ k8+0(FP), G
+	MOVQ src+8(FP), SRC
+	MOVQ lda+16(FP), LDA
+	MOVQ dst+24(FP), DST
+	SHLQ $2, LDA              // lda in bytes
+	LEAQ (LDA)(LDA*2), SRC3   // 3*lda bytes
+	LEAQ (SRC)(SRC3*2), SRC6  // row 6
+	LEAQ (SRC6)(SRC3*1), SRC9 // row 9
+	ADDQ SRC, SRC3            // row 3
+
+loop:
+	PACK6X8(SRC, SRC3, 0, 48)   // rows 0-5 at 48p
+	PACK6X8(SRC6, SRC9, 24, 48) // rows 6-11 at 48p+24
+	ADDQ $32, SRC             // next eight steps of every row
+	ADDQ $32, SRC3
+	ADDQ $32, SRC6
+	ADDQ $32, SRC9
+	ADDQ $384, DST            // 8 steps × 12 floats
+	DECQ G
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+#undef G
+#undef SRC
+#undef SRC3
+#undef SRC6
+#undef SRC9
+#undef LDA
+#undef DST

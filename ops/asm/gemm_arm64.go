@@ -93,6 +93,6 @@ func init() {
 	gemmAsm = append(gemmAsm, &GemmVariant{
 		Name: "neon", Feature: cpu.NEON,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
-		micro: gemmKernel6x16NEON, gemv: gemv16NEON, packB16: gemmPackB16NEON, gemvRows4: gemvRows4NEON, packA6: gemmPackA6NEON, packB64: gemmPackB64NEON,
+		micro: gemmKernel6x16NEON, gemv: gemv16NEON, packB16: gemmPackB16NEON, gemvRows4: gemvRows4NEON, packA: gemmPackA6NEON, packB64: gemmPackB64NEON,
 	})
 }

@@ -129,6 +129,16 @@ func gemmPackA6Go(k8 int, src *float32, lda int, dst *float32) {
 	pack6(unsafe.Slice(dst, 48*k8), &rows, 8*k8)
 }
 
+// gemmPackA12Go is the pure-Go twin of the twelve-row A-panel packer.
+func gemmPackA12Go(k8 int, src *float32, lda int, dst *float32) {
+	s := unsafe.Slice(src, 11*lda+8*k8)
+	var rows [12]*float32
+	for r := range rows {
+		rows[r] = &s[r*lda]
+	}
+	pack12(unsafe.Slice(dst, 96*k8), &rows, 8*k8)
+}
+
 // gemmPackB64Go is the pure-Go twin of the four-strip B packer (see
 // pack4Kernel for the loop it computes).
 func gemmPackB64Go(k int, src *float32, ld int, dst *float32, pstride int) {

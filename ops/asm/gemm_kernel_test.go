@@ -211,23 +211,25 @@ func TestGemvRows4Kernels(t *testing.T) {
 	}
 }
 
-// TestGemmPackAKernels: each variant's A-panel packer interleaves the six
+// TestGemmPackAKernels: each variant's A-panel packer interleaves its MR
 // rows exactly (bits, NaN payloads included) and writes nothing outside
 // the panel, for one to three groups of eight steps and strided rows.
 func TestGemmPackAKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 25))
-	for _, v := range GemmVariants() {
+	twin12 := &GemmVariant{Name: "go (12 rows)", mr: 12, packA: gemmPackA12Go} // the AVX-512 variant's packer's twin
+	for _, v := range append(GemmVariants(), twin12) {
+		mr := v.mr
 		for k8 := 1; k8 <= 3; k8++ {
 			for _, lda := range []int{8 * k8, 8*k8 + 3, 64} {
-				src := newGemmOperand(6, 8*k8, lda, r.IntN(8), func(i, j int) float32 { return math.Float32frombits(r.Uint32()) })
-				dst := newGemmOperand(1, 48*k8, 48*k8, r.IntN(8), func(i, j int) float32 { return 0 })
+				src := newGemmOperand(mr, 8*k8, lda, r.IntN(8), func(i, j int) float32 { return math.Float32frombits(r.Uint32()) })
+				dst := newGemmOperand(1, 8*mr*k8, 8*mr*k8, r.IntN(8), func(i, j int) float32 { return 0 })
 				snap, ssnap := dst.snapshot(), src.snapshot()
-				v.packA6(k8, &src.data[0], lda, &dst.data[0])
-				dst.checkOutside(t, snap, 1, 48*k8, 48*k8)
+				v.packA(k8, &src.data[0], lda, &dst.data[0])
+				dst.checkOutside(t, snap, 1, 8*mr*k8, 8*mr*k8)
 				src.checkSame(t, ssnap, "src")
 				for p := range 8 * k8 {
-					for i := range 6 {
-						if math.Float32bits(dst.data[p*6+i]) != math.Float32bits(src.data[i*lda+p]) {
+					for i := range mr {
+						if math.Float32bits(dst.data[p*mr+i]) != math.Float32bits(src.data[i*lda+p]) {
 							t.Fatalf("%s k8=%d lda=%d: step %d row %d not packed", v.Name, k8, lda, p, i)
 						}
 					}

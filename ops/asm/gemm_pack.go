@@ -35,24 +35,22 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 				}
 				clear(d[rows:])
 			}
-		case mr == 6 && rows == 6 && kc >= 8:
+		case rows == mr && kc >= 8 && v.packA != nil:
 			// A full panel: the variant's packer for whole groups of
 			// eight steps, Go for the last kc%8.
 			src := a[(i0+ir)*lda+p0:]
-			_ = src[5*lda+kc-1] // the six row segments are inside A
+			_ = src[(mr-1)*lda+kc-1] // the row segments are inside A
 			k8 := kc / 8
-			v.packA6(k8, &src[0], lda, &pan[0])
-			if t := 8 * k8; t < kc {
-				var rp [6]*float32
-				for r := range rp {
-					rp[r] = &src[r*lda+t]
+			v.packA(k8, &src[0], lda, &pan[0])
+			for p := 8 * k8; p < kc; p++ {
+				for r := range mr {
+					pan[p*mr+r] = src[r*lda+p]
 				}
-				pack6(pan[6*t:6*kc], &rp, kc-t)
 			}
-			scalePanel(pan[:6*kc], alpha)
-		case mr == 6 && kc <= len(gemmZeroRow):
-			var src [6]*float32
-			for r := range src {
+			scalePanel(pan[:mr*kc], alpha)
+		case (mr == 6 || mr == 12) && kc <= len(gemmZeroRow):
+			var src [12]*float32
+			for r := range mr {
 				if r < rows {
 					row := a[(i0+ir+r)*lda+p0:][:kc] // the row segment is inside A
 					src[r] = &row[0]
@@ -60,20 +58,12 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 					src[r] = &gemmZeroRow[0] // a panel past M's edge reads zeros
 				}
 			}
-			pack6(pan[:6*kc], &src, kc)
-			scalePanel(pan[:6*kc], alpha)
-		case mr == 12 && kc <= len(gemmZeroRow):
-			var src [12]*float32
-			for r := range src {
-				if r < rows {
-					row := a[(i0+ir+r)*lda+p0:][:kc] // the row segment is inside A
-					src[r] = &row[0]
-				} else {
-					src[r] = &gemmZeroRow[0]
-				}
+			if mr == 6 {
+				pack6(pan[:6*kc], (*[6]*float32)(src[:6]), kc)
+			} else {
+				pack12(pan[:12*kc], &src, kc)
 			}
-			pack12(pan[:12*kc], &src, kc)
-			scalePanel(pan[:12*kc], alpha)
+			scalePanel(pan[:mr*kc], alpha)
 		default:
 			for r := range mr {
 				if r >= rows {

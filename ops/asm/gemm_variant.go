@@ -66,12 +66,12 @@ type rowsKernel func(n int, x, b *float32, ldb int, y *float32, flags uint)
 // 3*pstride+16*k.
 type pack4Kernel func(k int, src *float32, ld int, dst *float32, pstride int)
 
-// packAKernel interleaves six rows of a row-major A, eight steps at a
+// packAKernel interleaves MR rows of a row-major A, eight steps at a
 // time:
 //
-//	for p < 8*k8, r < 6: dst[p*6+r] = src[r*lda+p]
+//	for p < 8*k8, r < MR: dst[p*MR+r] = src[r*lda+p]
 //
-// k8 >= 1; src reaches 5*lda+8*k8 floats, dst 48*k8.
+// k8 >= 1; src reaches (MR-1)*lda+8*k8 floats, dst 8*MR*k8.
 type packAKernel func(k8 int, src *float32, lda int, dst *float32)
 
 // gemmAccumulate is the flag bit that adds the product to C.
@@ -100,7 +100,7 @@ type GemmVariant struct {
 	gemv       gemvKernel
 	packB16    packKernel      // used for full 16-column strips of a row-major B
 	gemvRows4  rowsKernel      // one-row products over a row-major B
-	packA6     packAKernel     // full six-row panels of a row-major A (MR = 6)
+	packA      packAKernel     // full MR-row panels of a row-major A
 	packB64    pack4Kernel     // four full 16-column strips of a row-major B
 	microRowA  rowAKernel      // optional: micro reading A in place (GemmConfig.InPlaceA)
 	panel      panelKernel     // optional: micro over a column of full tiles
@@ -126,7 +126,7 @@ func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
 var gemmGo = &GemmVariant{
 	Name: "go", Feature: cpu.Generic,
 	mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
-	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA6: gemmPackA6Go, packB64: gemmPackB64Go,
+	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA: gemmPackA6Go, packB64: gemmPackB64Go,
 }
 
 // gemmAsm is filled by the architecture's init, best first.
