@@ -472,9 +472,6 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 						case mrv == mr && nrv == nr:
 							_ = c[ci+(mr-1)*ldc+nr-1] // the whole tile is inside C
 							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
-						case mrv == 4 && nrv == nr && v.micro4 != nil:
-							_ = c[ci+3*ldc+nr-1] // the four rows are inside C
-							v.micro4(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
 						default:
 							g.edgeTile(s, kc, apan, bpan, ci, mrv, nrv, flags)
 						}
@@ -544,12 +541,20 @@ func (g *Gemm) rowATile(s *gemmScratch, kc, ai int, bpan []float32, ci, nrv int,
 	}
 }
 
-// edgeTile computes a partial tile into scratch and writes back only its
-// valid mrv×nrv part, so nothing outside C is touched.
+// edgeTile computes a partial tile with the smallest kernel that covers
+// its rows: straight into C when that kernel's rows are the tile's and
+// its columns full, else into scratch, writing back only the valid
+// mrv×nrv part, so nothing outside C is touched.
 func (g *Gemm) edgeTile(s *gemmScratch, kc int, apan, bpan []float32, ci, mrv, nrv int, flags uint) {
 	v, c, ldc := g.v, g.run.C, g.cfg.LDC
-	t := s.tile[:v.mr*v.nr]
-	v.micro(kc, &apan[0], &bpan[0], &t[0], v.nr, 0)
+	micro, rows := v.partial(mrv)
+	if rows == mrv && nrv == v.nr {
+		_ = c[ci+(rows-1)*ldc+v.nr-1] // the rows are inside C
+		micro(kc, &apan[0], &bpan[0], &c[ci], ldc, flags)
+		return
+	}
+	t := s.tile[:rows*v.nr]
+	micro(kc, &apan[0], &bpan[0], &t[0], v.nr, 0)
 	for r := range mrv {
 		gemmMerge(c[ci+r*ldc:ci+r*ldc+nrv], t[r*v.nr:r*v.nr+nrv], flags&gemmAccumulate != 0)
 	}

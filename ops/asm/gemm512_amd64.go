@@ -34,6 +34,26 @@ func gemmKernel12x16AVX512(k int, a, b, c *float32, ldc int, flags uint) {
 	gemmPanel12x16AVX512(1, k, a, b, c, ldc, flags)
 }
 
+// gemmKernel8x16AVX512 and gemmKernel4x16AVX512 compute rows 0-7 and
+// 0-3 of gemmKernel12x16AVX512's tile from the same 12-row A panel, with
+// the same bits, and write only those rows of C:
+//
+//	for i < R, j < 16: s := sum over p < k of a[p*12+i] * b[p*16+j]
+//	c[i*ldc+j] = s  or  c[i*ldc+j] += s   (R = 8 or 4; flags as the 12-row kernel)
+//
+// with k >= 1, a = 12*k floats, b = 16*k and c reaching (R-1)*ldc+16. An
+// edge panel of M (M mod 12 rows) runs the smallest one that covers it
+// instead of the whole 12-row tile: M = 16 is a 12-row and a 4-row tile,
+// not two 12-row ones. Eight rows keep eight FMA chains, enough for the
+// latency; four rows run at about half the FMA rate, still a third of
+// the time of twelve.
+//
+//go:noescape
+func gemmKernel8x16AVX512(k int, a, b, c *float32, ldc int, flags uint)
+
+//go:noescape
+func gemmKernel4x16AVX512(k int, a, b, c *float32, ldc int, flags uint)
+
 // gemmPanel12x16RowAAVX512 is gemmPanel12x16AVX512 reading A in place,
 // tile t's twelve rows lda floats apart from row 12t, instead of from
 // packed panels:
@@ -62,7 +82,7 @@ func init() {
 	gemmAsm = append([]*GemmVariant{{
 		Name: "avx512", Feature: cpu.AVX512,
 		mr: 12, nr: 16, kc: 256, mc: 288, nc: 2048,
-		micro: gemmKernel12x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
+		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
 	}}, gemmAsm...)
 }

@@ -43,35 +43,46 @@
 // broadcast straight from memory (embedded broadcast: no broadcast
 // register, one load µop per FMA), into its row's accumulator. Twelve
 // independent chains cover the FMA latency (4 cycles × 2 pipes).
+// KSTEP8 and KSTEP4 are the same step for rows 0-7 and 0-3 of the panel.
+#define FMA_ROW(u, B, r, C) VFMADD231PS.BCST (48*u+4*r)(PA), B, C
+#define KSTEP4(u, B) \
+	VMOVUPS (64*u)(PB), B; \
+	FMA_ROW(u, B, 0, C0);  \
+	FMA_ROW(u, B, 1, C1);  \
+	FMA_ROW(u, B, 2, C2);  \
+	FMA_ROW(u, B, 3, C3)
+#define KSTEP8(u, B) \
+	KSTEP4(u, B);         \
+	FMA_ROW(u, B, 4, C4); \
+	FMA_ROW(u, B, 5, C5); \
+	FMA_ROW(u, B, 6, C6); \
+	FMA_ROW(u, B, 7, C7)
 #define KSTEP(u, B) \
-	VMOVUPS          (64*u)(PB), B;       \
-	VFMADD231PS.BCST (48*u)(PA), B, C0;   \
-	VFMADD231PS.BCST (48*u+4)(PA), B, C1; \
-	VFMADD231PS.BCST (48*u+8)(PA), B, C2; \
-	VFMADD231PS.BCST (48*u+12)(PA), B, C3; \
-	VFMADD231PS.BCST (48*u+16)(PA), B, C4; \
-	VFMADD231PS.BCST (48*u+20)(PA), B, C5; \
-	VFMADD231PS.BCST (48*u+24)(PA), B, C6; \
-	VFMADD231PS.BCST (48*u+28)(PA), B, C7; \
-	VFMADD231PS.BCST (48*u+32)(PA), B, C8; \
-	VFMADD231PS.BCST (48*u+36)(PA), B, C9; \
-	VFMADD231PS.BCST (48*u+40)(PA), B, C10; \
-	VFMADD231PS.BCST (48*u+44)(PA), B, C11
+	KSTEP8(u, B);           \
+	FMA_ROW(u, B, 8, C8);   \
+	FMA_ROW(u, B, 9, C9);   \
+	FMA_ROW(u, B, 10, C10); \
+	FMA_ROW(u, B, 11, C11)
 
 // TILE_ROWS(op) applies op(register, row address) to the twelve rows:
-// row r of C is at PC, PC3, PC6 or PC9 plus (r mod 3)·LDC.
+// row r of C is at PC, PC3, PC6 or PC9 plus (r mod 3)·LDC. TILE_ROWS4
+// and TILE_ROWS8 do rows 0-3 and 0-7.
+#define TILE_ROWS4(op) \
+	op(C0, (PC));         \
+	op(C1, (PC)(LDC*1));  \
+	op(C2, (PC)(LDC*2));  \
+	op(C3, (PC3))
+#define TILE_ROWS8(op) \
+	TILE_ROWS4(op);       \
+	op(C4, (PC3)(LDC*1)); \
+	op(C5, (PC3)(LDC*2)); \
+	op(C6, (PC6));        \
+	op(C7, (PC6)(LDC*1))
 #define TILE_ROWS(op) \
-	op(C0, (PC));           \
-	op(C1, (PC)(LDC*1));    \
-	op(C2, (PC)(LDC*2));    \
-	op(C3, (PC3));          \
-	op(C4, (PC3)(LDC*1));   \
-	op(C5, (PC3)(LDC*2));   \
-	op(C6, (PC6));          \
-	op(C7, (PC6)(LDC*1));   \
-	op(C8, (PC6)(LDC*2));   \
-	op(C9, (PC9));          \
-	op(C10, (PC9)(LDC*1));  \
+	TILE_ROWS8(op);        \
+	op(C8, (PC6)(LDC*2));  \
+	op(C9, (PC9));         \
+	op(C10, (PC9)(LDC*1)); \
 	op(C11, (PC9)(LDC*2))
 
 #define ROW_ZERO(R, M)     VPXORD R, R, R
@@ -178,6 +189,111 @@ write:
 	ANDQ $~2, FLAGS
 	DECQ TILES
 	JNZ  tile
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------------
+// func gemmKernel8x16AVX512(k int, a, b, c *float32, ldc int, flags uint)
+// func gemmKernel4x16AVX512(k int, a, b, c *float32, ldc int, flags uint)
+// Rows 0-7 (0-3) of gemmPanel12x16AVX512's tile from a 12-row A panel:
+// the same FMAs in the same order, so the same bits; see gemm512_amd64.go.
+// ---------------------------------------------------------------------
+
+// PARTIAL_SETUP turns LDC into bytes, points PC3 and PC6 at C rows 3 and
+// 6 and splits k into K4 groups of four steps and K = k mod 4. The
+// partial kernels ignore the prefetch flag.
+#define PARTIAL_SETUP \
+	SHLQ $2, LDC;             \
+	LEAQ (LDC)(LDC*2), PC3;   \
+	LEAQ (PC)(PC3*2), PC6;    \
+	ADDQ PC, PC3;             \
+	MOVQ K, K4;               \
+	SHRQ $2, K4;              \
+	ANDQ $3, K
+
+TEXT ·gemmKernel8x16AVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), K
+	MOVQ a+8(FP), PA
+	MOVQ b+16(FP), PB
+	MOVQ c+24(FP), PC
+	MOVQ ldc+32(FP), LDC
+	MOVQ flags+40(FP), FLAGS
+	PARTIAL_SETUP
+	TILE_ROWS8(ROW_ZERO)
+	TESTQ K4, K4
+	JZ    tail8
+
+loop8:
+	KSTEP8(0, B0)
+	KSTEP8(1, B1)
+	KSTEP8(2, B2)
+	KSTEP8(3, B3)
+	ADDQ $192, PA             // 4 steps of the 12-row panel
+	ADDQ $256, PB
+	DECQ K4
+	JNZ  loop8
+
+tail8:
+	TESTQ K, K
+	JZ    store8
+
+step8:
+	KSTEP8(0, B0)
+	ADDQ $48, PA
+	ADDQ $64, PB
+	DECQ K
+	JNZ  step8
+
+store8:
+	TESTQ $1, FLAGS
+	JZ    write8
+	TILE_ROWS8(ROW_ADD)
+
+write8:
+	TILE_ROWS8(ROW_STORE)
+	VZEROUPPER
+	RET
+
+TEXT ·gemmKernel4x16AVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), K
+	MOVQ a+8(FP), PA
+	MOVQ b+16(FP), PB
+	MOVQ c+24(FP), PC
+	MOVQ ldc+32(FP), LDC
+	MOVQ flags+40(FP), FLAGS
+	PARTIAL_SETUP
+	TILE_ROWS4(ROW_ZERO)
+	TESTQ K4, K4
+	JZ    tail4
+
+loop4:
+	KSTEP4(0, B0)
+	KSTEP4(1, B1)
+	KSTEP4(2, B2)
+	KSTEP4(3, B3)
+	ADDQ $192, PA
+	ADDQ $256, PB
+	DECQ K4
+	JNZ  loop4
+
+tail4:
+	TESTQ K, K
+	JZ    store4
+
+step4:
+	KSTEP4(0, B0)
+	ADDQ $48, PA
+	ADDQ $64, PB
+	DECQ K
+	JNZ  step4
+
+store4:
+	TESTQ $1, FLAGS
+	JZ    write4
+	TILE_ROWS4(ROW_ADD)
+
+write4:
+	TILE_ROWS4(ROW_STORE)
 	VZEROUPPER
 	RET
 

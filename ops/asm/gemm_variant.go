@@ -96,7 +96,8 @@ type GemmVariant struct {
 	mr, nr     int // micro-tile rows and columns
 	kc, mc, nc int // depth, rows and columns of the cache blocks
 	micro      microKernel
-	micro4     microKernel // optional: rows 0-3 of an MR = 6 tile, bit-identical to micro's
+	micro4     microKernel // optional: rows 0-3 of a tile, bit-identical to micro's
+	micro8     microKernel // optional: rows 0-7 of a tile (MR = 12), bit-identical to micro's
 	gemv       gemvKernel
 	packB16    packKernel      // used for full 16-column strips of a row-major B
 	gemvRows4  rowsKernel      // one-row products over a row-major B
@@ -112,6 +113,19 @@ func (v *GemmVariant) Tile() (mr, nr int) { return v.mr, v.nr }
 
 // Blocking returns the cache blocks: kc deep, mc rows of A, nc columns of B.
 func (v *GemmVariant) Blocking() (kc, mc, nc int) { return v.kc, v.mc, v.nc }
+
+// partial returns the kernel an edge tile of mrv < MR rows runs: the
+// smallest of micro4, micro8 and micro that covers mrv rows, and the rows
+// it computes.
+func (v *GemmVariant) partial(mrv int) (microKernel, int) {
+	switch {
+	case mrv <= 4 && v.micro4 != nil:
+		return v.micro4, 4
+	case mrv <= 8 && v.micro8 != nil:
+		return v.micro8, 8
+	}
+	return v.micro, v.mr
+}
 
 // withBlocking returns a copy with other cache blocks (for tuning runs).
 func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
