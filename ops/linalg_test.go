@@ -387,3 +387,23 @@ func TestComputeBadBuffers(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmLargeAlphaFast: the fast Gemm scales the finished sums by alpha,
+// as the reference (and ONNX) does, so alpha = 1e38 over small products
+// is finite where alpha·A alone overflows (it gave ±Inf, and NaN where
+// two infinities met).
+func TestGemmLargeAlphaFast(t *testing.T) {
+	g := graph.New()
+	a, b := g.Input("a", tensor.F32, 2, 3), g.Input("b", tensor.F32, 3, 2)
+	n := g.Gemm(a, b, nil, 1e38, 1, false, false)
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	feeds := map[string]tensor.Tensor{
+		"a": hcT(t, tensor.F32, tensor.Shape{2, 3}, 10, -10, 8, 9, 10, -7),
+		"b": hcT(t, tensor.F32, tensor.Shape{3, 2}, 1e-3, 2e-3, -1e-3, 3e-3, 2e-3, -2e-3),
+	}
+	want := []float64{0.036e38, -0.026e38, -0.015e38, 0.062e38} // a·b·1e38, all finite
+	hcClose(t, "reference", hcRun(t, n, feeds["a"], feeds["b"]), want, 1e-6)
+	checkFast(t, n, feeds, 1e-6)
+}

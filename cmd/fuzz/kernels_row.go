@@ -90,8 +90,11 @@ func gemmCase(r *rand.Rand) (string, error) {
 		return r.IntN(40)
 	}
 	cfg := asm.GemmConfig{M: dim(), N: dim(), K: dim(), TransA: r.IntN(2) == 0, TransB: r.IntN(2) == 0, Alpha: 1}
-	if r.IntN(3) == 0 {
+	switch r.IntN(6) {
+	case 0, 1:
 		cfg.Alpha = float32(r.NormFloat64())
+	case 2: // the float32 extremes: alpha multiplies the finished sums
+		cfg.Alpha = []float32{1e38, -3e38, 1e-38, 1e-45}[r.IntN(4)]
 	}
 	ar, ac := cfg.M, cfg.K
 	if cfg.TransA {
@@ -102,7 +105,7 @@ func gemmCase(r *rand.Rand) (string, error) {
 		br, bc = bc, br
 	}
 	cfg.LDA, cfg.LDB, cfg.LDC = ac+r.IntN(3), bc+r.IntN(3), cfg.N+r.IntN(3)
-	cfg.Accumulate = r.IntN(3) == 0
+	cfg.Accumulate = cfg.Alpha == 1 && r.IntN(3) == 0 // Accumulate needs Alpha 1
 	name := fmt.Sprintf("gemm/m=%d,n=%d,k=%d,ta=%v,tb=%v,acc=%v", cfg.M, cfg.N, cfg.K, cfg.TransA, cfg.TransB, cfg.Accumulate)
 	span := func(rows, cols, ld int) int {
 		if rows == 0 || cols == 0 {

@@ -76,6 +76,16 @@ func (b *builder) step() {
 		if r.IntN(2) == 0 {
 			bb = 1
 		}
+		if r.IntN(3) == 0 { // a 2-D Gemm, alpha and beta from the float32 extremes too
+			ext := []float32{1, -2, 0.5, 1e38, -3e38, 1e-38, 0}
+			var c *graph.Node
+			if r.IntN(2) == 0 {
+				c = b.input(tensor.Shape{n})
+			}
+			b.push(g.Gemm(b.input(tensor.Shape{m, k}), b.input(tensor.Shape{k, n}), c,
+				ext[r.IntN(len(ext))], ext[r.IntN(len(ext))], false, false))
+			return
+		}
 		b.push(g.MatMul(b.input(tensor.Shape{batch, m, k}), b.input(tensor.Shape{bb, k, n})))
 	case 7: // reduction
 		if rank == 0 {

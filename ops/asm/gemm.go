@@ -18,9 +18,14 @@ type GemmConfig struct {
 	// LDA, LDB and LDC are the row strides of A, B and C as stored; 0
 	// means tight (the stored row length).
 	LDA, LDB, LDC int
-	// Alpha scales the product: set 1 for a plain product.
+	// Alpha scales the product: set 1 for a plain product. It multiplies
+	// the accumulated sums (as ONNX's Gemm defines alpha), so a large
+	// Alpha over small operands does not overflow where the product would
+	// not.
 	Alpha float32
-	// Accumulate adds the product to C instead of overwriting it.
+	// Accumulate adds the product to C instead of overwriting it; it
+	// needs Alpha 1 (C_old + Alpha·AB cannot be formed by scaling C after
+	// accumulating into it).
 	Accumulate bool
 	// InPlaceA reads A's full MR-row panels where they are instead of
 	// packing them, on variants with a kernel for it (others pack as
@@ -106,6 +111,9 @@ func (c *GemmConfig) normalise() error {
 			return fmt.Errorf("asm: gemm: %s=%d for rows of %d", name, *v, cols)
 		}
 		return nil
+	}
+	if c.Accumulate && c.Alpha != 1 {
+		return fmt.Errorf("asm: gemm: Accumulate needs Alpha 1 (Alpha %v)", c.Alpha)
 	}
 	if c.InPlaceA && (c.TransA || c.Alpha != 1) {
 		return fmt.Errorf("asm: gemm: InPlaceA needs TransA false and Alpha 1 (TransA %v, Alpha %v)", c.TransA, c.Alpha)
@@ -406,8 +414,20 @@ func (g *Gemm) emptyK(e, co, m0, m1, n0, n1 int) {
 	g.epilogue(e, co, m0, m1-m0, n0, n1-n0)
 }
 
-// epilogue applies the run's epilogue, if any, to a finished block.
+// epilogue scales a finished block by Alpha, then applies the run's
+// epilogue, if any.
 func (g *Gemm) epilogue(e, co, i0, rows, j0, cols int) {
+	if alpha := g.cfg.Alpha; alpha != 1 {
+		ew, ldc := BestEw(), g.cfg.LDC
+		for i := i0; i < i0+rows; i++ {
+			seg := g.run.C[co+i*ldc+j0 : co+i*ldc+j0+cols]
+			if ew.BinaryScalar(EwMul, seg, seg, alpha) != nil {
+				for j := range seg {
+					seg[j] *= alpha
+				}
+			}
+		}
+	}
 	if ep := g.run.Epilogue; ep != nil {
 		ep.apply(g.run.C, co, g.cfg.LDC, e, i0, rows, j0, cols)
 	}

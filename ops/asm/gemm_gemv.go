@@ -1,7 +1,7 @@
 package asm
 
 // gemv computes columns [n0, n1) of product e when op(A) is one row: the
-// row is made contiguous and scaled once, then B is streamed once: a
+// row is made contiguous once, then B is streamed once: a
 // pre-packed B panel by panel (NR columns, contiguous), a row-major B row
 // by row.
 func (g *Gemm) gemv(s *gemmScratch, e, ao, bo, co, n0, n1 int) {
@@ -14,12 +14,10 @@ func (g *Gemm) gemv(s *gemmScratch, e, ao, bo, co, n0, n1 int) {
 	a := g.run.A[ao:]
 	if cfg.TransA {
 		for p := range x {
-			x[p] = cfg.Alpha * a[p*cfg.LDA]
+			x[p] = a[p*cfg.LDA]
 		}
 	} else {
-		for p, av := range a[:k] {
-			x[p] = cfg.Alpha * av
-		}
+		copy(x, a[:k])
 	}
 	c := g.run.C[co:]
 	flags := uint(0)

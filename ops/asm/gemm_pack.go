@@ -12,11 +12,12 @@ import (
 // columns are simply not written back. Transposes are resolved here: the
 // kernels only ever see packed panels.
 
-// packA packs op(A)[i0:i0+mc, p0:p0+kc], scaled by Alpha, into
-// ceil(mc/mr) panels of kc×mr.
+// packA packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/mr) panels of
+// kc×mr (unscaled: Alpha multiplies the finished sums, see
+// Gemm.epilogue).
 func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int) {
 	mr := v.mr
-	lda, alpha := cfg.LDA, cfg.Alpha
+	lda := cfg.LDA
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		pan := dst[ir*kc : (ir+mr)*kc]
@@ -26,13 +27,7 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 			for p := range kc {
 				src := a[(p0+p)*lda+i0+ir:][:rows]
 				d := pan[p*mr : p*mr+mr]
-				if alpha == 1 {
-					copy(d, src)
-				} else {
-					for r, x := range src {
-						d[r] = alpha * x
-					}
-				}
+				copy(d, src)
 				clear(d[rows:])
 			}
 		case rows == mr && kc >= 8 && v.packA != nil:
@@ -47,7 +42,6 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 					pan[p*mr+r] = src[r*lda+p]
 				}
 			}
-			scalePanel(pan[:mr*kc], alpha)
 		case (mr == 6 || mr == 12) && kc <= len(gemmZeroRow):
 			var src [12]*float32
 			for r := range mr {
@@ -63,7 +57,6 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 			} else {
 				pack12(pan[:12*kc], &src, kc)
 			}
-			scalePanel(pan[:mr*kc], alpha)
 		default:
 			for r := range mr {
 				if r >= rows {
@@ -74,18 +67,9 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 				}
 				src := a[(i0+ir+r)*lda+p0:][:kc]
 				for p, x := range src {
-					pan[p*mr+r] = alpha * x
+					pan[p*mr+r] = x
 				}
 			}
-		}
-	}
-}
-
-// scalePanel multiplies a packed panel by alpha unless it is 1.
-func scalePanel(pan []float32, alpha float32) {
-	if alpha != 1 {
-		for i := range pan {
-			pan[i] *= alpha
 		}
 	}
 }

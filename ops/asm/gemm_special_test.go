@@ -29,6 +29,32 @@ func TestGemmNaNInf(t *testing.T) {
 	}
 }
 
+// TestGemmLargeAlpha: Alpha multiplies the finished sums (as ONNX's Gemm
+// defines it), so Alpha = 1e38 over small products gives the
+// finite float64 result on every path (tiles, edges, GEMV, pre-packed B,
+// parallel) where A·Alpha alone overflows: scaling A before the sums gave
+// ±Inf.
+func TestGemmLargeAlpha(t *testing.T) {
+	for _, v := range gemmTestVariants() {
+		r := rand.New(rand.NewPCG(15, 16))
+		for i, s := range [][3]int{{13, 37, 29}, {1, 40, 17}, {30, 16, 64}, {1, 3, 9}} {
+			for _, alpha := range []float32{1e38, -3e38, 1e-30} {
+				gc := randomGemmCase(r, s[0], s[1], s[2])
+				gc.cfg.Alpha, gc.cfg.Accumulate = alpha, false
+				gc.poke = func(a, b []float32) {
+					for j := range a {
+						a[j] *= 10 // |a·Alpha| past float32's range
+					}
+					for j := range b {
+						b[j] *= 1e-3 // |Σ a·b| < 1
+					}
+				}
+				runGemmCase(t, r, gc, v, gemmTestPar(2), i%2 == 1, nil)
+			}
+		}
+	}
+}
+
 // TestGemmEpilogue checks every activation, bias and residual layout two
 // ways: against float64 (via runGemmCase) and against running the plain
 // product and applying the same steps afterwards by hand.
@@ -249,6 +275,7 @@ func TestGemmErrors(t *testing.T) {
 		{M: 2, N: 3, K: 2, LDC: 1, Alpha: 1},
 		{M: 3, N: 2, K: 2, TransA: true, LDA: 2, Alpha: 1},
 		{M: 1 << 50, N: 1, K: 1, Alpha: 1},
+		{M: 2, N: 2, K: 2, Alpha: 2, Accumulate: true},
 	}
 	for _, cfg := range bad {
 		if _, err := NewGemm(cfg, nil, Par{}); err == nil {

@@ -140,6 +140,10 @@ func refGemm(cfg GemmConfig, a, b, c0 []float32, ep *Epilogue, e int) (ref, mag 
 				s += x
 				g += math.Abs(x)
 			}
+			// Float32 products and sums below the normal range round to
+			// multiples of 2^-149: up to k·2^-149 absolute, which Alpha
+			// scales with the rest (it multiplies the finished sum).
+			g += float64(k) * 0x1p-149 / gemmTol(k)
 			s, g = alpha*s, math.Abs(alpha)*g
 			if cfg.Accumulate {
 				s += float64(c0[i*cfg.LDC+j])
@@ -226,6 +230,9 @@ func (gc gemmCase) String() string {
 func randomGemmCase(r *rand.Rand, m, n, k int) gemmCase {
 	cfg := GemmConfig{M: m, N: n, K: k, TransA: r.IntN(2) == 0, TransB: r.IntN(2) == 0,
 		Accumulate: r.IntN(3) == 0, Alpha: []float32{1, 1, 0.5, -2}[r.IntN(4)]}
+	if cfg.Accumulate {
+		cfg.Alpha = 1 // Accumulate needs Alpha 1
+	}
 	ar, ac := cfg.storedA()
 	br, bc := cfg.storedB()
 	_, _ = ar, br
