@@ -84,6 +84,20 @@ func TestBadModels(t *testing.T) {
 			m.Graph.Nodes[1] = &NodeProto{Name: "r", OpType: "LeakyRelu", Inputs: []string{"h"}, Outputs: []string{"y"},
 				Attrs: []*Attribute{{Name: "alpha", Type: AttrInt, I: 2}}}
 		}), "has type INT, want FLOAT"},
+		"mean no broadcast": {mut(func(m *ModelProto) { // panicked: Mean's divide read an invalid node's dtype
+			m.Graph.Initializers[0] = f32Init("w", []int64{4}, 1, 2, 3, 4)
+			m.Graph.Nodes[0].OpType = "Mean"
+		}), "broadcast"},
+		"conv rank 1": {mut(func(m *ModelProto) { // panicked slicing the weights' spatial dims
+			m.Graph.Nodes[0] = &NodeProto{Name: "a", OpType: "Conv", Inputs: []string{"w", "w"}, Outputs: []string{"h"}}
+		}), "[N, C, spatial...]"},
+		"conv group 0": {mut(func(m *ModelProto) {
+			m.Graph.Inputs[0] = tensorInfo("x", typeFloat, 1, 1, 2, 3)
+			m.Graph.Initializers[0] = f32Init("w", []int64{1, 1, 1, 1}, 2)
+			m.Graph.Nodes[0] = &NodeProto{Name: "a", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"h"},
+				Attrs: []*Attribute{{Name: "group", Type: AttrInt, I: 0}}}
+			m.Graph.Outputs[0] = tensorInfo("y", typeFloat, 1, 1, 2, 3)
+		}), "group 0"},
 		"dup initializer": {mut(func(m *ModelProto) {
 			m.Graph.Initializers = append(m.Graph.Initializers, m.Graph.Initializers[0])
 		}), "defined twice"},

@@ -3,6 +3,7 @@ package onnx
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,28 +23,9 @@ func TestMutatedModels(t *testing.T) {
 	imported := 0
 	try := func(mp *ModelProto) {
 		t.Helper()
-		m, err := Parse(encModel(mp))
-		if err != nil {
-			return
+		if tryMutant(mp) {
+			imported++
 		}
-		imported++
-		defer m.Close()
-		total := 0
-		for _, n := range m.Graph.Nodes {
-			total += n.Shape.NumElements()
-		}
-		if total > 1<<16 {
-			return
-		}
-		feeds := map[string]tensor.Tensor{}
-		for _, in := range m.Graph.Inputs() {
-			feeds[in.Name] = tensor.New(in.DType, in.Shape...)
-		}
-		for _, p := range m.Graph.Params() {
-			w, _ := m.Weight(p.Name)
-			feeds[p.Name] = w.Clone()
-		}
-		ops.Interpret(m.Graph, feeds)
 	}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "cases", "*"))
 	variants := 0
@@ -116,6 +98,111 @@ func TestMutatedModels(t *testing.T) {
 		}
 	}
 	t.Logf("%d variants, %d imported", variants, imported)
+	if variants < 500 {
+		t.Errorf("only %d variants tried", variants)
+	}
+}
+
+// tryMutant imports a mutated model and, if that works and the model is
+// small, runs it in the reference interpreter: an error is fine, a panic
+// fails the calling test. It reports whether the import succeeded.
+func tryMutant(mp *ModelProto) bool {
+	m, err := Parse(encModel(mp))
+	if err != nil {
+		return false
+	}
+	defer m.Close()
+	total := 0
+	for _, n := range m.Graph.Nodes {
+		total += n.Shape.NumElements()
+	}
+	if total > 1<<16 {
+		return true
+	}
+	feeds := map[string]tensor.Tensor{}
+	for _, in := range m.Graph.Inputs() {
+		feeds[in.Name] = tensor.New(in.DType, in.Shape...)
+	}
+	for _, p := range m.Graph.Params() {
+		w, _ := m.Weight(p.Name)
+		feeds[p.Name] = w.Clone()
+	}
+	ops.Interpret(m.Graph, feeds)
+	return true
+}
+
+// TestStructurallyMutatedModels rewires and retypes the nodes of every
+// committed model (the node cases and the test models): an input read
+// from another value in scope, an op type swapped for another of a list
+// that covers the variadic, broadcasting, matrix and shape ops, an input
+// dropped or repeated. Each mutant must import or fail with an error, and
+// one that imports must run in the reference interpreter: never a panic
+// (a Mean over inputs that do not broadcast panicked in the importer).
+func TestStructurallyMutatedModels(t *testing.T) {
+	opTypes := []string{"Add", "Sub", "Mul", "Div", "Mean", "Sum", "Max", "Min", "MatMul", "Gemm", "Concat",
+		"Relu", "Identity", "Where", "Pow", "Equal", "Reshape", "Transpose", "Softmax", "Expand", "Gather", "Conv"}
+	paths, _ := filepath.Glob(filepath.Join("testdata", "cases", "*", "model.onnx"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "models", "*", "model.onnx"))
+	r := rand.New(rand.NewPCG(21, 22))
+	variants, imported := 0, 0
+	for _, path := range append(paths, more...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := mp.Graph.Nodes
+		if len(nodes) == 0 {
+			continue
+		}
+		// The values each node may read: graph inputs, initializers and
+		// the outputs of the nodes before it.
+		var scope []string
+		for _, in := range mp.Graph.Inputs {
+			scope = append(scope, in.Name)
+		}
+		for _, init := range mp.Graph.Initializers {
+			scope = append(scope, init.Name)
+		}
+		visible := make([]int, len(nodes)) // scope length before node i
+		for i, n := range nodes {
+			visible[i] = len(scope)
+			scope = append(scope, n.Outputs...)
+		}
+		tries := min(80, 8*len(nodes))
+		for range tries {
+			i := r.IntN(len(nodes))
+			n := nodes[i]
+			saved := *n
+			n.Inputs = append([]string(nil), n.Inputs...)
+			switch r.IntN(4) {
+			case 0: // rewire one input
+				if len(n.Inputs) > 0 && visible[i] > 0 {
+					n.Inputs[r.IntN(len(n.Inputs))] = scope[r.IntN(visible[i])]
+				}
+			case 1: // another op type
+				n.OpType = opTypes[r.IntN(len(opTypes))]
+			case 2: // drop an input
+				if len(n.Inputs) > 0 {
+					j := r.IntN(len(n.Inputs))
+					n.Inputs = append(n.Inputs[:j], n.Inputs[j+1:]...)
+				}
+			case 3: // repeat an input, or add one from scope
+				if visible[i] > 0 {
+					n.Inputs = append(n.Inputs, scope[r.IntN(visible[i])])
+				}
+			}
+			if tryMutant(mp) {
+				imported++
+			}
+			variants++
+			*n = saved
+		}
+	}
+	t.Logf("%d structural variants, %d imported", variants, imported)
 	if variants < 500 {
 		t.Errorf("only %d variants tried", variants)
 	}

@@ -168,8 +168,8 @@ func mapConv(c *ctx) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wt.Shape.Rank() != x.Shape.Rank() {
-		return nil, fmt.Errorf("weights %v do not match input %v", wt.Shape, x.Shape)
+	if wt.Shape.Rank() != x.Shape.Rank() || x.Shape.Rank() < 3 {
+		return nil, fmt.Errorf("weights %v do not match input %v (both [N, C, spatial...])", wt.Shape, x.Shape)
 	}
 	w, err := readWindow(c, x.Shape.Rank(), wt.Shape[2:])
 	if err != nil {
@@ -178,6 +178,9 @@ func mapConv(c *ctx) (*graph.Node, error) {
 	group, err := c.attrInt("group", 1)
 	if err != nil {
 		return nil, err
+	}
+	if group < 1 {
+		return nil, fmt.Errorf("group %d, want at least 1", group)
 	}
 	at := graph.Attrs{Strides: w.strides, Pads: w.pads, Dilations: w.dilations, Groups: int(group)}
 	ins := []*graph.Node{w.to2D(c, x), w.to2D(c, wt)}

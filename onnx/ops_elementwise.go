@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/kilnml/kiln/graph"
@@ -10,7 +11,9 @@ import (
 
 // apply adds an op after checking that kiln has a kernel for the dtype
 // of its first input, so a model using, say, Abs on uint8 is reported as
-// unsupported rather than failing to compile.
+// unsupported rather than failing to compile. A node the builder refuses
+// (inputs that do not broadcast, say) is the builder's recorded error
+// here, so the mapping stops instead of building on an invalid node.
 func (c *ctx) apply(op graph.Op, a graph.Attrs, ins ...*graph.Node) (*graph.Node, error) {
 	if len(ins) > 0 && ins[0].Valid() {
 		key := ins[0].DType
@@ -21,7 +24,14 @@ func (c *ctx) apply(op graph.Op, a graph.Attrs, ins ...*graph.Node) (*graph.Node
 			return nil, unsupportedf("%v on %v tensors", op, ins[0].DType)
 		}
 	}
-	return c.g.Apply(op, a, ins...), nil
+	n := c.g.Apply(op, a, ins...)
+	if !n.Valid() {
+		if err := c.g.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v: the graph builder refused the node", op)
+	}
+	return n, nil
 }
 
 func init() {
@@ -103,7 +113,8 @@ func (c *ctx) variadic(name string, op graph.Op) (*graph.Node, error) {
 	return acc, nil
 }
 
-// constLike is a scalar constant of dtype dt.
+// constLike is a scalar constant of dtype dt (dt must be valid: callers
+// pass the dtype of a node apply returned).
 func (c *ctx) constLike(dt tensor.DType, v float64) *graph.Node {
 	t, err := tensor.FromFloat64s(dt, tensor.Shape{}, []float64{v})
 	if err != nil {
