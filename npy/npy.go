@@ -207,8 +207,14 @@ func finish(dt tensor.DType, s tensor.Shape, big bool, data []byte) (tensor.Tens
 	return tensor.View(dt, s, data)
 }
 
-// ReadFile reads a .npy file.
+// ReadFile reads a .npy file. Only regular files are read: a FIFO or a
+// device could block or never end.
 func ReadFile(path string) (tensor.Tensor, error) {
+	if st, err := os.Stat(path); err != nil {
+		return tensor.Tensor{}, err
+	} else if !st.Mode().IsRegular() {
+		return tensor.Tensor{}, fmt.Errorf("npy: %s is not a regular file (%v)", path, st.Mode().Type())
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return tensor.Tensor{}, err

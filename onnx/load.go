@@ -166,13 +166,20 @@ func (m *Model) SetParams(cg *kiln.CompiledGraph) error {
 		return errors.New("onnx: SetParams on a closed model")
 	}
 	var missing []string
+	var buf []byte
 	for _, p := range cg.Params() {
 		w, ok := m.weights[p.Name]
 		if !ok {
 			missing = append(missing, p.Name)
 			continue
 		}
-		if err := cg.SetParamTyped(p.Name, w.Data, w.DType); err != nil {
+		// Weights may view a mapped file: copy them out under a fault
+		// guard (a file truncated since Load is an error, not SIGBUS).
+		var err error
+		if buf, err = mmapfile.CopyOut(buf, w.Data); err != nil {
+			return fmt.Errorf("onnx: initializer %q: %w", p.Name, err)
+		}
+		if err := cg.SetParamTyped(p.Name, buf, w.DType); err != nil {
 			return fmt.Errorf("onnx: %w", err)
 		}
 	}

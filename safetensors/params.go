@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/kilnml/kiln"
+	"github.com/kilnml/kiln/internal/mmapfile"
 )
 
 // Report says what SetParams did.
@@ -40,6 +40,7 @@ func (r Report) String() string {
 func (f *File) SetParams(cg *kiln.CompiledGraph) (Report, error) {
 	var r Report
 	var bad []string
+	var buf []byte
 	params := map[string]bool{}
 	for _, p := range cg.Params() {
 		params[p.Name] = true
@@ -57,12 +58,13 @@ func (f *File) SetParams(cg *kiln.CompiledGraph) (Report, error) {
 			bad = append(bad, err.Error())
 			continue
 		}
-		// Conversion reads typed elements, which must be aligned; a view
-		// into the file may not be.
-		if t.DType != p.DType && len(t.Data) > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%uintptr(t.DType.Size()) != 0 {
-			t = t.Clone()
+		// Copied out of the mapping under a fault guard (a file truncated
+		// since it was opened is an error, not SIGBUS), into one buffer
+		// the params share: aligned, as conversion needs.
+		if buf, err = mmapfile.CopyOut(buf, t.Data); err != nil {
+			return r, fmt.Errorf("safetensors: %s: %w", p.Name, err)
 		}
-		if err := cg.SetParamTyped(p.Name, t.Data, t.DType); err != nil {
+		if err := cg.SetParamTyped(p.Name, buf, t.DType); err != nil {
 			bad = append(bad, err.Error())
 			continue
 		}

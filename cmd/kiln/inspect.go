@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/mmapfile"
 	"github.com/kilnml/kiln/onnx"
 	"github.com/kilnml/kiln/plan"
 )
@@ -40,11 +40,12 @@ func runInspect(args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(path)
+	f, err := mmapfile.Open(path) // regular files only: a FIFO would block
 	if err != nil {
 		return err
 	}
-	mp, err := onnx.Decode(b)
+	defer f.Close()
+	mp, err := onnx.Decode(f.Bytes())
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

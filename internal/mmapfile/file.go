@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 )
 
 // File is a read-only view of a file's bytes.
@@ -36,8 +37,13 @@ func (f *File) Close() error {
 	return nil
 }
 
-// Open maps the file at path.
+// Open maps the file at path. Only regular files are accepted, checked
+// before opening: opening a FIFO for reading blocks until a writer
+// appears, which may be never.
 func Open(path string) (*File, error) {
+	if err := regular(os.Stat(path)); err != nil {
+		return nil, err
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -49,12 +55,52 @@ func Open(path string) (*File, error) {
 // OpenIn maps a file named relative to root; os.Root refuses names that
 // escape it (through "..", absolute paths or symbolic links).
 func OpenIn(root *os.Root, name string) (*File, error) {
+	if err := regular(root.Stat(name)); err != nil {
+		return nil, err
+	}
 	fd, err := root.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer fd.Close()
 	return FromOS(fd)
+}
+
+// regular turns a Stat result into an error unless it is a regular file.
+func regular(st os.FileInfo, err error) error {
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("mmapfile: %s is not a regular file (%v)", st.Name(), st.Mode().Type())
+	}
+	return nil
+}
+
+// CopyOut copies view, bytes of a mapped file, into buf (grown when
+// short) and returns the copy. A mapping whose file shrank after it was
+// mapped faults on the pages past the new end (SIGBUS on Unix); the copy
+// runs with debug.SetPanicOnFault, so that becomes an error instead of
+// ending the process. Readers copy weights out this way before handing
+// them on (to code that may read them on other goroutines, which the
+// setting does not cover).
+func CopyOut(buf, view []byte) (out []byte, err error) {
+	if cap(buf) < len(view) {
+		buf = make([]byte, len(view))
+	}
+	buf = buf[:len(view)]
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(interface{ Addr() uintptr })
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, fmt.Errorf("mmapfile: reading the mapping faulted at %#x: the file was truncated or replaced after it was opened", f.Addr())
+		}
+	}()
+	copy(buf, view)
+	return buf, nil
 }
 
 // FromOS maps an open file. Only regular files are accepted: a device or
