@@ -101,6 +101,7 @@ func TestRunErrors(t *testing.T) {
 		{"cpu index", []string{mlp, "--device", "cpu:1"}, true, "cpu takes no index"},
 		{"threads on a GPU", []string{mlp, "--device", "cuda:1", "--threads", "2"}, true, "worker threads are for --device cpu, not cuda:1"},
 		{"not a model", []string{wrong}, false, ".npy array"},
+		{"output under a file", []string{mlp, "--output", filepath.Join(wrong, "out")}, false, "not a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := capture(t, runRun, c.args...)
@@ -287,6 +288,35 @@ func TestFileName(t *testing.T) {
 		if got := fileName(in); got != want {
 			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestOutputPaths: distinct outputs get distinct files, also where their
+// safe names (or their names up to case) coincide, so none overwrites
+// another (out/a and out_a both became out_a.npy, and the second won).
+func TestOutputPaths(t *testing.T) {
+	dir := t.TempDir()
+	var infos []kiln.TensorInfo
+	for _, n := range []string{"out/a", "out_a", "..y", "y", "Y", "out_a_2", "out:a"} {
+		infos = append(infos, kiln.TensorInfo{Name: n})
+	}
+	paths, err := outputPaths(dir, infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"out_a", "out_a_2", "y", "y_2", "Y_3", "out_a_2_2", "out_a_3"}
+	seen := map[string]bool{}
+	for i, p := range paths {
+		if filepath.Dir(p) != dir || filepath.Base(p) != want[i]+".npy" {
+			t.Errorf("%q -> %s, want %s.npy", infos[i].Name, p, want[i])
+		}
+		if seen[strings.ToLower(p)] {
+			t.Errorf("%s given twice", p)
+		}
+		seen[strings.ToLower(p)] = true
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the write check left %d files behind", len(ents))
 	}
 }
 

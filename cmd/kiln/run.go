@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/npy"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -18,7 +19,10 @@ const runUsage = `usage: kiln run model.onnx [--device D] [--input name=file.npy
 Runs an ONNX model once on the CPU and prints each output's name, dtype,
 shape and a summary of its values. Inputs come from .npy files; an input
 without one gets random values (see kiln bench -h for the rule). With
---output, each output is written to dir/<name>.npy.
+--output, each output is written to dir/<name>.npy (the name with
+characters other than letters, digits, '-', '_' and '.' replaced by '_';
+"_2", "_3", ... appended where two outputs would share a file). The
+directory is checked for writing before the model runs.
 `
 
 func runRun(args []string) error {
@@ -60,23 +64,26 @@ func runRun(args []string) error {
 			fmt.Fprintf(stderr, "input %s %v%v: random (no --input given)\n", f.info.Name, f.info.DType, f.info.Shape)
 		}
 	}
+	infos := c.cg.Outputs()
+	var paths []string
+	if *outDir != "" {
+		// Before running: a directory that cannot be written fails now,
+		// not after a long run.
+		if paths, err = outputPaths(*outDir, infos); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
 	outs, err := c.cg.RunTyped(typed(in)...)
 	if err != nil {
 		return err
 	}
 	took := time.Since(t0)
-	if *outDir != "" {
-		if err := os.MkdirAll(*outDir, 0o755); err != nil {
-			return err
-		}
-	}
-	infos := c.cg.Outputs()
 	for i, o := range outs {
 		t := tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: o.Data}
 		fmt.Fprintf(stdout, "%s %v%v: %s\n", infos[i].Name, t.DType, t.Shape, summarize(t))
-		if *outDir != "" {
-			p := filepath.Join(*outDir, fileName(infos[i].Name)+".npy")
+		if paths != nil {
+			p := paths[i]
 			if err := npy.WriteFile(p, t); err != nil {
 				return err
 			}
@@ -85,6 +92,35 @@ func runRun(args []string) error {
 	}
 	fmt.Fprintf(stderr, "ran in %v\n", took.Round(time.Microsecond))
 	return nil
+}
+
+// outputPaths creates dir if needed, checks that a file can be written
+// there, and gives each output its own file: fileName of its name, with
+// "_2", "_3", ... appended where two names map to the same file (out/a
+// and out_a; A and a on a case-insensitive file system), so no output
+// overwrites another.
+func outputPaths(dir string, infos []kiln.TensorInfo) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	probe, err := os.CreateTemp(dir, ".kiln-write-test-*")
+	if err != nil {
+		return nil, fmt.Errorf("--output %s is not writable: %w", dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	taken := map[string]bool{}
+	paths := make([]string, len(infos))
+	for i, info := range infos {
+		base := fileName(info.Name)
+		name := base
+		for n := 2; taken[strings.ToLower(name)]; n++ {
+			name = fmt.Sprintf("%s_%d", base, n)
+		}
+		taken[strings.ToLower(name)] = true
+		paths[i] = filepath.Join(dir, name+".npy")
+	}
+	return paths, nil
 }
 
 // fileName makes an output name safe as a file name: ONNX names may hold
