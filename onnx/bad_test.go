@@ -98,6 +98,12 @@ func TestBadModels(t *testing.T) {
 				Attrs: []*Attribute{{Name: "group", Type: AttrInt, I: 0}}}
 			m.Graph.Outputs[0] = tensorInfo("y", typeFloat, 1, 1, 2, 3)
 		}), "group 0"},
+		"input shape vs initializer": {mut(func(m *ModelProto) { // the declared shape was ignored
+			m.Graph.Inputs = append(m.Graph.Inputs, tensorInfo("w", typeFloat, 4))
+		}), `graph input "w" is declared with shape [4] but its initializer has [3]`},
+		"input type vs initializer": {mut(func(m *ModelProto) {
+			m.Graph.Inputs = append(m.Graph.Inputs, tensorInfo("w", typeInt64, 3))
+		}), `graph input "w" is declared i64 but its initializer is f32`},
 		"dup initializer": {mut(func(m *ModelProto) {
 			m.Graph.Initializers = append(m.Graph.Initializers, m.Graph.Initializers[0])
 		}), "defined twice"},

@@ -10,12 +10,18 @@ import (
 
 // inputs declares a kiln Input for every graph input that is not also an
 // initializer (old exporters list weights as inputs too; the initializer
-// wins). Symbolic and unknown dims must be bound by WithShape or WithDim.
+// wins, and must agree with the input's declared dtype and fixed dims).
+// Symbolic and unknown dims must be bound by WithShape or WithDim.
 func (imp *importer) inputs() error {
 	var ins []*ValueInfo
 	for _, vi := range imp.mp.Graph.Inputs {
-		if _, init := imp.vals[vi.Name]; !init {
+		init, ok := imp.vals[vi.Name]
+		if !ok {
 			ins = append(ins, vi)
+			continue
+		}
+		if err := agrees(vi, init); err != nil {
+			return err
 		}
 	}
 	byName := map[string]*ValueInfo{}
@@ -72,6 +78,32 @@ func (imp *importer) inputs() error {
 	}
 	if len(unbound) > 0 {
 		return fmt.Errorf("onnx: inputs with unbound dims (bind them with onnx.WithShape or onnx.WithDim): %s", strings.Join(unbound, "; "))
+	}
+	return nil
+}
+
+// agrees checks an initializer against a graph input of the same name:
+// the input's element type and every fixed dim must be the initializer's
+// (a silently ignored declaration would hide a wrong export).
+func agrees(vi *ValueInfo, init *value) error {
+	if !vi.IsTensor {
+		return nil
+	}
+	dt, s := init.dtype(), init.shape()
+	if want, err := DType(vi.ElemType); err == nil && want != dt {
+		return fmt.Errorf("onnx: graph input %q is declared %v but its initializer is %v", vi.Name, want, dt)
+	}
+	if !vi.HasShape {
+		return nil
+	}
+	bad := len(vi.Dims) != len(s)
+	for i, d := range vi.Dims {
+		if !bad && d.HasValue && d.Value != int64(s[i]) {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("onnx: graph input %q is declared with shape %v but its initializer has %v", vi.Name, vi.Dims, s)
 	}
 	return nil
 }

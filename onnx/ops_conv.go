@@ -97,7 +97,7 @@ func readWindow(c *ctx, r int, kernel []int) (window, error) {
 	in := c.shape(0)[2:]
 	for i := range sp {
 		if kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 || pads[i] < 0 || pads[sp+i] < 0 {
-			return w, fmt.Errorf("kernel %v, strides %v, dilations %v and pads %v must be positive", kernel, w.strides, w.dilations, pads)
+			return w, fmt.Errorf("kernel %v, strides %v and dilations %v must be at least 1, pads %v at least 0", kernel, w.strides, w.dilations, pads)
 		}
 		// Bounds that keep the window arithmetic far from overflow.
 		if kernel[i] > 1<<24 || w.strides[i] > 1<<24 || w.dilations[i] > 1<<24 || pads[i] > 1<<24 || pads[sp+i] > 1<<24 {

@@ -122,6 +122,7 @@ func TestExternalPathsConfined(t *testing.T) {
 		{[]StringPair{{"offset", "9"}}, "outside"},
 		{[]StringPair{{"length", "12"}}, "length 12"},
 		{[]StringPair{{"offset", "-1"}}, "bad external offset"},
+		{[]StringPair{{"offset", "9223372036854775807"}}, "at offset 9223372036854775807 lie outside"}, // printed a negative end
 		{[]StringPair{{"offset", "99999999999999999999"}}, "bad external offset"},
 	} {
 		os.WriteFile(p, externalModel("ok.bin", c.kv...), 0o644)

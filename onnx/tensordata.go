@@ -180,7 +180,8 @@ func (loc externalLoc) slice(name string, file []byte, want int) ([]byte, error)
 		return nil, fmt.Errorf("tensor %q: external length %d, but its dims need %d bytes", name, loc.length, want)
 	}
 	if loc.offset > int64(len(file)) || int64(want) > int64(len(file))-loc.offset || loc.offset > math.MaxInt {
-		return nil, fmt.Errorf("tensor %q: bytes [%d, %d) lie outside %s (%d bytes)", name, loc.offset, loc.offset+int64(want), loc.location, len(file))
+		// (offset+want may overflow: print the two apart.)
+		return nil, fmt.Errorf("tensor %q: %d bytes at offset %d lie outside %s (%d bytes)", name, want, loc.offset, loc.location, len(file))
 	}
 	return file[loc.offset : int(loc.offset)+want], nil
 }
