@@ -82,6 +82,19 @@ func (imp *importer) inputs() error {
 	return nil
 }
 
+// dimNames lists symbolic dim names in order, or "none".
+func dimNames(set map[string]bool) string {
+	if len(set) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
 // agrees checks an initializer against a graph input of the same name:
 // the input's element type and every fixed dim must be the initializer's
 // (a silently ignored declaration would hide a wrong export).
@@ -112,9 +125,20 @@ func agrees(vi *ValueInfo, init *value) error {
 // WithShape gives to inputs declaring them symbolically.
 func (imp *importer) bindDims(byName map[string]*ValueInfo) (map[string]int, error) {
 	dims := map[string]int{}
+	declared := map[string]bool{} // the symbolic dims the inputs declare
+	for _, vi := range byName {
+		for _, d := range vi.Dims {
+			if d.Param != "" && !d.HasValue {
+				declared[d.Param] = true
+			}
+		}
+	}
 	for k, v := range imp.opts.dims {
 		if v < 0 {
 			return nil, fmt.Errorf("onnx: WithDim(%q, %d): negative size", k, v)
+		}
+		if !declared[k] {
+			return nil, fmt.Errorf("onnx: WithDim(%q, %d): no input declares dim %q (symbolic dims: %s)", k, v, k, dimNames(declared))
 		}
 		dims[k] = v
 	}

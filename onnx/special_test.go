@@ -158,6 +158,7 @@ func TestSymbolicDims(t *testing.T) {
 		"conflicting shapes": {WithShape("x", 2, 3, 4), WithShape("m", 3, 3)},
 		"negative":           {WithShape("x", -2, 3, 4)},
 		"negative dim":       {WithDim("batch", -1), WithDim("seq", 3)},
+		"unknown dim":        {WithShape("x", 2, 3, 4), WithDim("batchh", 2)}, // was ignored
 	} {
 		if _, err := Load(path, opts...); err == nil {
 			t.Errorf("%s: accepted", name)
