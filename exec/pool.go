@@ -39,12 +39,19 @@ type Pool struct {
 // core spinning after a burst of work (ONNX Runtime's pool spins too).
 const spinWait = time.Millisecond
 
-// NewPool makes a pool of n workers (n < 1 means runtime.GOMAXPROCS).
-// Workers start on first use and live for the rest of the process.
+// MaxWorkers bounds a pool's workers: far past any core count, and each
+// worker costs a goroutine and per-kernel scratch (a GEMM plan sizes
+// buffers per worker).
+const MaxWorkers = 1024
+
+// NewPool makes a pool of n workers (n < 1 means runtime.GOMAXPROCS; at
+// most MaxWorkers). Workers start on first use and live for the rest of
+// the process.
 func NewPool(n int) *Pool {
 	if n < 1 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	n = min(n, MaxWorkers)
 	return &Pool{workers: n, queue: make([]*batch, 0, 4), wake: make(chan struct{}, n)}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/kilnml/kiln/graph"
 )
@@ -46,25 +47,55 @@ type Options struct {
 	Off bool
 	// Disabled names passes to skip (KILN_FUSE=-name,-name).
 	Disabled map[string]bool
+	// Unknown holds the entries ParseOptions could not use (not "off",
+	// not "-" and a pass name): they change nothing.
+	Unknown []string
 }
 
 // FromEnv reads KILN_FUSE: "off", or a comma list of "-pass" names.
+// Entries it cannot use are reported on stderr once per process.
 func FromEnv() Options {
-	return ParseOptions(os.Getenv("KILN_FUSE"))
+	o := ParseOptions(os.Getenv("KILN_FUSE"))
+	if len(o.Unknown) > 0 {
+		warnFuseOnce.Do(func() {
+			names := make([]string, len(Passes))
+			for i, p := range Passes {
+				names[i] = p.Name
+			}
+			fmt.Fprintf(os.Stderr, "kiln: KILN_FUSE: ignoring %q (want off, or -pass with pass one of %s)\n",
+				o.Unknown, strings.Join(names, ", "))
+		})
+	}
+	return o
 }
+
+var warnFuseOnce sync.Once
 
 // ParseOptions parses the KILN_FUSE syntax.
 func ParseOptions(s string) Options {
 	o := Options{Disabled: map[string]bool{}}
 	for _, f := range strings.Split(s, ",") {
 		switch f = strings.TrimSpace(f); {
+		case f == "":
 		case f == "off":
 			o.Off = true
-		case strings.HasPrefix(f, "-"):
+		case strings.HasPrefix(f, "-") && passNamed(f[1:]):
 			o.Disabled[f[1:]] = true
+		default:
+			o.Unknown = append(o.Unknown, f)
 		}
 	}
 	return o
+}
+
+// passNamed reports whether a pass of Passes is called name.
+func passNamed(name string) bool {
+	for _, p := range Passes {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Report lists what the passes did.

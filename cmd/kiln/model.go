@@ -140,8 +140,8 @@ func (mf *modelFlags) session() (*kiln.Session, error) {
 		return nil, err
 	}
 	s := kiln.NewSession(dev)
-	if mf.threads < 0 {
-		return nil, usagef("--threads %d: want 0 or more", mf.threads)
+	if mf.threads < 0 || mf.threads > exec.MaxWorkers {
+		return nil, usagef("--threads %d: want 0 to %d", mf.threads, exec.MaxWorkers)
 	}
 	if mf.threads > 0 && dev != kiln.CPU {
 		return nil, usagef("--threads %d: worker threads are for --device cpu, not %v", mf.threads, dev)

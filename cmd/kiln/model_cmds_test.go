@@ -96,6 +96,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad shape flag", []string{mlp, "--shape", "x=4,a"}, true, "not a dim"},
 		{"shape of no input", []string{mlp, "--shape", "q=4,32"}, false, "no such input"},
 		{"negative threads", []string{mlp, "--threads", "-1"}, true, "--threads"},
+		{"absurd threads", []string{mlp, "--threads", "5000000"}, true, "--threads 5000000: want 0 to 1024"},
 		{"unknown device", []string{mlp, "--device", "tpu"}, true, `--device "tpu": want cpu, cuda, cuda:N or metal`},
 		{"bad GPU number", []string{mlp, "--device", "cuda:x"}, true, `"x" is not a GPU number`},
 		{"cpu index", []string{mlp, "--device", "cpu:1"}, true, "cpu takes no index"},
