@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -131,6 +132,10 @@ func (bc *BucketedCache) Entry(actual int) (*CompiledGraph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kiln: BucketedCache: bucket %d: compile: %w", up, err)
 	}
+	if err := bc.checkAxis(cg, up); err != nil {
+		cg.Close()
+		return nil, err
+	}
 	for _, p := range bc.params {
 		if err := cg.SetParamTyped(p.name, p.data, p.dtype); err != nil {
 			cg.Close()
@@ -139,6 +144,21 @@ func (bc *BucketedCache) Entry(actual int) (*CompiledGraph, error) {
 	}
 	bc.entries[up] = cg
 	return cg, nil
+}
+
+// checkAxis requires some input of a bucket's graph to have the bucket's
+// extent at the cache's axis: otherwise nothing is ever padded or cut
+// (an axis past every input's rank, say) and the cache would run each
+// bucket at its full size without a word.
+func (bc *BucketedCache) checkAxis(cg *CompiledGraph, up int) error {
+	var shapes []string
+	for _, in := range cg.Inputs() {
+		if bc.axis < len(in.Shape) && in.Shape[bc.axis] == up {
+			return nil
+		}
+		shapes = append(shapes, fmt.Sprintf("%s%v", in.Name, in.Shape))
+	}
+	return fmt.Errorf("kiln: BucketedCache: bucket %d: no input has extent %d at axis %d (inputs %s)", up, up, bc.axis, strings.Join(shapes, ", "))
 }
 
 // SetParam records a float32 param and sets it on every compiled entry;

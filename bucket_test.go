@@ -249,6 +249,17 @@ func TestBucketedCacheErrors(t *testing.T) {
 	_, err = bc.RunPadded(2, x(2))
 	mustErr(err, "bucket 4", "nope")
 
+	// An axis no input reaches (past every rank) pads and cuts nothing:
+	// an error at the first entry, not a silent full-size run.
+	deep, err := kiln.NewBucketedCache(kiln.NewSession(kiln.CPU), func(n int) (*graph.Graph, error) { return extMLP(n), nil },
+		kiln.Buckets{Uppers: []int{4}}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deep.Close()
+	_, err = deep.Entry(3)
+	mustErr(err, "bucket 4", "no input has extent 4 at axis 5")
+
 	bc2 := bktMLPCache(t, kiln.Buckets{Uppers: []int{4}}, new([]int))
 	if _, err := bc2.Entry(3); err != nil {
 		t.Fatal(err)
