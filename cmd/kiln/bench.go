@@ -188,11 +188,7 @@ func runBench(args []string) error {
 	}
 	var ins []string
 	for _, f := range in {
-		src := "file"
-		if f.random {
-			src = "random"
-		}
-		ins = append(ins, fmt.Sprintf("%s %v%v (%s)", f.info.Name, f.info.DType, f.info.Shape, src))
+		ins = append(ins, fmt.Sprintf("%s %v%v (%s)", f.info.Name, f.info.DType, f.info.Shape, f.source()))
 	}
 	p := c.cg.Plan()
 	fmt.Fprintf(stdout, "model %s: compiled in %v, %d steps, arena %s, weights %s\n", path,

@@ -48,6 +48,19 @@ type feed struct {
 	random bool
 }
 
+// source says where an input's value came from: "random", "file", or
+// "file, f64 converted to f32" when kiln converts the file's dtype at the
+// boundary (allowed, but worth a word: f64 data loses precision).
+func (f feed) source() string {
+	switch {
+	case f.random:
+		return "random"
+	case f.value.DType != f.info.DType:
+		return fmt.Sprintf("file, %v converted to %v", f.value.DType, f.info.DType)
+	}
+	return "file"
+}
+
 // feeds pairs the compiled graph's inputs with the given values and
 // makes random ones (see randomTensor) for the rest. A given value must
 // have the input's shape; its dtype may differ when kiln can convert it

@@ -383,8 +383,12 @@ func TestRunConvertsInputDType(t *testing.T) {
 	var outs []tensor.Tensor
 	for _, f := range []string{filepath.Join(dir, "in_x.npy"), filepath.Join(tmp, "x64.npy")} {
 		od := t.TempDir()
-		if _, _, err := capture(t, runRun, filepath.Join(dir, "model.onnx"), "--input", "x="+f, "--output", od); err != nil {
+		_, errOut, err := capture(t, runRun, filepath.Join(dir, "model.onnx"), "--input", "x="+f, "--output", od)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if converted := strings.Contains(errOut, "f64 converted to f32"); converted != strings.HasSuffix(f, "x64.npy") {
+			t.Errorf("%s: the conversion note is %v in %q", f, converted, errOut) // it was silent
 		}
 		y, err := npy.ReadFile(filepath.Join(od, "y.npy"))
 		if err != nil {

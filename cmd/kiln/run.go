@@ -60,8 +60,11 @@ func runRun(args []string) error {
 		return err
 	}
 	for _, f := range in {
-		if f.random {
+		switch src := f.source(); {
+		case f.random:
 			fmt.Fprintf(stderr, "input %s %v%v: random (no --input given)\n", f.info.Name, f.info.DType, f.info.Shape)
+		case src != "file":
+			fmt.Fprintf(stderr, "input %s %v%v: %s\n", f.info.Name, f.info.DType, f.info.Shape, src)
 		}
 	}
 	infos := c.cg.Outputs()
