@@ -1,29 +1,56 @@
 #!/usr/bin/python3
 """Formats compare.sh's results (one JSON object per round, runtime, case
-and thread count) as the Markdown page bench/onnx/RESULTS.md: per case,
-each runtime's median over rounds of its per-round median latency, the
-median over rounds of the per-round ratios, and each round's ratio to
-ONNX Runtime.
+and thread count; a first line describing the host; PyTorch's calibration
+runs) as the Markdown page bench/onnx/RESULTS.md: per case, each
+runtime's median over rounds of its per-round median latency, the median
+over rounds of the per-round ratios, each round's ratio to ONNX Runtime
+and the environment PyTorch ran in; then every calibration run.
 
     report.py RESULTS.jsonl "LOAD BEFORE" "LOAD AFTER" [quick]
+
+The main table and its title (the host's CPU, SIMD level and cores) sit
+between <!-- table begin --> and <!-- table end -->, which compare.sh
+copies into the README.
 """
 import collections
 import json
 import os
-import platform
 import subprocess
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import host  # noqa: E402
 
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+# What each benchmark model is, for the page's model list.
+MODELS = {
+    "bert": "BERT-style encoder, MiniLM-sized (hidden 384, 6 layers, 12 heads, FFN 1536), sequence 128",
+    "mlp": "MLP 1024-2048-2048-1024 at batch 16",
+    "cnn": "ResNet-style CNN, widths 32/64/128, on 3×128×128",
+    "resnet18": "torchvision's ResNet-18 on 3×224×224 (1.8 G multiply-adds)",
+    "mobilenet_v2": "torchvision's MobileNetV2 on 3×224×224 (depthwise 3×3, ReLU6; 0.3 G multiply-adds)",
+    "efficientnet_b0": "torchvision's EfficientNet-B0 on 3×224×224 (depthwise 3×3 and 5×5, SiLU, squeeze-excite; "
+                       "0.4 G multiply-adds)",
+    "vit_b_16": "torchvision's ViT-B/16 on 3×224×224 (patch 16, 12 layers, hidden 768, 12 heads, MLP 3072; "
+                "17.6 G multiply-adds)",
+    "mobilenet_v3_small": "torchvision's MobileNetV3-Small on 3×224×224 (HardSwish, squeeze-excite)",
+}
+
+
+def short_setting(s):
+    """PyTorch's environment in a few words: "default", "passive",
+    "OpenBLAS 1", "OpenBLAS 1, passive"."""
+    if not s:
+        return "?"
+    if s == "default":
+        return "default"
+    words = []
+    for kv in s.split(","):
+        k, _, v = kv.partition("=")
+        words.append({"OMP_WAIT_POLICY": "passive" if v.upper() == "PASSIVE" else f"OMP wait {v.lower()}",
+                      "OPENBLAS_NUM_THREADS": f"OpenBLAS {v}", "OMP_NUM_THREADS": f"OMP {v}"}.get(k, kv))
+    return ", ".join(words)
 
 
 def main():
@@ -33,31 +60,89 @@ def main():
     per = collections.defaultdict(lambda: collections.defaultdict(dict))
     versions = {}
     runs = {}
+    settings = {}  # (case, threads) -> PyTorch's setting
+    calib = collections.defaultdict(list)  # (case, threads) -> calibration records
+    machine = None
     for line in open(path):
         r = json.loads(line)
+        kind = r.get("kind")
+        if kind == "host":
+            machine = r
+            continue
+        if kind == "torch-calibration":
+            calib[(r["case"], r["threads"])].append(r)
+            continue
         key = (r["case"], r["threads"])
         per[key][r.get("round", 1)][r["runtime"]] = r["result"]["median_ms"]
         runs[key] = r["result"]["runs"]
         if "version" in r["result"]:
             versions[r["runtime"]] = r["result"]["version"]
+        if "torchvision" in r["result"]:
+            versions["torchvision"] = r["result"]["torchvision"]
+        if r["runtime"] == "torch":
+            # before the calibration, OpenBLAS was limited to THREADS
+            settings[key] = r["result"].get("setting", f"OPENBLAS_NUM_THREADS={r['threads']}")
+    if machine is None:  # results from before host.py: the CPU alone
+        info = host.cpuinfo()
+        machine = {"title": info.get("model name", "unknown CPU"), "kiln_kernels": ""}
     go = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()[2:3] or ["go ?"]
-    print("# kiln vs ONNX Runtime vs PyTorch\n")
     nrounds = max(len(v) for v in per.values())
+    names = list(dict.fromkeys(case.split()[0] for case, _ in per))
+
+    print("# kiln vs ONNX Runtime vs PyTorch\n")
     print(f"Median latency in milliseconds (lower is better) of the same exported models, measured in {nrounds} round(s) of")
     print("`bench/onnx/compare.sh` (each a median of the timed runs; the table shows the median over rounds, and ratios are")
-    print("medians of the per-round ratios); a ratio above 1 means kiln is faster. Models: `onnx/testdata/export_models.py --bench`")
-    print("(BERT-style: MiniLM-sized, hidden 384, 6 layers, 12 heads, FFN 1536, sequence 128, ONNX opset 14;")
-    print("MLP 1024-2048-2048-1024 at batch 16; ResNet-style CNN, widths 32/64/128, on 3×128×128).\n")
-    print("| model | threads | runs | kiln | ONNX Runtime | PyTorch | ORT / kiln | PyTorch / kiln | ORT / kiln per round |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("medians of the per-round ratios); a ratio above 1 means kiln is faster. Models (`onnx/testdata/export_models.py")
+    print("--bench`, ONNX opset 14, batch dim symbolic, fixed seeds; torchvision's with random weights and BatchNorm")
+    print("statistics measured on random images):\n")
+    for n in names:
+        print(f"- `{n}`: {MODELS.get(n, n)}")
+    print()
+    print("<!-- table begin -->")
+    print(f"**{machine['title']}**: median ms, lower is better; ratios above 1: kiln is faster\n")
+    print("| model | threads | runs | kiln | ONNX Runtime | PyTorch | ORT / kiln | PyTorch / kiln | ORT / kiln per round "
+          "| PyTorch env |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for (case, threads), rounds in per.items():
         ms = {rt: statistics.median(r[rt] for r in rounds.values()) for rt in ("kiln", "ort", "torch")}
         ort = [r["ort"] / r["kiln"] for r in rounds.values()]
         torch = [r["torch"] / r["kiln"] for r in rounds.values()]
         print(f"| {case} | {threads} | {runs[(case, threads)]} | {ms['kiln']:.2f} | {ms['ort']:.2f} | {ms['torch']:.2f} "
-              f"| {statistics.median(ort):.2f} | {statistics.median(torch):.2f} | {' '.join(f'{x:.2f}' for x in ort)} |")
+              f"| {statistics.median(ort):.2f} | {statistics.median(torch):.2f} | {' '.join(f'{x:.2f}' for x in ort)} "
+              f"| {short_setting(settings.get((case, threads)))} |")
+    print("<!-- table end -->")
     print()
-    print(f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs, shared with other jobs: load average "
+    print("PyTorch env: the environment PyTorch ran in, the fastest of a calibration run per case (below): default")
+    print("(nothing set), passive (`OMP_WAIT_POLICY=PASSIVE`: OpenMP workers sleep instead of spinning), OpenBLAS N")
+    print("(`OPENBLAS_NUM_THREADS=N`), or both.")
+    if calib:
+        print("\n## PyTorch's environment\n")
+        print("Before the timed rounds, each case's PyTorch ran once under each environment (median ms of its runs; in")
+        print("brackets, its threads' summed CPU time over the busiest thread's: the cores' worth of work it spread over).")
+        # the limit compare.sh applied: THREADS + 0.25 before it was recorded
+        over = min(r.get("limit", r["threads"] + 0.25) - r["threads"] for rs in calib.values() for r in rs)
+        print("The fastest eligible one (**bold**) was used in every round; an environment that spread an N-thread run")
+        print(f"over more than N + {over:.2g} cores' worth of work (OpenBLAS's own pool sized to every core) was not eligible")
+        print("(~~struck~~; only where the host has more cores than N).\n")
+        cols = ["default", "passive", "OpenBLAS N", "OpenBLAS N, passive"]
+        print("| model | threads | runs | " + " | ".join(cols) + " |")
+        print("|---|---:|---:|" + "---:|" * len(cols))
+        for (case, threads), recs in calib.items():
+            cells = {}
+            for r in recs:
+                res = r["result"]
+                par = res.get("parallelism")
+                cell = f"{res['median_ms']:.2f}" + (f" ({par:.2f})" if par is not None else "")
+                if r.get("chosen"):
+                    cell = f"**{cell}**"
+                elif not r.get("eligible", True):
+                    cell = f"~~{cell}~~"
+                cells[short_setting(r["setting"]).replace(f"OpenBLAS {threads}", "OpenBLAS N")] = cell
+            n = recs[0]["result"]["runs"]
+            print(f"| {case} | {threads} | {n} | " + " | ".join(cells.get(c, "") for c in cols) + " |")
+    print()
+    kernels = f" (kiln's kernels: {machine['kiln_kernels']})" if machine.get("kiln_kernels") else ""
+    print(f"Machine: {machine['title']}{kernels}, shared with other jobs: load average "
           f"{load_before} before the run and {load_after} after it, so absolute numbers are noisy; the")
     print("runtimes are interleaved per case so that load changes hit them alike.")
     if float(load_before.split()[0]) > (os.cpu_count() or 1):
@@ -66,11 +151,11 @@ def main():
         print("PyTorch's OpenMP do by default; kiln's workers spin at most 10 µs, then block) are likely to lose more to that, so")
         print("the 2-thread rows measure behaviour under contention more than raw speed: the 1-thread rows are the")
         print("fairer comparison here.")
+    tv = f", torchvision {versions['torchvision']}" if "torchvision" in versions else ""
     print(f"Versions: kiln at this commit ({go[0]}), onnxruntime-node {versions.get('ort', '?')} (graph optimisation "
-          f"'all', sequential), PyTorch {versions.get('torch', '?')} (eager, inference_mode, OpenBLAS limited to the")
-    print("same thread count: Debian's torch does its products in OpenBLAS, whose pool set_num_threads does not size;")
-    print("unlimited, a 1-thread PyTorch run used both cores). PyTorch's 2-thread rows are slow because its OpenMP")
-    print("workers and OpenBLAS's threads contend for the two cores in this build.")
+          f"'all', sequential), PyTorch {versions.get('torch', '?')}{tv} (eager, inference_mode, set_num_threads(N);")
+    print("Debian's build runs its parallel loops on OpenMP and its matrix products on OpenBLAS, whose own pool")
+    print("set_num_threads does not size, hence the environment above).")
     if quick:
         print("\n(quick run: 3 timed runs per cell)")
 

@@ -9,9 +9,12 @@ Needs Debian's python3-torch and python3-onnx; run with
 Without --bench it writes the test models (each well under 1 MB) to
 models/<name>/ next to this script: model.onnx, in_<input>.npy and
 out_<output>.npy. With --bench it writes the larger benchmark variants
-(a MiniLM-sized encoder at sequence 128, a wider MLP and CNN; see
-bench_models) to DIR, with a symbolic batch dim, and each input set with
-PyTorch's outputs under DIR/<model>/<set>/.
+(a MiniLM-sized encoder at sequence 128, a wider MLP and CNN, and
+torchvision's ResNet-18, MobileNetV2, EfficientNet-B0 and ViT-B/16 with
+random weights; see bench_models) to DIR, with a symbolic batch dim, and
+each input set with PyTorch's outputs under DIR/<model>/<set>/. Names
+after DIR export only those models (also mobilenet_v3_small, which is
+not exported by default: kiln lacks its HardSwish op).
 
 The models:
 
@@ -139,6 +142,36 @@ def randomize_bn(model, gen):
             m.bias.data.copy_(torch.randn(c, generator=gen) * 0.2)
 
 
+def calibrate_bn(model, gen, shape):
+    """Random BatchNorm scale and shift as in randomize_bn, with running
+    statistics measured on a batch of random images of SHAPE: in deep
+    networks randomize_bn's arbitrary statistics (or torchvision's (0, 1)
+    ones) let activations shrink layer by layer until the logits no longer
+    depend on the input (MobileNetV2's and EfficientNet-B0's change by 2e-7
+    of their size between two random images), which would make comparing
+    runtimes' outputs meaningless. Measured at one thread, so that every
+    rebuild gives the same bits."""
+    bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    for m in bns:
+        c = m.num_features
+        m.weight.data.copy_(torch.rand(c, generator=gen) + 0.5)
+        m.bias.data.copy_(torch.randn(c, generator=gen) * 0.2)
+    x = torch.randn(*shape, generator=gen)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    model.eval()
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: one batch sets the statistics
+        m.train()
+    with torch.no_grad():
+        model(x)
+    for m in bns:
+        m.momentum = 0.1
+    model.eval()
+    torch.set_num_threads(threads)
+
+
 def export(model, inputs, in_names, out_names, out_dir, dynamic_batch=False):
     os.makedirs(out_dir, exist_ok=True)
     model.eval()
@@ -194,7 +227,10 @@ def bench_models(only=None):
           cut to 1000, which changes only the embedding table's size) at
           sequence 128, batch 1 and 8;
     mlp:  1024-2048-2048-1024 at batch 16;
-    cnn:  the ResNet-style CNN with widths 32/64/128 on 3x128x128.
+    cnn:  the ResNet-style CNN with widths 32/64/128 on 3x128x128;
+    resnet18, mobilenet_v2, efficientnet_b0, vit_b_16: torchvision's, with
+          random weights, on 3x224x224 (see torchvision_model);
+          mobilenet_v3_small only when asked for by name.
 
     Each model is seeded on its own, so building only one (only="bert")
     gives the same weights."""
@@ -215,15 +251,60 @@ def bench_models(only=None):
         cnn = CNN((32, 64, 128), 1000)
         randomize_bn(cnn, gen)
         out["cnn"] = (cnn, {"b1": [torch.randn(1, 3, 128, 128, generator=gen)]}, ["x"], ["logits"])
+    for name, seed in TORCHVISION_SEEDS.items():
+        if only in (None, name) and (only == name or name in BENCH_DEFAULT):
+            out[name] = torchvision_model(name, seed)
     for m, *_ in out.values():
         m.eval()
     return out
 
 
-def bench(root):
+# The torchvision benchmark models (torchvision's own architectures,
+# which kiln was not tuned on) and their seeds. mobilenet_v3_small is
+# built only when asked for by name: kiln cannot import its HardSwish.
+TORCHVISION_SEEDS = {"resnet18": 14, "mobilenet_v2": 15, "efficientnet_b0": 16, "vit_b_16": 17,
+                     "mobilenet_v3_small": 18}
+BENCH_DEFAULT = ["bert", "mlp", "cnn", "resnet18", "mobilenet_v2", "efficientnet_b0", "vit_b_16"]
+
+
+def torchvision_model(name, seed):
+    """torchvision's NAME with random weights (weights=None: nothing is
+    downloaded) from SEED, BatchNorm with random scale and shift and
+    running statistics measured on random images (calibrate_bn; with
+    torchvision's (0, 1) statistics and unit scale BN is an identity and
+    the CNNs' logits shrink to ~1e-9), on one 3x224x224 image (set b1).
+
+    resnet18:           ResNet-18, 11.7M parameters, 1.8 G multiply-adds.
+    mobilenet_v2:       MobileNetV2 (width 1.0), depthwise 3x3 convolutions,
+                        ReLU6 (Clip), 3.5M parameters, 0.3 G multiply-adds.
+    efficientnet_b0:    EfficientNet-B0, depthwise 3x3 and 5x5 convolutions,
+                        SiLU, squeeze-excite, 5.3M parameters, 0.4 G
+                        multiply-adds.
+    vit_b_16:           ViT-B/16 (patch 16, 12 layers, hidden 768, 12 heads,
+                        MLP 3072), 86.6M parameters, 17.6 G multiply-adds; its
+                        classifier head, zero at init in torchvision, gets
+                        nn.Linear's default random init.
+    mobilenet_v3_small: MobileNetV3-Small, HardSwish, HardSigmoid
+                        squeeze-excite, 5x5 depthwise, 2.5M parameters."""
+    import torchvision  # only the torchvision models need it
+
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = getattr(torchvision.models, name)(weights=None)
+    calibrate_bn(model, gen, (4, 3, 224, 224))
+    if name.startswith("vit"):
+        model.heads.head.reset_parameters()
+    return model, {"b1": [torch.randn(1, 3, 224, 224, generator=gen)]}, ["x"], ["logits"]
+
+
+def bench(root, names=None):
     """Writes DIR/<model>/model.onnx (batch dim symbolic) and, per input
-    set, DIR/<model>/<set>/in_*.npy and out_*.npy."""
-    for name, (model, sets, in_names, out_names) in bench_models().items():
+    set, DIR/<model>/<set>/in_*.npy and out_*.npy, for NAMES (default:
+    BENCH_DEFAULT)."""
+    for name in names or BENCH_DEFAULT:
+        if name not in BENCH_DEFAULT and name not in TORCHVISION_SEEDS:
+            raise SystemExit(f"export_models.py: no benchmark model {name!r}")
+        model, sets, in_names, out_names = bench_models(only=name)[name]
         first = next(iter(sets.values()))
         export(model, first, in_names, out_names, os.path.join(root, name), dynamic_batch=True)
         for f in os.listdir(os.path.join(root, name)):
@@ -245,10 +326,11 @@ def bench(root):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", metavar="DIR", help="write the benchmark variants to DIR")
+    ap.add_argument("names", nargs="*", help="with --bench: only these models")
     args = ap.parse_args()
     torch.set_num_threads(1)  # deterministic reductions
     if args.bench:
-        bench(args.bench)
+        bench(args.bench, args.names)
     else:
         small(os.path.join(HERE, "models"))
 

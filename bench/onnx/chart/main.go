@@ -1,7 +1,9 @@
 // Command chart draws compare.sh's results as a PNG bar chart: for each
 // model and thread count, each runtime's median latency (over rounds)
-// relative to kiln's (kiln = 1, lower is faster). It is a module of its own so that
-// gonum's plot package stays out of kiln's dependencies.
+// relative to kiln's (kiln = 1, lower is faster), titled with the host
+// (results.jsonl's first line, from host.py: CPU, SIMD level, cores). It
+// is a module of its own so that gonum's plot package stays out of
+// kiln's dependencies.
 //
 //	go run . ../results.jsonl ../results.png
 package main
@@ -13,14 +15,19 @@ import (
 	"image/color"
 	"os"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
-// record is one line of results.jsonl.
+// record is one line of results.jsonl: a measurement, or with Kind
+// "host" the host's description, or with Kind "torch-calibration" one of
+// PyTorch's calibration runs (not drawn).
 type record struct {
+	Kind    string `json:"kind"`
+	Title   string `json:"title"`
 	Case    string `json:"case"`
 	Threads int    `json:"threads"`
 	Runtime string `json:"runtime"`
@@ -53,11 +60,21 @@ func run(in, out string) error {
 	var groups []key
 	all := map[key]map[string][]float64{} // one median latency per round
 	med := map[key]map[string]float64{}
+	host := ""
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var r record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
+		}
+		switch r.Kind {
+		case "host":
+			host = r.Title
+			continue
+		case "":
+		default:
+			continue
 		}
 		k := key{r.Case, r.Threads}
 		if all[k] == nil {
@@ -77,6 +94,9 @@ func run(in, out string) error {
 	}
 	p := plot.New()
 	p.Title.Text = "median latency relative to kiln (lower is faster)"
+	if host != "" {
+		p.Title.Text = host + ": " + p.Title.Text
+	}
 	p.Y.Label.Text = "time / kiln's time"
 	runtimes := []struct {
 		name, label string
@@ -89,7 +109,9 @@ func run(in, out string) error {
 	w := vg.Points(12)
 	var names []string
 	for _, g := range groups {
-		names = append(names, fmt.Sprintf("%s\n%d thr", g.c, g.t))
+		// "resnet18 b1" -> "resnet18\nb1, 1 thr": long model names fit
+		m, set, _ := strings.Cut(g.c, " ")
+		names = append(names, fmt.Sprintf("%s\n%s, %d thr", m, set, g.t))
 	}
 	for i, rt := range runtimes {
 		vals := make(plotter.Values, len(groups))
@@ -110,7 +132,9 @@ func run(in, out string) error {
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(names...)
-	return p.Save(vg.Length(110*len(groups))+vg.Points(80), 4*vg.Inch, out)
+	// half a group's margin either side, so the outer labels are not cut
+	p.X.Min, p.X.Max = -0.6, float64(len(groups))-0.4
+	return p.Save(vg.Length(90*len(groups))+vg.Points(80), 4*vg.Inch, out)
 }
 
 // median of the rounds' values (the mean of the middle two for an even
