@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -168,14 +169,21 @@ func keepsShape(x, c *graph.Node) bool {
 	return err == nil && s.Equal(x.Shape)
 }
 
-// names joins node names with " + " for the report.
+// names joins node names with " + " for the report; past eight nodes it
+// gives the first six, the last and the count (a 25k-op chain is one
+// region, and its report line must not be quadratic to build).
 func names(ns ...*graph.Node) string {
-	s := ""
+	const most = 8
+	var b strings.Builder
 	for i, n := range ns {
-		if i > 0 {
-			s += " + "
+		if len(ns) > most && i == most-2 {
+			fmt.Fprintf(&b, " + … (%d more) + %s", len(ns)-most+1, ns[len(ns)-1].Name)
+			break
 		}
-		s += n.Name
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		b.WriteString(n.Name)
 	}
-	return s
+	return b.String()
 }

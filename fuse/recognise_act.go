@@ -21,7 +21,7 @@ import (
 // exporters' constants (√2, 0.044715, √(2/π)) stays below 1e-7.
 func recogniseActivations(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, r *graph.Node) (bool, error) {
-		if !r.Op.IsElementwise() || !r.DType.IsFloat() || knownActivation(r.Op) {
+		if !r.Op.IsElementwise() || !r.DType.IsFloat() || knownActivation(r.Op) || unaryChain(r) {
 			return false, nil
 		}
 		for _, x := range coneCandidates(r) {
@@ -46,6 +46,21 @@ func recogniseActivations(g *graph.Graph, log *Log) error {
 		}
 		return false, nil
 	})
+}
+
+// unaryChain reports whether the maxCone nodes below r are all one-input
+// elementwise ops: every activation identify knows has a binary op near
+// its root (x·Φ(x), 1/(1+e^−x)), so such a chain is not searched. (A
+// 100k-op unary chain spent most of its compile time searching.)
+func unaryChain(r *graph.Node) bool {
+	n := r
+	for range maxCone {
+		if !n.Op.IsElementwise() || len(n.Inputs) != 1 {
+			return !n.Op.IsElementwise()
+		}
+		n = n.Inputs[0]
+	}
+	return len(n.Inputs) <= 1
 }
 
 // maxCone bounds the nodes of a spelled-out activation (the tanh GELU is
