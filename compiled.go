@@ -130,7 +130,10 @@ func (cg *CompiledGraph) SetParam(name string, data []float32) error {
 
 // SetParamTyped sets a weight from raw little-endian bytes of dtype dt,
 // converted to the param's dtype at the boundary (e.g. BF16 weights into
-// an F32 graph).
+// an F32 graph). On the CPU the program remembers dt: a MatMul or Gemm
+// whose weight was given as BF16 keeps it packed in bf16 and multiplies
+// in bf16 where the CPU has AVX512_BF16 (activations rounded to bf16:
+// about three significant digits; KILN_BF16=off keeps float32).
 func (cg *CompiledGraph) SetParamTyped(name string, data []byte, dt tensor.DType) error {
 	i, p, err := cg.param(name)
 	if err != nil {
@@ -140,7 +143,12 @@ func (cg *CompiledGraph) SetParamTyped(name string, data []byte, dt tensor.DType
 	if err != nil {
 		return fmt.Errorf("kiln: SetParam %q: %w", name, err)
 	}
-	if err := cg.x.Write(p, b); err != nil {
+	if cg.cpu != nil {
+		err = cg.cpu.WriteFrom(p, b, dt)
+	} else {
+		err = cg.x.Write(p, b)
+	}
+	if err != nil {
 		return err
 	}
 	cg.paramSet[i] = true

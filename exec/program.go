@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -39,6 +40,7 @@ type Program struct {
 	runner  *Runner
 	closed  bool
 	version *atomic.Uint64 // weight writes, shared with clones
+	sources *paramSources  // the dtype each param was given in (WriteFrom), shared with clones
 
 	static        []byte // kept values of static steps (static.go)
 	staticValid   bool   // static values computed for staticVersion
@@ -86,7 +88,7 @@ func Lower(g *graph.Graph, p *plan.Plan, opt Options) (*Program, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
-	pr := &Program{Graph: g, Plan: p, opt: opt, Weights: alignedBytes(p.WeightBytes), version: new(atomic.Uint64)}
+	pr := &Program{Graph: g, Plan: p, opt: opt, Weights: alignedBytes(p.WeightBytes), version: new(atomic.Uint64), sources: new(paramSources)}
 	for _, n := range g.Nodes {
 		if n.Op == graph.OpConstant {
 			s := p.Slots[n.ID]
@@ -110,7 +112,7 @@ func (pr *Program) lowerSteps() error {
 	}
 	pr.runner = pr.opt.Pool.NewRunner()
 	pr.copyBody = pr.copyChunks
-	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version}
+	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version, ParamSource: pr.sources.get}
 	pr.Arena = alignedBytes(p.ArenaBytes)
 	pr.Values = make([]tensor.Tensor, len(g.Nodes))
 	for _, n := range g.Nodes {
@@ -226,6 +228,17 @@ var errClosed = fmt.Errorf("exec: program is closed")
 
 // Write copies an input's or param's bytes into its slot.
 func (pr *Program) Write(n *graph.Node, data []byte) error {
+	if n == nil {
+		return fmt.Errorf("exec: Write of a nil node")
+	}
+	return pr.WriteFrom(n, data, n.DType)
+}
+
+// WriteFrom is Write for a value converted from dtype src (kiln's
+// SetParamTyped: BF16 weights widened into an F32 param). For a param it
+// records src, which kernels read (ops.Env.ParamSource) when they repack
+// the weight: a GEMM keeps weights given as BF16 in bf16.
+func (pr *Program) WriteFrom(n *graph.Node, data []byte, src tensor.DType) error {
 	v, err := pr.value(n)
 	if err != nil {
 		return err
@@ -238,6 +251,7 @@ func (pr *Program) Write(n *graph.Node, data []byte) error {
 	}
 	pr.parallelCopy(v.Data, data)
 	if n.Op == graph.OpParam {
+		pr.sources.set(n, src) // before the version moves: kernels that see the new version see src
 		pr.version.Add(1)
 	}
 	return nil
@@ -303,11 +317,47 @@ func (pr *Program) Clone() (Executable, error) {
 	if pr.closed {
 		return nil, errClosed
 	}
-	c := &Program{Graph: pr.Graph, Plan: pr.Plan, Weights: pr.Weights, opt: pr.opt, version: pr.version}
+	c := &Program{Graph: pr.Graph, Plan: pr.Plan, Weights: pr.Weights, opt: pr.opt, version: pr.version, sources: pr.sources}
 	if err := c.lowerSteps(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// paramSources records, by param name, the dtype each param's current
+// value was given in, where that is not the param's own dtype. Programs
+// over the same weights (clones, LowerShared) share one; it is read only
+// when a kernel repacks a weight, so a mutex is cheap enough.
+type paramSources struct {
+	mu sync.Mutex
+	m  map[string]tensor.DType
+}
+
+func (s *paramSources) set(n *graph.Node, src tensor.DType) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if src == n.DType {
+		delete(s.m, n.Name)
+		return
+	}
+	if s.m == nil {
+		s.m = map[string]tensor.DType{}
+	}
+	s.m[n.Name] = src
+}
+
+// get is ops.Env.ParamSource: the dtype param n's value was given in
+// (n's own dtype unless WriteFrom said otherwise).
+func (s *paramSources) get(n *graph.Node) tensor.DType {
+	if n == nil || n.Op != graph.OpParam {
+		return tensor.Invalid
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if dt, ok := s.m[n.Name]; ok {
+		return dt
+	}
+	return n.DType
 }
 
 // Close drops the arena; later calls fail with an error.

@@ -62,7 +62,7 @@ func LowerShared(g *graph.Graph, p *plan.Plan, opt Options, base *Program) (*Pro
 	// Shared weights change only through base, so base's version counter
 	// tells kernels and static steps when to refresh; a mirrored region
 	// has its own counter, moved by Mirror.Sync after each copy.
-	pr := &Program{Graph: g, Plan: p, opt: opt, version: base.version}
+	pr := &Program{Graph: g, Plan: p, opt: opt, version: base.version, sources: base.sources}
 	m := &Mirror{}
 	if sameWeights(g, p, base) {
 		pr.Weights = base.Weights

@@ -54,6 +54,13 @@ type Env struct {
 	// (a packed GEMM panel) rebuilds it when the count has changed since it
 	// was made. Nil means weights never change.
 	WeightsVersion *atomic.Uint64
+	// ParamSource, if set, reports the dtype a param's current value was
+	// given in (tensor.BF16 for weights set from bf16 bytes into an F32
+	// param), or the param's own dtype; tensor.Invalid for a node that is
+	// not a param. Kernels that cache a transformed weight read it when
+	// they rebuild (the weights version moved): a GEMM keeps BF16 weights
+	// in bf16 where the CPU multiplies bf16 natively.
+	ParamSource func(n *graph.Node) tensor.DType
 }
 
 // Serial is an Env that runs everything on the calling goroutine.

@@ -9,6 +9,15 @@
 // runs on tensor views (into an arena, or freshly allocated) as often as
 // needed, without allocating.
 //
+// BF16 weights. A MatMul, Gemm or FusedMatMul whose B operand is a param
+// set from BF16 bytes (kiln's SetParamTyped; Env.ParamSource says so)
+// keeps that weight packed in bf16 and runs asm.GemmBF16 on CPUs with
+// AVX512_BF16 (KILN_CPU allowing avx512): half the weight bytes, two
+// steps of depth per instruction, and A rounded to bf16 as it is
+// converted, so results carry about three significant digits (the bound
+// is in ops/asm/gemm_bf16.go). Weights set as F32, other CPUs, and
+// KILN_BF16=off (config.go) keep the float32 GEMM.
+//
 // Interpret evaluates a whole graph node by node with the reference
 // kernels, allocating freely: it is the oracle every later stage (fusion,
 // planning, assembly kernels, GPU backends) is tested against.

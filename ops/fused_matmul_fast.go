@@ -104,26 +104,12 @@ func prepareFusedMatMulAsm(nd *graph.Node, env Env) (Kernel, string, error) {
 			rows = newEpilogueRows(p, env)
 		}
 	}
-	var packed *asm.PackedB
+	var w *packedWeight // B packed once per weights version (in bf16 where it was given so)
 	if nb == 1 && FromWeights(nd.Inputs[1]) {
-		packed = &asm.PackedB{}
+		w = newPackedWeight(nd.Inputs[1], g, env)
 	}
-	packedOnce := false
 	k := func(ins []tensor.Tensor, out tensor.Tensor) error {
-		args.A, args.B, args.C = ins[0].F32(), ins[1].F32(), out.F32()
-		if packed != nil {
-			var v uint64
-			if env.WeightsVersion != nil {
-				v = env.WeightsVersion.Load()
-			}
-			if !packedOnce || packed.Version != v {
-				if err := g.PackB(packed, args.B); err != nil {
-					return err
-				}
-				packed.Version, packedOnce = v, true
-			}
-			args.PackedB = packed
-		}
+		args.A, args.C = ins[0].F32(), out.F32()
 		if ep != nil {
 			if p.bias >= 0 {
 				ep.Bias = ins[p.bias].F32()
@@ -133,7 +119,7 @@ func prepareFusedMatMulAsm(nd *graph.Node, env Env) (Kernel, string, error) {
 			}
 			args.Epilogue = ep
 		}
-		err := g.Run(args)
+		err := w.run(g, args, ins[1].F32())
 		args.A, args.B, args.C, args.PackedB = nil, nil, nil, nil // keep no arena references
 		if ep != nil {
 			ep.Bias, ep.Residual = nil, nil

@@ -29,42 +29,127 @@ func init() {
 func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == graph.OpConstant }
 
 // packedWeight is a B operand packed for one kernel, with the weights
-// version and the buffer it was packed from.
+// version and the buffer it was packed from: in float32 for the plan's
+// variant, or in bf16 when bf is set and the weight was given as BF16.
 type packedWeight struct {
 	pb      asm.PackedB
 	version *atomic.Uint64 // nil: the weights never change
 	have    bool
 	at      uint64
 	src     *float32
+	bf      *bf16Weight // nil: float32 only
+	inBF16  bool        // the current packing is bf's
 }
 
-// bindB points args at b, or at its packed copy when b is a weight (w
-// non-nil).
-func (w *packedWeight) bindB(args *asm.GemmArgs, g *asm.Gemm, b []float32) error {
-	if w == nil {
-		args.B, args.PackedB = b, nil
-		return nil
+// newPackedWeight makes the packed form of weight node b for plan g,
+// able to hold it in bf16 when the CPU and the knob allow and b reads a
+// param (through views) whose source dtype env can tell.
+func newPackedWeight(b *graph.Node, g *asm.Gemm, env Env) *packedWeight {
+	w := &packedWeight{version: env.WeightsVersion}
+	if p := weightParam(b); p != nil && env.ParamSource != nil && bf16WeightsOn() {
+		if v := asm.BestGemmBF16(); v != nil {
+			w.bf = &bf16Weight{param: p, source: env.ParamSource, v: v, cfg: g.Config(), par: asm.Par{For: env.For, Threads: env.Threads}}
+		}
 	}
-	pb, err := w.get(g, b)
-	args.PackedB = pb
+	return w
+}
+
+// weightParam is the param n reads, through any views, or nil.
+func weightParam(n *graph.Node) *graph.Node {
+	for n.Op.IsView() {
+		n = n.Inputs[0]
+	}
+	if n.Op == graph.OpParam {
+		return n
+	}
+	return nil
+}
+
+// bf16Weight holds a weight given as BF16 in bf16 (asm.GemmBF16), the
+// plan made on first use.
+type bf16Weight struct {
+	param  *graph.Node
+	source func(*graph.Node) tensor.DType
+	v      *asm.GemmBF16Variant
+	cfg    asm.GemmConfig
+	par    asm.Par
+	g      *asm.GemmBF16
+	pb     asm.PackedBF16
+	args   asm.GemmBF16Args
+}
+
+// wanted reports whether the param's current value was given as BF16.
+func (bw *bf16Weight) wanted() bool { return bw.source(bw.param) == tensor.BF16 }
+
+// pack packs b in bf16, preparing the plan first if needed.
+func (bw *bf16Weight) pack(b []float32) error {
+	if bw.g == nil {
+		g, err := asm.NewGemmBF16(bw.cfg, bw.v, bw.par)
+		if err != nil {
+			return err
+		}
+		bw.g = g
+	}
+	return bw.g.PackB(&bw.pb, b)
+}
+
+// run computes the product of args (A, C, Epilogue) with the bf16 B.
+func (bw *bf16Weight) run(args *asm.GemmArgs) error {
+	bw.args = asm.GemmBF16Args{A: args.A, C: args.C, B: &bw.pb, Epilogue: args.Epilogue}
+	err := bw.g.Run(&bw.args)
+	bw.args = asm.GemmBF16Args{} // keep no reference to the arena
 	return err
 }
 
-// get returns b packed, packing it first if it never was, the weights
-// version moved, or b is another buffer than last time.
-func (w *packedWeight) get(g *asm.Gemm, b []float32) (*asm.PackedB, error) {
+// run binds B (b, or its packed copy when w is non-nil) and runs the
+// product: on g, or in bf16 where w holds the weight so.
+func (w *packedWeight) run(g *asm.Gemm, args *asm.GemmArgs, b []float32) error {
+	if w == nil {
+		args.B, args.PackedB = b, nil
+		return g.Run(args)
+	}
+	if err := w.get(g, b); err != nil {
+		return err
+	}
+	if w.inBF16 {
+		args.B, args.PackedB = nil, nil
+		return w.bf.run(args)
+	}
+	args.B, args.PackedB = nil, &w.pb
+	err := g.Run(args)
+	args.PackedB = nil
+	return err
+}
+
+// get packs b if it never was, the weights version moved, or b is
+// another buffer than last time: in bf16 when the weight was given so,
+// else for g. Only the current packing keeps its buffer.
+func (w *packedWeight) get(g *asm.Gemm, b []float32) error {
 	var v uint64
 	if w.version != nil {
 		v = w.version.Load() // read before packing: a write during it repacks next run
 	}
 	src := unsafe.SliceData(b)
-	if !w.have || v != w.at || src != w.src {
-		if err := g.PackB(&w.pb, b); err != nil {
-			return nil, err
-		}
-		w.have, w.at, w.src = true, v, src
+	if w.have && v == w.at && src == w.src {
+		return nil
 	}
-	return &w.pb, nil
+	w.have = false
+	if w.bf != nil && w.bf.wanted() {
+		if err := w.bf.pack(b); err != nil {
+			return err
+		}
+		w.pb, w.inBF16 = asm.PackedB{}, true
+	} else {
+		if err := g.PackB(&w.pb, b); err != nil {
+			return err
+		}
+		w.inBF16 = false
+		if w.bf != nil {
+			w.bf.pb = asm.PackedBF16{}
+		}
+	}
+	w.have, w.at, w.src = true, v, src
+	return nil
 }
 
 // checkTensors verifies the count, dtype and size of a kernel's tensors
@@ -126,7 +211,7 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 	}
 	var w *packedWeight
 	if oneB && isWeight(n.Inputs[1]) {
-		w = &packedWeight{version: env.WeightsVersion}
+		w = newPackedWeight(n.Inputs[1], g, env)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		if err := checkTensors(n, ins, out); err != nil {
@@ -136,10 +221,7 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 			return nil
 		}
 		args.A, args.C = ins[0].F32(), out.F32()
-		if err := w.bindB(&args, g, ins[1].F32()); err != nil {
-			return err
-		}
-		err := g.Run(&args)
+		err := w.run(g, &args, ins[1].F32())
 		args.A, args.B, args.C = nil, nil, nil // keep no reference to the arena
 		return err
 	}, v.Name, nil
@@ -190,20 +272,17 @@ func prepareGemmFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string
 	args := asm.GemmArgs{Epilogue: ep}
 	var w *packedWeight
 	if isWeight(n.Inputs[1]) {
-		w = &packedWeight{version: env.WeightsVersion}
+		w = newPackedWeight(n.Inputs[1], g, env)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		if err := checkTensors(n, ins, out); err != nil {
 			return err
 		}
 		args.A, args.C = ins[0].F32(), out.F32()
-		if err := w.bindB(&args, g, ins[1].F32()); err != nil {
-			return err
-		}
 		if ep != nil {
 			ep.Residual = ins[2].F32()
 		}
-		err := g.Run(&args)
+		err := w.run(g, &args, ins[1].F32())
 		args.A, args.B, args.C = nil, nil, nil
 		if ep != nil {
 			ep.Residual = nil

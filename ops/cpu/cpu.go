@@ -82,3 +82,18 @@ func Allows(v Variant) bool {
 	ci, vi := slices.Index(in.Supported, in.Chosen), slices.Index(in.Supported, v)
 	return vi >= 0 && vi >= ci
 }
+
+// HasBF16 reports whether bf16 dot-product kernels may run: the CPU has
+// AVX512_BF16 (VDPBF16PS, VCVTNE2PS2BF16) on top of the avx512 variant,
+// the build has assembly, and KILN_CPU allows avx512.
+func HasBF16() bool {
+	bf16Once.Do(func() {
+		hasBF16 = buildHasAsm && runtime.GOARCH == "amd64" && cpuid.CPU.Supports(cpuid.AVX512BF16)
+	})
+	return hasBF16 && Allows(AVX512)
+}
+
+var (
+	hasBF16  bool
+	bf16Once sync.Once
+)
