@@ -2,10 +2,12 @@ package kiln
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/fuse"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/sysmem"
 	"github.com/kilnml/kiln/plan"
 )
 
@@ -21,6 +23,11 @@ type Options struct {
 	Fuse *fuse.Options // nil: from KILN_FUSE
 	Plan *plan.Options // nil: from KILN_PLAN
 	Exec exec.Options  // CPU worker pool and kernel choice
+	// MemoryLimit bounds what a compiled CPU graph may allocate, its
+	// arena and weights together, in bytes: 0 means the default (the
+	// machine's physical memory, or the cgroup's limit where smaller;
+	// none where the platform gives no figure), negative means none.
+	MemoryLimit int64
 }
 
 // NewSession starts a session for a device.
@@ -28,6 +35,18 @@ func NewSession(dev Device) *Session { return &Session{dev: dev} }
 
 // WithOptions returns a session that compiles with explicit options.
 func (s *Session) WithOptions(o Options) *Session { return &Session{dev: s.dev, opts: o} }
+
+// WithMemoryLimit returns a session whose Compile refuses, with an error
+// naming both figures, a CPU graph whose arena and weights need more than
+// bytes (0: the default, see Options.MemoryLimit; negative: no limit).
+// Allocating them is the one large allocation of a compile, and a model
+// that declares huge shapes would otherwise end the process with an
+// out-of-memory error no caller can catch.
+func (s *Session) WithMemoryLimit(bytes int64) *Session {
+	o := s.opts
+	o.MemoryLimit = bytes
+	return &Session{dev: s.dev, opts: o}
+}
 
 // Device is the session's device.
 func (s *Session) Device() Device { return s.dev }
@@ -81,7 +100,33 @@ func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error
 	if err != nil {
 		return frep, nil, err
 	}
+	if err := s.checkMemory(p); err != nil {
+		return frep, nil, err
+	}
 	return frep, p, nil
+}
+
+// checkMemory refuses a CPU plan whose arena and weights exceed the
+// session's memory limit. (A GPU's arena lives in device memory, which
+// the driver's allocation checks.)
+func (s *Session) checkMemory(p *plan.Plan) error {
+	if s.dev.Kind != "cpu" || s.opts.MemoryLimit < 0 {
+		return nil
+	}
+	limit, src := s.opts.MemoryLimit, "WithMemoryLimit"
+	if limit == 0 {
+		if limit, src = sysmem.Limit(); limit == 0 {
+			return nil
+		}
+		src += ", the default; see Session.WithMemoryLimit"
+	}
+	need := int64(p.ArenaBytes) + int64(p.WeightBytes)
+	if need > limit {
+		return fmt.Errorf("kiln: the compiled graph needs %s (arena %s, weights %s), more than the memory limit of %s (%s)",
+			plan.HumanBytes(int(min(need, math.MaxInt))), plan.HumanBytes(p.ArenaBytes), plan.HumanBytes(p.WeightBytes),
+			plan.HumanBytes(int(limit)), src)
+	}
+	return nil
 }
 
 func (s *Session) backend() (exec.Backend, error) {
