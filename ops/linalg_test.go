@@ -407,3 +407,27 @@ func TestGemmLargeAlphaFast(t *testing.T) {
 	hcClose(t, "reference", hcRun(t, n, feeds["a"], feeds["b"]), want, 1e-6)
 	checkFast(t, n, feeds, 1e-6)
 }
+
+// TestMatMulEmptyFast: products with a zero-size dim, batched and
+// broadcast, give the reference's (empty or all-zero) result on the fast
+// path too; a[2,1,3,4] × b[3,4,0] failed with "A has 24 elements, needs 72"
+// (B's zero size made its batch offsets all 0, read as one shared B).
+func TestMatMulEmptyFast(t *testing.T) {
+	for _, c := range [][2]tensor.Shape{
+		{{2, 1, 3, 4}, {3, 4, 0}}, {{2, 0, 4}, {4, 5}}, {{2, 3, 0}, {0, 5}}, {{0, 3, 4}, {4, 5}},
+		{{2, 1, 3, 0}, {3, 0, 5}}, {{2, 1, 3, 4}, {0, 4, 5}}, {{3, 4}, {2, 4, 5}},
+	} {
+		g := graph.New()
+		a, b := g.Input("a", tensor.F32, c[0]...), g.Input("b", tensor.F32, c[1]...)
+		n := g.MatMul(a, b)
+		if err := g.Err(); err != nil {
+			t.Fatalf("%v × %v: %v", c[0], c[1], err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		feeds := map[string]tensor.Tensor{
+			"a": hcT(t, tensor.F32, c[0], hcRand(r, c[0].NumElements())...),
+			"b": hcT(t, tensor.F32, c[1], hcRand(r, c[1].NumElements())...),
+		}
+		checkFast(t, n, feeds, 1e-5)
+	}
+}

@@ -186,12 +186,14 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 		return nil, "", fmt.Errorf("result shape %v, want %v", n.Shape, out)
 	}
 	nb := batch.NumElements()
-	empty := nb == 0
+	empty := out.NumElements() == 0 // nothing to write (K = 0 is not empty: C is zeros)
 	offA := batchOffsets(as[:max(as.Rank()-2, 0)], batch, m*k)
 	offB := batchOffsets(bs[:max(bs.Rank()-2, 0)], batch, k*nn)
+	// One B shared by the batch, and A's products back to back (not
+	// broadcast): the batch is one product of nb·m rows.
 	oneB := !empty
-	for _, o := range offB {
-		oneB = oneB && o == 0
+	for e, o := range offB {
+		oneB = oneB && o == 0 && offA[e] == e*m*k
 	}
 	cfg := asm.GemmConfig{M: m, N: nn, K: k, Alpha: 1}
 	var args asm.GemmArgs
