@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/fuse"
@@ -46,10 +47,13 @@ type CompiledGraph struct {
 	extent   *activeExtent
 	commits  []commit // CommitNoWait runs not yet synced (pipeline.go)
 	closed   bool
+
+	busy    atomic.Bool // a public method is running (guard.go)
+	weights *weightUse  // runs and writes of the weights, shared with clones
 }
 
 func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, rep fuse.Report) *CompiledGraph {
-	cg := &CompiledGraph{sess: s, g: g, plan: p, x: x, fusion: rep, paramSet: make([]bool, len(g.Params()))}
+	cg := &CompiledGraph{sess: s, g: g, plan: p, x: x, fusion: rep, paramSet: make([]bool, len(g.Params())), weights: new(weightUse)}
 	cg.cpu, _ = x.(*exec.Program)
 	for _, o := range g.Outputs() {
 		sl := p.Slots[o.ID]
@@ -90,6 +94,10 @@ var errClosed = errors.New("kiln: compiled graph is closed")
 
 // Close releases the arena (and device memory). Later calls return errors.
 func (cg *CompiledGraph) Close() error {
+	if err := cg.acquire(useGraph); err != nil {
+		return err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return nil
 	}
@@ -135,6 +143,10 @@ func (cg *CompiledGraph) SetParam(name string, data []float32) error {
 // in bf16 where the CPU has AVX512_BF16 (activations rounded to bf16:
 // about three significant digits; KILN_BF16=off keeps float32).
 func (cg *CompiledGraph) SetParamTyped(name string, data []byte, dt tensor.DType) error {
+	if err := cg.acquire(useWrite); err != nil {
+		return err
+	}
+	defer cg.release(useWrite)
 	i, p, err := cg.param(name)
 	if err != nil {
 		return err

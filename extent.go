@@ -55,6 +55,10 @@ type boxCopy struct {
 // not on the CPU, or the graph cannot be resized (e.g. a param or
 // constant whose shape holds the extent).
 func (cg *CompiledGraph) SetActiveExtent(actual, upper int) error {
+	if err := cg.acquire(useGraph); err != nil {
+		return err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return errClosed
 	}

@@ -30,6 +30,10 @@ func (cg *CompiledGraph) handleFor(input int) *handle {
 // input may be left out of Run and passed as nil to RunSlots. Binding again
 // replaces the contents.
 func (cg *CompiledGraph) BindHandle(name string, data []float32) error {
+	if err := cg.acquire(useGraph); err != nil {
+		return err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return errClosed
 	}
@@ -56,6 +60,10 @@ func (cg *CompiledGraph) BindHandle(name string, data []float32) error {
 // the KV-cache pattern: the graph reads the cache as an input and returns
 // the updated cache as an output of the same shape.
 func (cg *CompiledGraph) FeedHandle(name string, output int) error {
+	if err := cg.acquire(useGraph); err != nil {
+		return err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return errClosed
 	}
@@ -77,6 +85,10 @@ func (cg *CompiledGraph) FeedHandle(name string, output int) error {
 
 // ReadHandle returns a copy of a handle's current contents.
 func (cg *CompiledGraph) ReadHandle(name string) ([]float32, error) {
+	if err := cg.acquire(useGraph); err != nil {
+		return nil, err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return nil, errClosed
 	}

@@ -42,9 +42,13 @@ func (cg *CompiledGraph) committer() (exec.Committer, bool) {
 // way SyncPending or SyncPendingOutputs waits for every commit and frees
 // what they hold.
 func (cg *CompiledGraph) CommitNoWait(inputs ...Input) error {
+	if err := cg.acquire(useRun); err != nil {
+		return err
+	}
+	defer cg.release(useRun)
 	cm, ok := cg.committer()
 	if !ok {
-		outs, err := cg.Run(inputs...)
+		outs, err := cg.run(inputs)
 		if err != nil {
 			return err
 		}
@@ -75,7 +79,11 @@ func (cg *CompiledGraph) commit(cm exec.Committer, inputs []Input) (exec.Pending
 // SyncPending waits for every CommitNoWait. Output(i) then shows the
 // last commit's outputs.
 func (cg *CompiledGraph) SyncPending() error {
-	_, err := cg.SyncPendingOutputs()
+	if err := cg.acquire(useGraph); err != nil {
+		return err
+	}
+	defer cg.release(useGraph)
+	_, err := cg.syncPendingOutputs()
 	return err
 }
 
@@ -83,6 +91,15 @@ func (cg *CompiledGraph) SyncPending() error {
 // commit's own outputs as float32, in commit order:
 // out[commit][output][element]. Output(i) then shows the last commit's.
 func (cg *CompiledGraph) SyncPendingOutputs() ([][][]float32, error) {
+	if err := cg.acquire(useGraph); err != nil {
+		return nil, err
+	}
+	defer cg.release(useGraph)
+	return cg.syncPendingOutputs()
+}
+
+// syncPendingOutputs is SyncPendingOutputs for callers that hold the graph.
+func (cg *CompiledGraph) syncPendingOutputs() ([][][]float32, error) {
 	if cg.closed {
 		return nil, errClosed
 	}
@@ -134,6 +151,10 @@ func (cg *CompiledGraph) dropCommits() {
 // keeps up to three runs in flight, each with its own inputs and
 // outputs; elsewhere the runs follow one another.
 func (cg *CompiledGraph) RunPipelined(sets [][]Input) ([][][]float32, error) {
+	if err := cg.acquire(useRun); err != nil {
+		return nil, err
+	}
+	defer cg.release(useRun)
 	if cg.closed {
 		return nil, errClosed
 	}
@@ -141,7 +162,7 @@ func (cg *CompiledGraph) RunPipelined(sets [][]Input) ([][][]float32, error) {
 	out := make([][][]float32, len(sets))
 	if !ok {
 		for i, set := range sets {
-			o, err := cg.Run(set...)
+			o, err := cg.run(set)
 			if err != nil {
 				return nil, fmt.Errorf("kiln: RunPipelined: set %d: %w", i, err)
 			}

@@ -33,6 +33,15 @@ type TypedOutput struct {
 // output as float32 (other dtypes are converted). Inputs bound to a
 // handle may be left out.
 func (cg *CompiledGraph) Run(inputs ...Input) ([][]float32, error) {
+	if err := cg.acquire(useRun); err != nil {
+		return nil, err
+	}
+	defer cg.release(useRun)
+	return cg.run(inputs)
+}
+
+// run is Run for callers that hold the graph (CommitNoWait, RunPipelined).
+func (cg *CompiledGraph) run(inputs []Input) ([][]float32, error) {
 	if err := cg.runNamed(typedF32(inputs)); err != nil {
 		return nil, err
 	}
@@ -60,6 +69,10 @@ func (cg *CompiledGraph) outputsF32() ([][]float32, error) {
 // RunTyped feeds inputs in any dtype (converted to each input's declared
 // dtype at the boundary) and returns the outputs in their declared dtypes.
 func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
+	if err := cg.acquire(useRun); err != nil {
+		return nil, err
+	}
+	defer cg.release(useRun)
 	if err := cg.runNamed(inputs); err != nil {
 		return nil, err
 	}
@@ -154,6 +167,10 @@ func (cg *CompiledGraph) inputIndex(name string) int {
 // spans in Arena(); Output(i) gives the same data as a slice. Both stay
 // valid until the next run.
 func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
+	if err := cg.acquire(useRun); err != nil {
+		return nil, err
+	}
+	defer cg.release(useRun)
 	if cg.closed {
 		return nil, errClosed
 	}
@@ -277,6 +294,10 @@ func (cg *CompiledGraph) Arena() []byte {
 // RunRaw runs with named float32 inputs and returns views of the outputs
 // (float32 outputs only; nil for others), valid until the next run.
 func (cg *CompiledGraph) RunRaw(inputs ...Input) ([][]float32, error) {
+	if err := cg.acquire(useRun); err != nil {
+		return nil, err
+	}
+	defer cg.release(useRun)
 	if err := cg.runNamed(typedF32(inputs)); err != nil {
 		return nil, err
 	}
@@ -291,6 +312,10 @@ func (cg *CompiledGraph) RunRaw(inputs ...Input) ([][]float32, error) {
 // its arena and handles, so it can run concurrently with the original.
 // Params set later on either are seen by both.
 func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
+	if err := cg.acquire(useGraph); err != nil {
+		return nil, err
+	}
+	defer cg.release(useGraph)
 	if cg.closed {
 		return nil, errClosed
 	}
@@ -300,6 +325,7 @@ func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
 	}
 	c := newCompiled(cg.sess, cg.g, cg.plan, x, cg.fusion)
 	c.paramSet = cg.paramSet // shared weights: set once, set for all
+	c.weights = cg.weights   // and written while none of the clones runs
 	for _, h := range cg.handles {
 		h.data = append([]float32(nil), h.data...)
 		c.handles = append(c.handles, h)
