@@ -134,3 +134,30 @@ func TestSetParamWhileCloneRuns(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d of 300 SetParam calls refused while the clone ran", refused)
 }
+
+// TestOutputOutOfRange: Output gives nil for a bad index or a closed
+// graph (documented); OutputTensor says why with an error.
+func TestOutputOutOfRange(t *testing.T) {
+	cg, _, xs := concurrentGraph(t)
+	if _, err := cg.Run(kiln.In("x", xs)); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{-1, 1, 7} {
+		if cg.Output(i) != nil {
+			t.Errorf("Output(%d) is not nil", i)
+		}
+		if _, err := cg.OutputTensor(i); err == nil {
+			t.Errorf("OutputTensor(%d): no error", i)
+		}
+	}
+	if cg.Output(0) == nil {
+		t.Error("Output(0) is nil")
+	}
+	cg.Close()
+	if cg.Output(0) != nil {
+		t.Error("Output(0) after Close is not nil")
+	}
+	if _, err := cg.OutputTensor(0); err == nil {
+		t.Error("OutputTensor(0) after Close: no error")
+	}
+}

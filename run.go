@@ -262,8 +262,10 @@ func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
 	return tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]}
 }
 
-// Output views output i of the last run as float32 (nil if the output is
-// not F32 or i is out of range). The view is valid until the next run.
+// Output views output i of the last run as float32. It is nil when i is
+// out of range, the output is not F32 or the graph is closed:
+// OutputTensor returns an error that says which. The view is valid until
+// the next run.
 func (cg *CompiledGraph) Output(i int) []float32 {
 	if cg.closed || i < 0 || i >= len(cg.spans) || cg.g.Outputs()[i].DType != tensor.F32 {
 		return nil
