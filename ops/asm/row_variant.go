@@ -14,7 +14,8 @@ import (
 // pointers and lengths; the exported methods check slice lengths in Go
 // and only then call them, so assembly never sees an unchecked length.
 type RowKernels struct {
-	// Name is what reports show: "avx2", "neon" (assembly) or "go" (pure Go).
+	// Name is what reports show: "avx512", "avx2", "neon" (assembly) or
+	// "go" (pure Go).
 	Name string
 	// Feature is the ops/cpu variant the primitives need.
 	Feature cpu.Variant
