@@ -69,9 +69,10 @@ func (op EwBinary) String() string {
 }
 
 // Kernel primitives: n elements, n a multiple of the variant's block;
-// pointers valid for n elements; stream: dst is 32-byte aligned and the
-// kernel may bypass the cache when storing (the Go twins ignore it). The
-// methods below check all of it.
+// pointers valid for n elements; stream: dst is aligned to a block
+// (4·block bytes: 32 for AVX2, 64 for AVX-512, what a non-temporal vector
+// store needs) and the kernel may bypass the cache when storing (the Go
+// twins ignore it). The methods below check all of it.
 type (
 	ewUnaryFunc func(dst, x *float32, n int, stream bool)
 	ewVVFunc    func(dst, x, y *float32, n int, stream bool)                  // dst[i] = x[i] op y[i]
@@ -88,7 +89,8 @@ const ewStreamBytes = 1 << 20
 // variant runs whole blocks of elements; the few left over run through the
 // Go twins, which compute the same bits.
 type EwKernels struct {
-	// Name is what reports show: "avx2" (assembly) or "go" (pure Go).
+	// Name is what reports show: "avx512", "avx2", "neon" (assembly) or
+	// "go" (pure Go).
 	Name string
 	// Feature is the ops/cpu variant the kernels need.
 	Feature cpu.Variant
@@ -149,16 +151,16 @@ func ewCheck(dst, x []float32) error {
 
 // split divides an output into a head and a tail for the Go twins and a
 // middle of whole blocks for the assembly: the head is empty unless the
-// output is large enough to stream, when it runs up to the first 32-byte
-// boundary.
+// output is large enough to stream, when it runs up to the first
+// boundary of a block's bytes (the alignment of a vector store).
 func (k *EwKernels) split(dst []float32) (head, body int, stream bool) {
 	n := len(dst)
 	if k.block == 1 {
 		return 0, n, false
 	}
 	if 4*n >= ewStreamBytes {
-		if a := uintptr(unsafe.Pointer(&dst[0])); a%4 == 0 {
-			head, stream = int(-a%32/4), true
+		if a, align := uintptr(unsafe.Pointer(&dst[0])), uintptr(4*k.block); a%4 == 0 {
+			head, stream = int(-a%align/4), true
 		}
 	}
 	body = n - head

@@ -354,9 +354,10 @@ func TestEwLimits(t *testing.T) {
 		{EwRelu, negz, negz, 0}, {EwErf, negz, negz, 0}, {EwGelu, negz, negz, 0}, {EwGeluTanh, negz, negz, 0},
 		{EwSilu, negz, negz, 0}, {EwSigmoid, negz, 0.5, 0}, {EwExp, negz, 1, 0}, {EwRelu, -1, 0, 0}, {EwAbs, negz, 0, 0}, {EwNeg, 0, negz, 0},
 	}
-	// Eight copies, so that the assembly (not only a tail) computes them.
+	// 32 copies, so that the assembly (not only a tail) computes them:
+	// two blocks of the widest variant (AVX-512's 16).
 	run := func(v *EwKernels, op EwUnary, x float32) float32 {
-		xs, got := make([]float32, 8), make([]float32, 8)
+		xs, got := make([]float32, 32), make([]float32, 32)
 		for i := range xs {
 			xs[i] = x
 		}
