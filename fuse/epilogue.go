@@ -57,8 +57,9 @@ func transposeIntoMatMul(g *graph.Graph, log *Log) error {
 // a Gemm with alpha 1 and no C, or a bias-shaped C with beta 1) followed
 // by a bias Add along the last axis, an activation and/or a residual Add
 // of the output's shape becomes one FusedMatMul; Conv2D followed by an
-// activation and/or a residual Add, or by an activation and/or a 2×2,
-// stride-2, unpadded MaxPool2D (the ResNet stem), becomes one
+// activation and/or a residual Add and then another activation (a ResNet
+// block's Relu after the identity add), or by an activation and/or a
+// 2×2, stride-2, unpadded MaxPool2D (the ResNet stem), becomes one
 // FusedConv2D.
 func epilogues(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, n *graph.Node) (bool, error) {
@@ -98,19 +99,23 @@ func epilogues(g *graph.Graph, log *Log) error {
 				return nil
 			})
 		}
-		act = step(func(c *graph.Node) *graph.Node {
+		actOf := func(c *graph.Node) *graph.Node {
 			if graph.IsEpilogueAct(c.Op) {
 				return c
 			}
 			return nil
-		})
+		}
+		act = step(actOf)
 		res = step(func(c *graph.Node) *graph.Node {
 			if r := addOperand(c, cur); r != nil && r.Shape.Equal(cur.Shape) {
 				return r
 			}
 			return nil
 		})
-		var pool *graph.Node
+		var post, pool *graph.Node
+		if n.Op == graph.OpConv2D && res != nil {
+			post = step(actOf)
+		}
 		if n.Op == graph.OpConv2D && res == nil {
 			pool = step(func(c *graph.Node) *graph.Node {
 				if c.Op != graph.OpMaxPool2D {
@@ -136,6 +141,9 @@ func epilogues(g *graph.Graph, log *Log) error {
 		if res != nil {
 			ep.Residual = true
 			extra = append(extra, res)
+		}
+		if post != nil {
+			ep.PostAct = post.Op
 		}
 		ep.Pool2x2 = pool != nil
 		op := graph.OpFusedMatMul
@@ -239,6 +247,9 @@ func describeEpilogue(e graph.Epilogue) string {
 	}
 	if e.Residual {
 		add("residual")
+	}
+	if e.PostAct != graph.OpInvalid {
+		add("then " + e.PostAct.String())
 	}
 	if e.Pool2x2 {
 		add("pool2x2")

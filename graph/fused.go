@@ -20,9 +20,10 @@ import (
 //	                  broadcasting to x
 //	AddRMSNorm        x, r [, scale]: RMSNorm(x + r)
 //	FusedConv2D       x, w [, bias] [, residual]: Conv2D (bias present when
-//	                  Epilogue.Bias), then the epilogue's activation and
-//	                  residual, or (Epilogue.Pool2x2) its activation and a
-//	                  2×2 max pooling
+//	                  Epilogue.Bias), then the epilogue's activation,
+//	                  residual and post-residual activation, or
+//	                  (Epilogue.Pool2x2) its activation and a 2×2 max
+//	                  pooling
 
 // firstFused and lastFused bound the op kinds that only passes make.
 const firstFused, lastFused = OpFusedElementwise, OpFusedConv2D
@@ -93,8 +94,14 @@ type Epilogue struct {
 	Bias bool
 	// Act is OpInvalid for none, or one of EpilogueActs.
 	Act Op
-	// Residual: an extra input of exactly the output's shape, added last.
+	// Residual: an extra input of exactly the output's shape, added after
+	// Act.
 	Residual bool
+	// PostAct (FusedConv2D only, with Residual) is OpInvalid for none, or
+	// one of EpilogueActs applied after the residual add: a ResNet block
+	// ends Relu(Conv + BN + identity), and applying it while the conv's
+	// output tile is in cache spares a pass over the block's output.
+	PostAct Op
 	// Pool2x2 (FusedConv2D only, never with Residual): the result is max
 	// pooled last, as MaxPool2D with a 2×2 window, stride 2 and no padding
 	// does (floor mode), so the node's shape is the conv's with OH and OW

@@ -86,6 +86,9 @@ func checkEpilogue(e Epilogue, out tensor.Shape, extra []*Node) error {
 	if e.Act != OpInvalid && !IsEpilogueAct(e.Act) {
 		return fmt.Errorf("epilogue activation %v is not one of %v", e.Act, EpilogueActs)
 	}
+	if e.PostAct != OpInvalid && (!IsEpilogueAct(e.PostAct) || !e.Residual) {
+		return fmt.Errorf("epilogue post-residual activation %v needs a residual and one of %v", e.PostAct, EpilogueActs)
+	}
 	if len(extra) != e.Inputs() {
 		return fmt.Errorf("epilogue %+v needs %d extra inputs, got %d", e, e.Inputs(), len(extra))
 	}
@@ -119,8 +122,8 @@ func inferFusedMatMul(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error)
 		return 0, nil, err
 	}
 	e := a.Epilogue
-	if e.Pool2x2 {
-		return 0, nil, fmt.Errorf("epilogue %+v: only FusedConv2D pools", e)
+	if e.Pool2x2 || e.PostAct != OpInvalid {
+		return 0, nil, fmt.Errorf("epilogue %+v: only FusedConv2D pools or has a post-residual activation", e)
 	}
 	if err := checkEpilogue(e, out, ins[2:]); err != nil {
 		return 0, nil, err

@@ -9,13 +9,13 @@ import (
 )
 
 // Conv describes Conv2D of x [N, C, H, W] with w [M, C/Groups, KH, KW],
-// optionally + bias [M], then Act and + Res (kdesc.Conv).
+// optionally + bias [M], then Act, + Res and PostAct (kdesc.Conv).
 // Buffers: out, x, w, [bias], [res].
 type Conv = kdesc.Conv
 
 // EmitConv writes a direct convolution (an implicit GEMM with one output
 // per thread: the K loop runs over the group's channels and the window,
-// skipping padding), then the epilogue. A pooled output (Pool) is the max
+// a padding cell a zero the weight multiplies), then the epilogue. A pooled output (Pool) is the max
 // of its 2×2 block's four finished conv outputs, a NaN winning as in
 // EmitPool.
 func EmitConv(c *Conv) (*Kernel, error) {
@@ -58,11 +58,13 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	b.WriteString("    float s = 0.0f;\n")
 	fmt.Fprintf(&b, "    for (int ci = 0; ci < %d; ci++) {\n", cpg)
 	fmt.Fprintf(&b, "        int xb = (bn * %d + c0 + ci) * %d;\n        int wb = (m * %d + ci) * %d;\n", c.C, c.H*c.W, cpg, c.KH*c.KW)
-	fmt.Fprintf(&b, "        for (int ky = 0; ky < %d; ky++) {\n            int iy = oy * %d - %d + ky * %d;\n            if (iy < 0 || iy >= %d) { continue; }\n",
+	// A padding cell is a zero the weight multiplies (0·NaN is NaN, as
+	// the CPU kernels and the reference compute it).
+	fmt.Fprintf(&b, "        for (int ky = 0; ky < %d; ky++) {\n            int iy = oy * %d - %d + ky * %d;\n            bool rowIn = iy >= 0 && iy < %d;\n",
 		c.KH, c.SH, c.PT, c.DH, c.H)
-	fmt.Fprintf(&b, "            for (int kx = 0; kx < %d; kx++) {\n                int ix = ox * %d - %d + kx * %d;\n                if (ix < 0 || ix >= %d) { continue; }\n",
-		c.KW, c.SW, c.PL, c.DW, c.W)
-	fmt.Fprintf(&b, "                s += %s * %s;\n            }\n        }\n    }\n", load(c.DType, fmt.Sprintf("x[xb + iy * %d + ix]", c.W)), load(c.DType, fmt.Sprintf("w[wb + ky * %d + kx]", c.KW)))
+	fmt.Fprintf(&b, "            for (int kx = 0; kx < %d; kx++) {\n                int ix = ox * %d - %d + kx * %d;\n                float xv = rowIn && ix >= 0 && ix < %d ? %s : 0.0f;\n",
+		c.KW, c.SW, c.PL, c.DW, c.W, load(c.DType, fmt.Sprintf("x[xb + iy * %d + ix]", c.W)))
+	fmt.Fprintf(&b, "                s += xv * %s;\n            }\n        }\n    }\n", load(c.DType, fmt.Sprintf("w[wb + ky * %d + kx]", c.KW)))
 	if c.Bias {
 		fmt.Fprintf(&b, "    s += %s;\n", load(c.DType, "bias[m]"))
 	}
@@ -75,6 +77,16 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	}
 	if c.Res {
 		fmt.Fprintf(&b, "    s += %s;\n", load(c.DType, "res[gid]"))
+	}
+	if c.PostAct != graph.OpInvalid {
+		if !c.Res {
+			return nil, fmt.Errorf("msl: %s: a post-residual %v without a residual", c.Name, c.PostAct)
+		}
+		x, err := floatUnary(c.PostAct, "s", graph.Attrs{})
+		if err != nil {
+			return nil, fmt.Errorf("msl: %s: %w", c.Name, err)
+		}
+		fmt.Fprintf(&b, "    s = %s;\n", x)
 	}
 	res := "s"
 	if c.Pool {

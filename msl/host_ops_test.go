@@ -144,6 +144,11 @@ func TestHostKernels(t *testing.T) {
 	pa := h.g.Conv2D(cxi, cwi, cbi, graph.ConvOpts{Pads: []int{1, 1, 1, 1}, Groups: 2}).Attrs
 	pa.Epilogue = graph.Epilogue{Bias: true, Act: graph.OpRelu, Pool2x2: true}
 	h.add(h.g.Apply(graph.OpFusedConv2D, pa, cxi, cwi, cbi), []tensor.Tensor{cx, cw, cb}, 1e-5, via(ConvOf, EmitConv))
+	// A ResNet block's end: bias, Relu, + residual, then Sigmoid after it.
+	cr := hostData(h.rng, f32, tensor.Shape{2, 6, 9, 10}, false, 0)
+	ra := pa
+	ra.Epilogue = graph.Epilogue{Bias: true, Act: graph.OpRelu, Residual: true, PostAct: graph.OpSigmoid}
+	h.add(h.g.Apply(graph.OpFusedConv2D, ra, cxi, cwi, cbi, h.input(cr)), []tensor.Tensor{cx, cw, cb, cr}, 1e-5, via(ConvOf, EmitConv))
 
 	outs := runHost(t, h.cases)
 	for i, c := range h.cases {

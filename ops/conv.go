@@ -94,7 +94,11 @@ func prepareConv2D(nd *graph.Node) (Kernel, error) {
 }
 
 // runConv2D is the direct definition: every output cell sums its group's
-// input channels over the dilated window, skipping cells in the padding.
+// input channels over the dilated window. Cells in the padding are zeros
+// that the weights multiply, as ONNX defines padding and as ONNX Runtime
+// and PyTorch (im2col) compute it: a NaN or infinite weight that meets
+// only padding still makes the output NaN (0·NaN, 0·Inf), as every fast
+// kernel does.
 func runConv2D[T float32 | float64](p *convPlan, ins []tensor.Tensor, out tensor.Tensor) {
 	x, w, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](ins[1].Data), tensor.Elems[T](out.Data)
 	var bias []T
@@ -116,15 +120,13 @@ func runConv2D[T float32 | float64](p *convPlan, ins []tensor.Tensor, out tensor
 						wc := w[(m*p.cpg+c)*p.kh*p.kw:]
 						for ky := range p.kh {
 							iy := oy*p.sh - p.pt + ky*p.dh
-							if iy < 0 || iy >= p.h {
-								continue
-							}
 							for kx := range p.kw {
 								ix := ox*p.sw - p.pl + kx*p.dw
-								if ix < 0 || ix >= p.w {
-									continue
+								var xv float64 // a padding cell: a zero the weight multiplies
+								if iy >= 0 && iy < p.h && ix >= 0 && ix < p.w {
+									xv = float64(xc[iy*p.w+ix])
 								}
-								s += float64(xc[iy*p.w+ix]) * float64(wc[ky*p.kw+kx])
+								s += xv * float64(wc[ky*p.kw+kx])
 							}
 						}
 					}

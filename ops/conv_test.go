@@ -270,3 +270,44 @@ func TestConvNoAllocs(t *testing.T) {
 	hcNoAllocs(t, g.AvgPool2D(x, p), xv)
 	hcNoAllocs(t, g.GlobalAvgPool(x), xv)
 }
+
+// TestConv2DPaddingTimesWeight pins the padding semantics: a padding cell
+// is a zero the weight multiplies, so a NaN or infinite weight that only
+// ever meets padding still gives NaN (0·NaN, 0·Inf), as ONNX Runtime and
+// PyTorch compute it. The reference skipped padded taps and gave finite
+// values where every fast kernel gave NaN. The fast kernel must agree,
+// dense and depthwise.
+func TestConv2DPaddingTimesWeight(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	// x = [[1 2] [3 4]] per channel, 3×3 kernels, pad 1. Channel 0's
+	// kernel has +Inf in its top-left corner, which reads input
+	// (oy-1, ox-1): real data only for output (1,1). Channel 1's has +Inf
+	// in its bottom-right corner, reading (oy+1, ox+1): real only for
+	// output (0,0). Both centres are 1.
+	x := []float64{1, 2, 3, 4, 1, 2, 3, 4}
+	w := []float64{inf, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, inf}
+	for _, c := range []struct {
+		name   string
+		groups int
+		ws     tensor.Shape
+		wv     []float64
+		want   []float64
+	}{
+		// Channels summed: every output meets an Inf through padding.
+		{"dense", 1, tensor.Shape{1, 2, 3, 3}, w, []float64{nan, nan, nan, nan}},
+		// Per channel: +Inf where the corner reads data, NaN elsewhere.
+		{"depthwise", 2, tensor.Shape{2, 1, 3, 3}, w, []float64{nan, nan, nan, inf, inf, nan, nan, nan}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			n := g.Conv2D(g.Input("x", tensor.F32, 1, 2, 2, 2), g.Input("w", tensor.F32, c.ws...), nil,
+				graph.ConvOpts{Pads: []int{1, 1, 1, 1}, Groups: c.groups})
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			feeds := map[string]tensor.Tensor{"x": hcT(t, tensor.F32, tensor.Shape{1, 2, 2, 2}, x...), "w": hcT(t, tensor.F32, c.ws, c.wv...)}
+			hcClose(t, "reference", hcRun(t, n, feeds["x"], feeds["w"]), c.want, 1e-6)
+			checkFast(t, n, feeds, 1e-6)
+		})
+	}
+}

@@ -59,9 +59,9 @@ func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVari
 
 // prepareConvAsm prepares node nd, whose convolution is the plain Conv2D
 // node conv (nd itself, or a FusedConv2D's shadow), followed by activation
-// act (OpInvalid: none) and the residual input res (-1: none), with row
-// kernels k (depthwise) and GEMM variant gv, and by nd's 2×2 max pooling
-// when its epilogue pools. Weights and bias computed from weights only
+// act (OpInvalid: none), the residual input res (-1: none) and nd's
+// post-residual activation, with row kernels k (depthwise) and GEMM
+// variant gv, and by nd's 2×2 max pooling when its epilogue pools. Weights and bias computed from weights only
 // are packed once per weights version.
 func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant, act graph.Op, res int) (Kernel, error) {
 	if !takesF32(nd) {
@@ -82,13 +82,21 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		return nil, err
 	}
 	args := asm.ConvArgs{Packed: &asm.ConvWeights{}}
-	if act != graph.OpInvalid {
-		op, ok := epilogueEw[act]
+	// The activations run the elementwise kernels the unfused ops run,
+	// so both round alike.
+	ew := asm.BestEw()
+	for _, a := range []struct {
+		op graph.Op
+		f  *func([]float32)
+	}{{act, &args.ActFunc}, {nd.Attrs.Epilogue.PostAct, &args.PostActFunc}} {
+		if a.op == graph.OpInvalid {
+			continue
+		}
+		op, ok := epilogueEw[a.op]
 		if !ok {
 			return nil, nil
 		}
-		ew := asm.BestEw()
-		args.ActFunc = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
+		*a.f = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
 	}
 	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
 	return sizeChecked(nd, func(ins []tensor.Tensor, out tensor.Tensor) error {

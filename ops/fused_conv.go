@@ -9,8 +9,9 @@ import (
 )
 
 // FusedConv2D is the Conv2D kernel followed, on its own output while the
-// step runs, by the epilogue's activation and residual add (each rounded
-// as the unfused kernels round), then its 2×2 max pooling. The fast F32
+// step runs, by the epilogue's activation, residual add and
+// post-residual activation (each rounded as the unfused kernels round),
+// or its activation and 2×2 max pooling. The fast F32
 // variant is the asm conv, which applies the epilogue (and the pooling)
 // to each output tile while it is in cache; other dtypes compose the best
 // conv kernel kiln has (PrepareFast on the plain conv) with a parallel
@@ -32,6 +33,9 @@ func convShadow(nd *graph.Node) (*graph.Node, int, error) {
 	}
 	if e.Act != graph.OpInvalid && !graph.IsEpilogueAct(e.Act) {
 		return nil, 0, fmt.Errorf("activation %v", e.Act)
+	}
+	if e.PostAct != graph.OpInvalid && (!graph.IsEpilogueAct(e.PostAct) || !e.Residual) {
+		return nil, 0, fmt.Errorf("post-residual activation %v (residual %v)", e.PostAct, e.Residual)
 	}
 	at := nd.Attrs
 	at.Epilogue = graph.Epilogue{}
@@ -112,11 +116,19 @@ func fusedConvKernel(nd, shadow *graph.Node, conv Kernel, res int, env Env) (Ker
 	if dt != tensor.F32 && dt != tensor.F64 {
 		return nil, fmt.Errorf("dtype %v has no fused conv kernel", dt)
 	}
-	var act func(float64) float64
-	if a := nd.Attrs.Epilogue.Act; a != graph.OpInvalid {
-		var err error
-		if act, err = floatUnaryFunc(&graph.Node{Op: a}); err != nil {
+	var act, post func(float64) float64
+	for i, a := range []graph.Op{nd.Attrs.Epilogue.Act, nd.Attrs.Epilogue.PostAct} {
+		if a == graph.OpInvalid {
+			continue
+		}
+		f, err := floatUnaryFunc(&graph.Node{Op: a})
+		if err != nil {
 			return nil, err
+		}
+		if i == 0 {
+			act = f
+		} else {
+			post = f
 		}
 	}
 	var pool Kernel
@@ -136,9 +148,9 @@ func fusedConvKernel(nd, shadow *graph.Node, conv Kernel, res int, env Env) (Ker
 	var resid tensor.Tensor
 	body := func(lo, hi int) {
 		if dt == tensor.F32 {
-			epilogueRange(tensor.Elems[float32](out.Data)[lo:hi], elemsOrNil[float32](resid, lo, hi), act)
+			epilogueRange(tensor.Elems[float32](out.Data)[lo:hi], elemsOrNil[float32](resid, lo, hi), act, post)
 		} else {
-			epilogueRange(tensor.Elems[float64](out.Data)[lo:hi], elemsOrNil[float64](resid, lo, hi), act)
+			epilogueRange(tensor.Elems[float64](out.Data)[lo:hi], elemsOrNil[float64](resid, lo, hi), act, post)
 		}
 	}
 	return sizeChecked(nd, func(ins []tensor.Tensor, o tensor.Tensor) error {
@@ -149,7 +161,7 @@ func fusedConvKernel(nd, shadow *graph.Node, conv Kernel, res int, env Env) (Ker
 		if err := conv(ins[:nconv], y); err != nil {
 			return err
 		}
-		if act != nil || res >= 0 {
+		if act != nil || res >= 0 || post != nil {
 			out = y
 			if res >= 0 {
 				resid = ins[res]
@@ -171,15 +183,18 @@ func elemsOrNil[T float32 | float64](t tensor.Tensor, lo, hi int) []T {
 	return tensor.Elems[T](t.Data)[lo:hi]
 }
 
-// epilogueRange applies act, then adds res, rounding after each as the
-// separate kernels would.
-func epilogueRange[T float32 | float64](y, res []T, act func(float64) float64) {
+// epilogueRange applies act, then adds res, then applies post, rounding
+// after each as the separate kernels would.
+func epilogueRange[T float32 | float64](y, res []T, act, post func(float64) float64) {
 	for i, v := range y {
 		if act != nil {
 			v = T(act(float64(v)))
 		}
 		if res != nil {
 			v = T(float64(v) + float64(res[i]))
+		}
+		if post != nil {
+			v = T(post(float64(v)))
 		}
 		y[i] = v
 	}

@@ -47,7 +47,7 @@ func (c *Conv) convTile() GemmTile {
 }
 
 // EmitConv writes the convolution, then the epilogue: + bias[m], Act,
-// + res, in that order, as FusedConv2D, or (Pool) + bias[m], Act and the
+// + res, PostAct, in that order, as FusedConv2D, or (Pool) + bias[m], Act and the
 // max of each 2×2 block, through the direct kernel. Parameters: out, x,
 // w, then bias when Bias, then res when Res.
 func EmitConv(c *Conv) (*Kernel, error) {
@@ -58,8 +58,13 @@ func EmitConv(c *Conv) (*Kernel, error) {
 		return nil, fmt.Errorf("ptx: %s: groups %d, channels %d→%d, window %dx%d, strides %d,%d, dilations %d,%d",
 			c.Name, c.Groups, c.C, c.M, c.KH, c.KW, c.SH, c.SW, c.DH, c.DW)
 	}
-	if c.Act != graph.OpInvalid && !graph.IsEpilogueAct(c.Act) {
-		return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", c.Name, c.Act)
+	for _, a := range []graph.Op{c.Act, c.PostAct} {
+		if a != graph.OpInvalid && !graph.IsEpilogueAct(a) {
+			return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", c.Name, a)
+		}
+	}
+	if c.PostAct != graph.OpInvalid && !c.Res {
+		return nil, fmt.Errorf("ptx: %s: a post-residual %v without a residual", c.Name, c.PostAct)
 	}
 	if c.Pool && (c.Res || c.OH < 2 || c.OW < 2) {
 		return nil, fmt.Errorf("ptx: %s: a 2×2 pool of a %d×%d conv output (residual %v)", c.Name, c.OH, c.OW, c.Res)
@@ -98,7 +103,7 @@ func (f *fn) convEpilogue(c *Conv, x ix, acc, m, o, out, bias, res string) error
 }
 
 // convFinish is the f32 value of output element o (channel m) from the
-// sum: + bias, Act, + res (o is unused without Res).
+// sum: + bias, Act, + res, PostAct (o is unused without Res).
 func (f *fn) convFinish(c *Conv, x ix, acc, m, o, bias, res string) (string, error) {
 	es := c.DType.Size()
 	y := acc
@@ -117,6 +122,13 @@ func (f *fn) convFinish(c *Conv, x ix, acc, m, o, bias, res string) (string, err
 		r := f.reg(cF32)
 		f.op("add.f32 %s, %s, %s", r, y, f.load(c.DType, x.addr(res, o, es)))
 		y = r
+	}
+	if c.PostAct != graph.OpInvalid {
+		v, err := f.unary(Instr{Op: c.PostAct, DType: tensor.F32}, val{y, kF32, tensor.F32})
+		if err != nil {
+			return "", err
+		}
+		y = v.r
 	}
 	return y, nil
 }
@@ -159,7 +171,7 @@ func (f *fn) outside(x ix, v string, n int, skip string) {
 }
 
 // emitConvDirect: one output per thread, looping over the group's
-// input channels and the window, skipping taps in the padding. A pooled
+// input channels and the window; taps in the padding multiply zero. A pooled
 // output is the max (NaN winning, as EmitPool's) of its 2×2 block's four
 // conv outputs, each computed so and finished.
 func emitConvDirect(c *Conv) (*Kernel, error) {
@@ -212,18 +224,20 @@ func (f *fn) convSum(c *Conv, x ix, xp, wp, plane0, w0, iy0, ix0 string) string 
 		plane, wc := x.mad(ci, c.H*c.W, plane0), x.mad(ci, c.KH*c.KW, w0)
 		f.count(x, c.KH, func(ky string) {
 			iy := x.mad(ky, c.DH, iy0)
-			pad := f.label("padrow")
-			f.outside(x, iy, c.H, pad)
 			row, wr := x.mad(iy, c.W, plane), x.mad(ky, c.KW, wc)
 			f.count(x, c.KW, func(kx string) {
+				// A padding cell is a zero the weight multiplies (0·NaN
+				// is NaN, as the CPU kernels and the reference compute
+				// it): the input is loaded only inside the plane.
 				ixx := x.mad(kx, c.DW, ix0)
-				padc := f.label("padcol")
-				f.outside(x, ixx, c.W, padc)
-				v := f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es))
+				v := f.f32(0)
+				pad := f.label("pad")
+				f.outside(x, iy, c.H, pad)
+				f.outside(x, ixx, c.W, pad)
+				f.op("mov.f32 %s, %s", v, f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es)))
+				f.place(pad)
 				f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, x.mad(kx, 1, wr), es)), acc)
-				f.place(padc)
 			})
-			f.place(pad)
 		})
 	})
 	return acc

@@ -52,8 +52,9 @@ func windowOf(name string, n *graph.Node, kh, kw int) (Window, error) {
 }
 
 // Conv describes Conv2D of x [N, C, H, W] with w [M, C/Groups, KH, KW],
-// optionally + bias [M], then Act and + Res (laid out like out:
-// FusedConv2D's epilogue), or then Act and a 2×2 max pool (Pool). The
+// optionally + bias [M], then Act, + Res (laid out like out:
+// FusedConv2D's epilogue) and PostAct, or then Act and a 2×2 max pool
+// (Pool). The
 // Window's OH and OW are the conv's, before any pooling. Operands: out,
 // x, w, [bias], [res].
 type Conv struct {
@@ -65,6 +66,9 @@ type Conv struct {
 	Bias   bool
 	Act    graph.Op // graph.OpInvalid for none
 	Res    bool
+	// PostAct (Epilogue.PostAct; only with Res) is applied after + Res:
+	// graph.OpInvalid for none.
+	PostAct graph.Op
 	// Pool (Epilogue.Pool2x2; never with Res): out [N, M, OH/2, OW/2]
 	// holds the max of each 2×2 block of the conv's outputs, a NaN
 	// winning, as MaxPool2D.
@@ -106,8 +110,8 @@ func ConvOf(name string, n *graph.Node) (*Conv, error) {
 	extra := len(n.Inputs) - 2
 	if n.Op == graph.OpFusedConv2D {
 		e := n.Attrs.Epilogue
-		c.Bias, c.Act, c.Res, c.Pool = e.Bias, e.Act, e.Residual, e.Pool2x2
-		if extra != e.Inputs() || (c.Pool && c.Res) {
+		c.Bias, c.Act, c.Res, c.PostAct, c.Pool = e.Bias, e.Act, e.Residual, e.PostAct, e.Pool2x2
+		if extra != e.Inputs() || (c.Pool && c.Res) || (c.PostAct != graph.OpInvalid && !c.Res) {
 			return nil, fmt.Errorf("%s: epilogue %+v with %d extra inputs", name, e, extra)
 		}
 	} else {

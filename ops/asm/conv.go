@@ -74,15 +74,16 @@ func overlapsAny(y []float32, xs ...[]float32) bool {
 // (g = m / (M/Groups), cells in the padding count as 0), optionally
 // followed by an activation and a residual add (ConvArgs). With one input
 // channel per group (depthwise, or a single input channel) it runs a
-// direct kernel: each output row is the sum of the kernel taps' shifted
-// input rows (an axpy per tap when SW is 1). Otherwise each output
+// direct kernel: each output plane sums the taps' shifted reads of a
+// zero-padded copy of its input (conv_depthwise.go). Otherwise each output
 // channel group is an implicit GEMM (conv_gemm.go): the weights, with the
 // bias as an extra column, packed once into the micro-kernel's A panels,
 // times input patches packed straight into its B panels, one tile of
 // output columns at a time; stride-1 convolutions whose output rows are
 // whole panels skip the packing and read the patches in place
-// (conv_direct.go). Tiles (batch × group × column block) are
-// spread over par; each worker owns its panel buffer.
+// (conv_direct.go). Tiles (batch × group × row block × column block,
+// chosen by shape: conv_tiles.go) are spread over par; each worker owns
+// its panel buffer.
 type Conv2D struct {
 	g                      ConvGeom
 	k                      *RowKernels
@@ -94,6 +95,8 @@ type Conv2D struct {
 
 	convGemm // the GEMM path's plan (unused when depthwise)
 	own      ConvWeights
+
+	dw convDepthwise // the depthwise path's plan (conv_depthwise.go)
 
 	c   *Chunks
 	run convRun // operands of the current run
@@ -120,13 +123,19 @@ type ConvArgs struct {
 	Act      Activation
 	ActFunc  func(seg []float32)
 	Residual []float32
+	// PostAct, then PostActFunc if set instead, is applied last, after
+	// the residual (a ResNet block's Relu after its identity add), with
+	// ActFunc's contract.
+	PostAct     Activation
+	PostActFunc func(seg []float32)
 }
 
 // convRun is the state of the run in progress.
 type convRun struct {
 	x, a, y, res []float32 // a: packed weights
-	act          Activation
+	act, postAct Activation
 	actFunc      func(seg []float32)
+	postFunc     func(seg []float32)
 	wino         bool // the weights allow the Winograd path
 }
 
@@ -160,11 +169,7 @@ func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par 
 	}
 	if c.cpg == 1 {
 		c.depthwise = true
-		if pool {
-			c.preparePooledDepthwise(par)
-			return c, nil
-		}
-		c.c = NewChunks(par, g.N*g.M*g.OH, max(1, (1<<12)/max(1, g.OW*g.KH*g.KW)), c.depthwiseRows)
+		c.prepareDepthwise(par, depthwiseFor(k))
 		return c, nil
 	}
 	c.prepareGemm(par)
@@ -183,7 +188,7 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 		return fmt.Errorf("asm: conv: got w %d, bias %d elements; want %d, %d", len(w), len(b), g.M*c.kk, nb)
 	}
 	if c.depthwise {
-		pw.data = append(append(pw.data[:0], w...), b...)
+		c.packDepthwise(pw, w, b)
 	} else {
 		c.packA(pw, w, b)
 	}
@@ -222,8 +227,8 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 		return fmt.Errorf("asm: conv: got x %d, y %d, residual %d elements; want %d, %d, %d (none when pooled)",
 			len(a.X), len(a.Y), len(a.Residual), g.N*g.C*c.hw, ny, ny)
 	}
-	if a.Act >= numActs {
-		return fmt.Errorf("asm: conv: unknown %v", a.Act)
+	if a.Act >= numActs || a.PostAct >= numActs {
+		return fmt.Errorf("asm: conv: unknown %v or %v", a.Act, a.PostAct)
 	}
 	if overlapsAny(a.Y, a.X, pw.data, a.Residual) {
 		return errors.New("asm: conv: output overlaps an input")
@@ -232,9 +237,10 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 	if !c.depthwise {
 		x = c.padInput(x)
 	}
-	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc, wino: pw.wino}
+	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc,
+		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino}
 	c.next.Store(0)
-	c.c.Do()
+	c.runTiles()
 	c.releasePad()
 	c.run = convRun{} // keep no reference to the caller's memory
 	return nil
@@ -244,7 +250,8 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 func (c *Conv2D) epilogue(off, n int) { c.finish(c.run.y[off:off+n], off) }
 
 // finish applies the run's activation to seg, then adds the residual
-// from off (a pooled run, whose seg is scratch, has none).
+// from off (a pooled run, whose seg is scratch, has none), then applies
+// the post-residual activation.
 func (c *Conv2D) finish(seg []float32, off int) {
 	r := &c.run
 	if r.actFunc != nil {
@@ -254,6 +261,11 @@ func (c *Conv2D) finish(seg []float32, off int) {
 	}
 	if r.res != nil {
 		c.k.Axpy(seg, r.res[off:off+len(seg)], 1) // 1·r + y rounds as r + y
+	}
+	if r.postFunc != nil {
+		r.postFunc(seg)
+	} else if r.postAct != ActNone {
+		r.postAct.Apply(seg)
 	}
 }
 

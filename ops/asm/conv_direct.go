@@ -111,16 +111,16 @@ func (c *Conv2D) packDirect(pw *ConvWeights, w, b []float32) {
 }
 
 // directProduct computes depth block [pc, pc+kc) of the tile of output
-// columns [j0, j0+cols) of the group whose first output is y[yoff], its
-// rows ldy apart (cols a multiple of sixteen; taps read xg): the first
-// block overwrites y
+// columns [j0, j0+cols) and weight panels [p0, p1) of the group whose
+// first output is y[yoff], its rows ldy apart (cols a multiple of
+// sixteen; taps read xg): the first block overwrites y
 // (from the bias), the others add to it. Weight panels are the outer
 // loop, so the tile's output is written one panel of channels (five or
 // six planes) at a time, as a few sequential streams the prefetchers
 // follow, where sixteen columns of every channel in turn wrote all M/G
 // planes at once (the CNN's stem, 32 planes: 1.8 → 1.3 ms with the
 // caches cold); the input columns the panels share stay in L1 or L2.
-func (c *Conv2D) directProduct(y []float32, ldy int, a, xg []float32, pc, kc, yoff, j0, cols int) {
+func (c *Conv2D) directProduct(y []float32, ldy int, a, xg []float32, pc, kc, yoff, j0, cols, p0, p1 int) {
 	g := &c.g
 	off := c.koff[pc : pc+kc]
 	flags := gemmAccumulate
@@ -131,8 +131,8 @@ func (c *Conv2D) directProduct(y []float32, ldy int, a, xg []float32, pc, kc, yo
 			bias = a[c.mpg*c.kk:][:c.mpg]
 		}
 	}
-	m0 := 0
-	for _, rows := range c.dpan {
+	m0, _ := c.panelRows(p0, p1)
+	for _, rows := range c.dpan[p0:p1] {
 		ap := a[m0*c.kk+pc*rows:][:kc*rows]
 		var pb *float32
 		if bias != nil {

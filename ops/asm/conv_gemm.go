@@ -41,20 +41,22 @@ const convMinCols = 64
 
 // convGemm is the GEMM path's plan.
 type convGemm struct {
-	ktot, kc   int   // depth (with the bias row, but on the direct path); depth block
-	mpan       int   // MR-row panels per group
-	mgemv      int   // rows per group past the panels, run one at a time
-	astride    int   // packed weights per group
-	nb, blocks int   // columns per tile and tiles per (batch, group)
-	span       int   // columns the tiles cover: OH·OW, or a pooled conv's row pairs
-	koff       []int // tap offsets into a padded plane group (conv_pack.go)
-	pad        convPad
-	taps       *convKernels
-	direct     bool      // the direct path (conv_direct.go)
-	wino       *convWino // the Winograd path (conv_wino.go), or nil
-	dpan       []int     // its panels' rows
-	ws         []convWorker
-	next       atomic.Int64 // the next tile to take
+	ktot, kc  int        // depth (with the bias row, but on the direct path); depth block
+	mpan      int        // MR-row panels per group
+	mgemv     int        // rows per group past the panels, run one at a time
+	astride   int        // packed weights per group
+	nb        int        // columns of the widest tile
+	span      int        // columns the tiles cover: OH·OW, or a pooled conv's row pairs
+	convTiles            // how tiles cut the output (conv_tiles.go)
+	shared    convShared // patches packed once per run (conv_tiles.go)
+	koff      []int      // tap offsets into a padded plane group (conv_pack.go)
+	pad       convPad
+	taps      *convKernels
+	direct    bool      // the direct path (conv_direct.go)
+	wino      *convWino // the Winograd path (conv_wino.go), or nil
+	dpan      []int     // its panels' rows
+	ws        []convWorker
+	next      atomic.Int64 // the next tile to take
 }
 
 type convWorker struct {
@@ -101,28 +103,15 @@ func (c *Conv2D) prepareGemm(par Par) {
 	}
 	c.preparePad(par)
 	threads := max(1, par.Threads)
-	// Columns per tile: the output tile within convTileFloats, a
-	// multiple of the micro-tile width, and with several workers four
-	// tiles each, which they take as they go (a worker whose core is busy
-	// elsewhere takes fewer).
 	// A pooled conv's tiles are whole pairs of output rows (the last odd
 	// row, which floor mode drops, in none).
-	nr := v.nr
 	c.span = c.ohw
 	if c.pooled.on {
 		c.span = c.pooled.ph * 2 * g.OW
 	}
-	nb := max(convMinCols, convTileFloats/max(c.mpg, 1)/nr*nr)
-	if planes := g.N * g.Groups; threads > 1 && planes*((c.span+nb-1)/nb) < 4*threads {
-		want := (c.span*planes + 4*threads - 1) / (4 * threads)
-		nb = min(nb, max(nr, (want+nr-1)/nr*nr))
-	}
-	if c.pooled.on {
-		nb = max(1, nb/(2*g.OW)) * 2 * g.OW
-	}
-	c.nb = min(nb, max(c.span, 1))
-	c.blocks = (c.span + c.nb - 1) / c.nb
-	work, body := g.N*g.Groups*c.blocks, c.gemmTiles
+	c.planTiles(threads)
+	c.planShared(par)
+	work, body := c.tiles(g.N*g.Groups), c.gemmTiles
 	if c.wino = c.planWino(threads); c.wino != nil {
 		work, body = g.N*c.wino.blocks, c.winoTiles
 	}
@@ -132,9 +121,9 @@ func (c *Conv2D) prepareGemm(par Par) {
 	}
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
-		c.ws[i].b = make([]float32, (c.kc+1)*nr)
-		fill(c.ws[i].b[:nr], 1)
-		c.ws[i].tile = make([]float32, v.mr*nr)
+		c.ws[i].b = make([]float32, (c.kc+1)*v.nr)
+		fill(c.ws[i].b[:v.nr], 1)
+		c.ws[i].tile = make([]float32, v.mr*v.nr)
 		if c.pooled.on {
 			c.ws[i].out = make([]float32, c.mpg*c.nb)
 		}
@@ -187,26 +176,35 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 }
 
 // gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
-// group, block), from the run's counter until none are left.
+// group, row block, column block), from the run's counter until none
+// are left.
 func (c *Conv2D) gemmTiles(ch, _, _ int) {
 	g, wk := &c.g, &c.ws[ch]
-	tiles := int64(g.N * g.Groups * c.blocks)
+	tiles := int64(c.tiles(g.N * g.Groups))
 	for {
 		i := c.next.Add(1) - 1
 		if i >= tiles {
 			return
 		}
 		it := int(i)
-		plane, blk := it/c.blocks, it%c.blocks
-		j0 := blk * c.nb
-		c.tile(wk, plane/g.Groups, plane%g.Groups, j0, min(c.nb, c.span-j0))
+		plane, rblk, cblk := it/(c.rb*c.cb), it/c.cb%c.rb, it%c.cb
+		p0, p1 := c.rowBlock(rblk)
+		j0, cols := c.colBlock(cblk)
+		c.tileRows(wk, plane/g.Groups, plane%g.Groups, p0, p1, j0, cols)
 	}
 }
 
-// tile computes output columns [j0, j0+cols) of group grp of image n
-// (pooled, for a pooled conv, from the worker's scratch) and applies the
-// epilogue.
+// tile computes output columns [j0, j0+cols) of every row of group grp
+// of image n.
 func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
+	c.tileRows(wk, n, grp, 0, c.npan, j0, cols)
+}
+
+// tileRows computes output columns [j0, j0+cols) of row panels [p0, p1)
+// of group grp of image n (p1 = npan: the rows past the panels too;
+// pooled, for a pooled conv, which takes all rows, from the worker's
+// scratch) and applies the epilogue.
+func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 	g, nr := &c.g, c.v.nr
 	// The tile's first output is y[yoff], its rows ldy apart: in the
 	// output, or a pooled conv's scratch, pooled from there.
@@ -214,8 +212,9 @@ func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
 	if c.pooled.on {
 		y, ldy, yoff = wk.out, c.nb, 0
 	}
+	m0, m1 := c.panelRows(p0, p1)
 	if c.ktot == 0 { // no input channels and no bias
-		for m := range c.mpg {
+		for m := m0; m < m1; m++ {
 			clear(y[yoff+m*ldy:][:cols])
 		}
 	}
@@ -227,18 +226,23 @@ func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
 	for pc := 0; pc < c.ktot; pc += c.kc {
 		kc := min(c.kc, c.ktot-pc)
 		if c.direct {
-			c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols)
+			c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols, p0, p1)
 			continue
 		}
 		for jp := 0; jp < cols; jp += nr {
 			ncol := min(nr, cols-jp)
-			bp := wk.panel(pc, kc, nr, c.bias)
-			c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
-			c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol)
+			var bp []float32
+			if c.shared.on {
+				bp = c.sharedPanel(n*g.Groups+grp, pc/c.kc, (j0+jp)/nr)
+			} else {
+				bp = wk.panel(pc, kc, nr, c.bias)
+				c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
+			}
+			c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol, p0, p1)
 		}
 	}
-	if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
-		for m := range c.mpg {
+	if c.run.finishes() {
+		for m := m0; m < m1; m++ {
 			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
 		}
 	}
@@ -248,10 +252,11 @@ func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
 }
 
 // panelProduct computes depth block [pc, pc+kc) of the ncol (<= NR)
-// columns of y (rows ldy apart) from y[ci], the group's first row: the
+// columns of y (rows ldy apart) from y[ci], the group's first row, for
+// row panels [p0, p1) (and the rows past them when p1 = mpan): the
 // packed weights a times the panel bp, which stays in L1 while every row
 // panel meets it. The first block overwrites y, the others add to it.
-func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []float32, pc, kc, ci, ncol int) {
+func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []float32, pc, kc, ci, ncol, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := uint(0)
@@ -259,7 +264,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []floa
 		flags = gemmAccumulate
 	}
 	bp = bp[:kc*nr]
-	for ip := range c.mpan {
+	for ip := p0; ip < p1; ip++ {
 		rows := min(mr, c.mpg-ip*mr)
 		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]
 		at := ci + ip*mr*ldy
@@ -278,6 +283,9 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []floa
 		for r := range rows {
 			gemmMerge(y[at+r*ldy:][:ncol], t[r*nr:][:ncol], flags != 0)
 		}
+	}
+	if p1 < c.mpan {
+		return
 	}
 	for r := range c.mgemv {
 		m := c.mpan*mr + r

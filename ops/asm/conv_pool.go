@@ -3,8 +3,8 @@ package asm
 import "fmt"
 
 // A pooled convolution (the ResNet stem's conv and 2×2 max pool as one
-// step): each tile of whole output row pairs (GEMM path) or each row
-// pair (depthwise) is computed, with its bias and activation, into the
+// step): each tile of whole output row pairs (GEMM path) or each output
+// plane (depthwise) is computed, with its bias and activation, into the
 // worker's scratch while it is in cache and folded from there by the
 // 2×2 max-pool kernel, so only the pooled output, a quarter of the
 // conv's, is written.
@@ -32,32 +32,6 @@ func (c *Conv2D) outPlane() int {
 		return c.pooled.ph * c.pooled.pw
 	}
 	return c.ohw
-}
-
-// preparePooledDepthwise plans the depthwise path of a pooled conv: work
-// items are pooled rows, numbered over (n, m, py).
-func (c *Conv2D) preparePooledDepthwise(par Par) {
-	g := &c.g
-	c.taps = convKernelsFor(c.k.Feature)
-	c.c = NewChunks(par, g.N*g.M*c.pooled.ph, max(1, (1<<11)/max(1, g.OW*g.KH*g.KW)), c.depthwisePooled)
-	c.ws = make([]convWorker, c.c.N())
-	for i := range c.ws {
-		c.ws[i].out = make([]float32, 2*g.OW)
-	}
-}
-
-// depthwisePooled computes pooled rows [lo, hi) of worker ch: their two
-// conv rows into its scratch, then the fold.
-func (c *Conv2D) depthwisePooled(ch, lo, hi int) {
-	g, ph, pw := &c.g, c.pooled.ph, c.pooled.pw
-	t := c.ws[ch].out
-	for it := lo; it < hi; it++ {
-		plane, py := it/ph, it%ph
-		c.depthwiseRow(t[:g.OW], plane, 2*py)
-		c.depthwiseRow(t[g.OW:], plane, 2*py+1)
-		c.finish(t, 0)
-		c.poolPair(c.run.y[it*pw:][:pw], t)
-	}
 }
 
 // poolTile folds the pooled GEMM tile t (M/G rows nb apart, of output

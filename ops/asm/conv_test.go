@@ -9,7 +9,9 @@ import (
 
 // convRef is the definition of the convolution in float64, with the
 // magnitude Σ|w·x| + |b| of every output (the scale its rounding error
-// is measured against).
+// is measured against). Padding cells are zeros that the weights
+// multiply, as ONNX defines them: a NaN or infinite weight meeting one
+// gives NaN.
 func convRef(g ConvGeom, x, w, b []float32) (y, mag []float64) {
 	cpg, mpg := g.C/g.Groups, g.M/g.Groups
 	y = make([]float64, g.N*g.M*g.OH*g.OW)
@@ -28,10 +30,11 @@ func convRef(g ConvGeom, x, w, b []float32) (y, mag []float64) {
 						for ky := range g.KH {
 							for kx := range g.KW {
 								iy, ix := oy*g.SH-g.PT+ky*g.DH, ox*g.SW-g.PL+kx*g.DW
-								if iy < 0 || iy >= g.H || ix < 0 || ix >= g.W {
-									continue
+								var xv float64 // padding
+								if iy >= 0 && iy < g.H && ix >= 0 && ix < g.W {
+									xv = float64(x[((n*g.C+ci)*g.H+iy)*g.W+ix])
 								}
-								t := float64(w[((m*cpg+c)*g.KH+ky)*g.KW+kx]) * float64(x[((n*g.C+ci)*g.H+iy)*g.W+ix])
+								t := float64(w[((m*cpg+c)*g.KH+ky)*g.KW+kx]) * xv
 								s += t
 								a += math.Abs(t)
 							}

@@ -255,7 +255,7 @@ func (c *Conv2D) winoOut(ww *winoWorker, n, ty0, rows int) {
 				w.k.out(&src[0], sstride, &y[0], g.OW, b)
 			}
 		}
-		if c.run.actFunc != nil || c.run.act != ActNone || c.run.res != nil {
+		if c.run.finishes() {
 			off := (n*g.M+m)*c.ohw + 2*ty0*g.OW
 			c.finish(c.run.y[off:][:2*rows*g.OW], off)
 		}

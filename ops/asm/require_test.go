@@ -49,7 +49,7 @@ func dispatchedFeatures(t *testing.T) []familyFeature {
 		{"rows (softmax, norms, reductions)", BestRows().Feature, rows},
 		{"transpose", tr.k.Feature, rows},
 		{"conv (implicit gemm)", conv.v.Feature, gemms},
-		{"conv (depthwise)", depthwise.k.Feature, rows},
+		{"conv (depthwise)", depthwise.dw.k.feature, featuresOf(depthwiseVariants(), func(v *depthwiseKernels) cpu.Variant { return v.feature })},
 		{"pool", pool.k.Feature, rows},
 	}
 }

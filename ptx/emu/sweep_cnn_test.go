@@ -100,6 +100,13 @@ func convCases(t testing.TB, r *rand.Rand) []rowCase {
 			set := func(cv *ptx.Conv) { cv.Direct, cv.Tile = c.direct, c.tile }
 			conv := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.Conv2D(xs[0], xs[1], xs[2], o) }
 			cs = append(cs, nodeCase(t, name, []tensor.Tensor{x, w, b}, conv, nil, emitConvWith(set), sumTol(dt, taps)))
+			if dt == tensor.F32 && ci < 2 {
+				// NaN weights: one that meets only padding still makes
+				// its outputs NaN (a padding cell is a zero it
+				// multiplies), on both paths, as on the CPU.
+				wn := randTensor(r, dt, true, c.w...)
+				cs = append(cs, nodeCase(t, name+"_nan_weights", []tensor.Tensor{x, wn, b}, conv, nil, emitConvWith(set), sumTol(dt, taps)))
+			}
 			// The pooled epilogue (the ResNet stem): bias, activation, then
 			// the 2×2 max pool, against the chain.
 			for _, act := range []graph.Op{graph.OpInvalid, graph.OpRelu} {
@@ -135,6 +142,17 @@ func convCases(t testing.TB, r *rand.Rand) []rowCase {
 				cs = append(cs, nodeCase(t, fmt.Sprintf("%s_%v", name, act), []tensor.Tensor{x, w, b, res}, convRes, ref,
 					emitConvWith(epi), sumTol(dt, taps)))
 			}
+			// Then the post-residual activation (a ResNet block's Relu
+			// after the identity add; Silu to see a value change sign).
+			res := randTensor(r, dt, false, outShape(t, c.x, c.w, o)...)
+			post := func(cv *ptx.Conv) { set(cv); cv.Act, cv.Res, cv.PostAct = graph.OpRelu, true, graph.OpSilu }
+			postRef := func(g *graph.Graph, xs []*graph.Node) *graph.Node {
+				y := g.Add(g.Relu(g.Conv2D(xs[0], xs[1], xs[2], o)), xs[3])
+				return g.Apply(graph.OpSilu, graph.Attrs{}, y)
+			}
+			convRes := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.Conv2D(xs[0], xs[1], xs[2], o) }
+			cs = append(cs, nodeCase(t, name+"_post", []tensor.Tensor{x, w, b, res}, convRes, postRef,
+				emitConvWith(post), sumTol(dt, taps)))
 		}
 	}
 	return cs
