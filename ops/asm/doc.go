@@ -29,17 +29,37 @@
 // Rows and reductions (row*.go, reduce*.go, row_{amd64,arm64}.s,
 // reduce_{amd64,arm64}.s): sums, max/min, softmax and log-softmax,
 // LayerNorm and RMSNorm rows. Transpose (transpose*.go): blocked 8×8.
+// RowKernels has an avx512 variant (row512_amd64.go; reduce512, row512,
+// row512_exp and transpose512 .s): zmm loops, opmask tails, VRANGEPS for
+// Go's max and min, the AVX2 exponentials' steps (same weights, bit for
+// bit) and a 16×16 transpose.
 // Conv2D and pools (conv*.go, pool.go): an implicit GEMM (patches packed
-// straight into the micro-kernel's panels, weights pre-packed) or a
-// direct depthwise kernel; 2×2 max pooling vectorised, other pools by rows.
+// straight into the micro-kernel's panels, weights pre-packed) or, with
+// one input channel per group, the depthwise family (conv_depthwise*.go,
+// conv_depthwise_{amd64,arm64}.s: zero-padded, stride-phase-split planes
+// whose taps are contiguous shifted reads, a block of outputs held in
+// registers across all the taps; avx512, avx2, neon); 2×2 max pooling
+// vectorised, other pools by rows.
 //
-// AVX-512 (AVX-512F/BW/DQ/VL) lands family by family: the GEMM's
-// micro-kernel (gemm512_amd64.s, a 12×16 tile with embedded-broadcast
-// FMAs; NR stays 16 so packing and the convolution's patch packers are
-// shared with AVX2) runs on AVX-512 hosts; families without an avx512
-// variant dispatch to avx2 there. FMAPeak (fma_peak*.go) runs
-// register-only FMAs, the peak the GEMM figures are read against.
-// KILN_TEST_REQUIRE (require_test.go) makes CI fail when dispatch does
-// not pick the expected variant for a family: avx512 where the family
-// has one, else avx2.
+// BF16 (gemm_bf16*.go, gemm_bf16_amd64.s): GemmBF16 multiplies by a
+// weight held in bfloat16 (PackedBF16) on AVX512_BF16 CPUs: a 12×16
+// VDPBF16PS micro-kernel (two steps of depth per instruction, A's pairs
+// by embedded broadcast from rows converted with VCVTNE2PS2BF16), a
+// one-row kernel for decode-sized products, and twins that follow the
+// instructions' documented rounding. The instructions Go's assembler
+// lacks are BYTEs with their GNU disassembly in a comment (printed by
+// _bf16gen, checked against objdump by TestBF16Encodings). cpu.HasBF16
+// gates it; the accuracy bound is in gemm_bf16.go.
+//
+// AVX-512 (AVX-512F/BW/DQ/VL): every family has an avx512 variant,
+// chosen on AVX-512 hosts: the GEMM (gemm512_amd64.s: a 12×16 tile with
+// embedded-broadcast FMAs, 8- and 4-row edge tiles of the same bits, A
+// read in place; NR stays 16, so packing and the convolution's patch
+// packers are shared with AVX2), the elementwise kernels (ew512_amd64.s,
+// math512_amd64.s: 16 lanes, the twins' bits, VSCALEFPS, VGETEXPPS/
+// VGETMANTPS, VFIXUPIMMPS, VRANGEPS), the rows above and the depthwise
+// convolution. FMAPeak (fma_peak*.go) runs register-only FMAs, the peak
+// the GEMM figures are read against. KILN_TEST_REQUIRE (require_test.go)
+// makes CI fail when dispatch does not pick the expected variant for a
+// family: avx512 where the family has one, else avx2.
 package asm
