@@ -9,3 +9,5 @@ require (
 	golang.org/x/sys v0.41.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/google/go-cmp v0.7.0
