@@ -28,6 +28,9 @@ func TestBF16Encodings(t *testing.T) {
 	}
 	objdump, err := exec.LookPath("objdump")
 	if err != nil {
+		if os.Getenv("KILN_TEST_REQUIRE_OBJDUMP") == "1" { // CI: the check must run
+			t.Fatal("KILN_TEST_REQUIRE_OBJDUMP=1 but GNU objdump is not on PATH (install binutils)")
+		}
 		t.Skip("GNU objdump not on PATH (binutils)")
 	}
 	runs := readByteRuns(t, "gemm_bf16_amd64.s")
