@@ -3,6 +3,8 @@ package asm
 import (
 	"math"
 	"unsafe"
+
+	"github.com/kilnml/kiln/tensor"
 )
 
 // The pure-Go twins of the BF16 kernels, and the scalar conversions the
@@ -13,28 +15,17 @@ import (
 // denormal becomes a zero of its sign (denormal inputs read as zero),
 // anything else rounds to nearest, ties to even (huge values to ±Inf).
 func bf16FromF32(f float32) uint16 {
-	b := math.Float32bits(f)
-	switch {
-	case b&0x7f800000 == 0:
+	if b := math.Float32bits(f); b&0x7f800000 == 0 {
 		return uint16(b>>16) & 0x8000
-	case b&0x7fffffff > 0x7f800000:
-		return uint16(b>>16) | 0x0040
 	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
+	return tensor.F32ToBF16(f)
 }
 
 // bf16Round rounds f to bf16 (nearest even; NaN made quiet) keeping
 // denormals, for packing B: exact for values that are bf16 already.
-// (The dot product reads bf16 denormals as zero either way.)
-func bf16Round(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x0040
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
+// (The dot product reads bf16 denormals as zero either way.) It is
+// tensor's conversion.
+func bf16Round(f float32) uint16 { return tensor.F32ToBF16(f) }
 
 // bf16Widen is a bf16 value as float32, a denormal read as zero.
 func bf16Widen(x uint16) float32 {
