@@ -16,7 +16,8 @@ import (
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "cases", "*", "model.onnx"))
 	more, _ := filepath.Glob(filepath.Join("testdata", "special", "*.onnx"))
-	for _, p := range append(seeds, more...) {
+	models, _ := filepath.Glob(filepath.Join("testdata", "models", "*", "model.onnx")) // the committed test models
+	for _, p := range append(append(seeds, more...), models...) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
