@@ -9,6 +9,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/tensor"
@@ -432,7 +433,7 @@ func TestActiveExtentClonesConcurrent(t *testing.T) {
 			}
 			got := c.Output(0)
 			for j := range want {
-				if math.Abs(float64(got[j])-want[j]) > 1e-5*math.Max(1, math.Abs(want[j])) {
+				if approx.Far(float64(got[j]), want[j], 1e-5*math.Max(1, math.Abs(want[j]))) {
 					errs <- fmt.Errorf("clone %d: element %d = %v, want %v", i, j, got[j], want[j])
 					return
 				}

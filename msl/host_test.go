@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -165,7 +166,7 @@ func compareHost(t *testing.T, c hostCase, got []byte) {
 	bad := 0
 	for i, wv := range w.F32() {
 		a, e := float64(g.F32()[i]), float64(wv)
-		if (math.IsNaN(a) != math.IsNaN(e)) || math.Abs(a-e) > c.tol*(1+math.Abs(e)) {
+		if approx.Far(a, e, c.tol*(1+math.Abs(e))) {
 			if bad++; bad <= 5 {
 				t.Errorf("%s [%d]: host kernel %g, reference %g", c.node, i, a, e)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -30,17 +31,7 @@ func specialFill(r *rand.Rand, v []float64, rate int) {
 func sameSpecial(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Helper()
 	for i := range want {
-		g, w := got[i], want[i]
-		switch {
-		case math.IsNaN(g) || math.IsNaN(w):
-			if math.IsNaN(g) != math.IsNaN(w) {
-				t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
-			}
-		case math.IsInf(g, 0) || math.IsInf(w, 0):
-			if g != w {
-				t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
-			}
-		case math.Abs(g-w) > tol*(1+math.Abs(w)):
+		if g, w := got[i], want[i]; approx.Far(g, w, tol*(1+math.Abs(w))) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
 		}
 	}

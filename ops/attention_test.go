@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -355,7 +356,7 @@ func TestRoPERandom(t *testing.T) {
 			for i := range half {
 				a, b := xv[row*d+i], xv[row*d+i+half]
 				y0, y1 := yh[row*d+i], yh[row*d+i+half]
-				if math.Abs(math.Hypot(a, b)-math.Hypot(y0, y1)) > 1e-12 {
+				if approx.Far(math.Hypot(y0, y1), math.Hypot(a, b), 1e-12) {
 					t.Fatalf("pair length %v became %v", math.Hypot(a, b), math.Hypot(y0, y1))
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -39,7 +40,7 @@ func TestFusedConvFastWeights(t *testing.T) {
 		t.Helper()
 		got, want := frOut(t, f, k, ins).F32(), frReference(t, f, ins).F32()
 		for i := range got {
-			if math.Abs(float64(got[i]-want[i])) > 1e-4*(1+math.Abs(float64(want[i]))) {
+			if approx.Far(float64(got[i]), float64(want[i]), 1e-4*(1+math.Abs(float64(want[i])))) {
 				t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
 			}
 		}

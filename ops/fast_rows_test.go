@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -117,7 +118,7 @@ func frClose(t testing.TB, what string, got, want []float32, scale []float64, to
 			if g != w {
 				t.Fatalf("%s: element %d = %v, want %v", what, i, g, w)
 			}
-		case math.Abs(g-w) > tol*(math.Abs(w)+s)+atol:
+		case approx.Far(g, w, tol*(math.Abs(w)+s)+atol):
 			t.Fatalf("%s: element %d = %v, want %v (tol %g)", what, i, g, w, tol)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -87,7 +88,7 @@ func hcClose(t testing.TB, what string, got, want []float64, tol float64) {
 			if g != w {
 				t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
 			}
-		case math.Abs(g-w) > tol*max(1, math.Abs(w)):
+		case approx.Far(g, w, tol*max(1, math.Abs(w))):
 			t.Fatalf("%s[%d] = %v, want %v (tol %g)\ngot  %v\nwant %v", what, i, g, w, tol, got, want)
 		}
 	}

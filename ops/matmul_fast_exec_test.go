@@ -7,6 +7,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -63,7 +64,7 @@ func TestFastMatMulCompiled(t *testing.T) {
 				scale = max(scale, math.Abs(float64(v)))
 			}
 			for i, v := range got[o] {
-				if d := math.Abs(float64(v - want[o].F32()[i])); d > 1e-5*scale || math.IsNaN(float64(v)) {
+				if approx.Far(float64(v), float64(want[o].F32()[i]), 1e-5*scale) {
 					t.Fatalf("%s: output %d element %d = %v, want %v", what, o, i, v, want[o].F32()[i])
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -91,7 +92,7 @@ func mfClose(t *testing.T, got, want tensor.Tensor, k int, what string) {
 	}
 	tol := 1e-6 * (math.Sqrt(float64(k)) + 1) * scale
 	for i, x := range got.F32() {
-		if w := want.F32()[i]; math.IsNaN(float64(x)) || math.Abs(float64(x-w)) > tol {
+		if w := want.F32()[i]; approx.Far(float64(x), float64(w), tol) {
 			t.Fatalf("%s: element %d = %v, want %v (tol %.3g)", what, i, x, w, tol)
 		}
 	}

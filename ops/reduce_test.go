@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -193,7 +194,7 @@ func TestSoftmax(t *testing.T) {
 		ewFloats(t, got, []int{2, 4}, append(append([]float64{}, direct...), direct...), rel)
 		v := got.Float64s()
 		for r := range 2 {
-			if s := v[4*r] + v[4*r+1] + v[4*r+2] + v[4*r+3]; math.Abs(s-1) > 4*rel {
+			if s := v[4*r] + v[4*r+1] + v[4*r+2] + v[4*r+3]; approx.Far(s, 1, 4*rel) {
 				t.Fatalf("%v row %d sums to %v", dt, r, s)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -375,17 +376,7 @@ func compare(got, want tensor.Tensor, rtol, atol float64) error {
 	default:
 		gv, wv := got.Float64s(), want.Float64s()
 		for i, w := range wv {
-			g := gv[i]
-			ok := false
-			switch {
-			case math.IsNaN(w) || math.IsNaN(g):
-				ok = math.IsNaN(w) && math.IsNaN(g)
-			case math.IsInf(w, 0) || math.IsInf(g, 0):
-				ok = g == w
-			default:
-				ok = math.Abs(g-w) <= atol+rtol*math.Abs(w)
-			}
-			if !ok {
+			if g := gv[i]; !approx.Close(g, w, atol+rtol*math.Abs(w)) {
 				report(i, g, w)
 			}
 		}

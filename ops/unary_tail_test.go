@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -33,7 +34,7 @@ func TestGeluTails(t *testing.T) {
 	got := run(func(g *graph.Graph, n *graph.Node) *graph.Node { return g.Gelu(n) })
 	for i, w := range gelu {
 		w = float64(float32(w))
-		if math.Abs(got[i]-w) > 1e-5*math.Abs(w) || math.Signbit(got[i]) != math.Signbit(w) {
+		if approx.Far(got[i], w, 1e-5*math.Abs(w)) || math.Signbit(got[i]) != math.Signbit(w) {
 			t.Errorf("Gelu(%v) = %g, want %g", xs[i], got[i], w)
 		}
 	}
@@ -44,7 +45,7 @@ func TestGeluTails(t *testing.T) {
 		u := math.Sqrt(2/math.Pi) * (x + 0.044715*x*x*x)
 		e := math.Exp(2 * u)
 		w := float64(float32(x / 2 * 2 * e * (1 - e + e*e)))
-		if math.Abs(got[i]-w) > 1e-5*math.Abs(w) || math.Signbit(got[i]) != math.Signbit(w) {
+		if approx.Far(got[i], w, 1e-5*math.Abs(w)) || math.Signbit(got[i]) != math.Signbit(w) {
 			t.Errorf("GeluTanh(%v) = %g, want %g", x, got[i], w)
 		}
 	}

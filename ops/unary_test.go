@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -80,13 +81,7 @@ func ewShape(t *testing.T, got tensor.Tensor, shape []int) {
 // ewClose compares within a relative tolerance; NaN matches NaN and
 // infinities must be equal.
 func ewClose(got, want, rel float64) bool {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		return math.IsNaN(want) && math.IsNaN(got)
-	}
-	if got == want {
-		return true
-	}
-	return math.Abs(got-want) <= rel*math.Abs(want)
+	return approx.Close(got, want, rel*math.Abs(want))
 }
 
 // ewFloats checks a float tensor (any float dtype) against want.
@@ -204,7 +199,7 @@ func TestUnaryGeluTanh(t *testing.T) {
 	}
 	got := ewEval(t, ewUnary((*graph.Graph).GeluTanh), ewF(tensor.F64, []int{len(in)}, in...))
 	ewFloats(t, got, []int{len(in)}, want, 1e-14)
-	if d := got.F64()[1] - 0.8411919906082768; math.Abs(d) > 1e-12 {
+	if approx.Far(got.F64()[1], 0.8411919906082768, 1e-12) {
 		t.Fatalf("GeluTanh(1) = %v", got.F64()[1])
 	}
 }

@@ -131,6 +131,9 @@ func relErr(got float32, want float64) float64 {
 		}
 		return math.Inf(1)
 	}
+	if got != got {
+		return math.Inf(1) // NaN where a number is expected
+	}
 	if math.IsInf(want, 0) {
 		if float64(got) == want {
 			return 0

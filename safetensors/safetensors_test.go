@@ -11,6 +11,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -236,7 +237,7 @@ func TestSetParams(t *testing.T) {
 			for k := range 4 {
 				s += h[k] * val(2*k+j) // w2[k][j]
 			}
-			if got := float64(out[0][2*r+j]); math.Abs(got-s) > 1e-5*(1+math.Abs(s)) {
+			if got := float64(out[0][2*r+j]); approx.Far(got, s, 1e-5*(1+math.Abs(s))) {
 				t.Errorf("y[%d][%d] = %v, want %v", r, j, got, s)
 			}
 		}

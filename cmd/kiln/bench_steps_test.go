@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // compiledNodes compiles a model as bench does and indexes the nodes of
@@ -59,7 +60,7 @@ func TestBenchStepsText(t *testing.T) {
 			t.Errorf("row %d: %v ms after %v ms: not costliest first", i+1, ms, prevMs)
 		}
 		prevMs, cum = ms, cum+share
-		if math.Abs(cum-cumPct) > 0.15 { // both rounded to 0.1
+		if approx.Far(cum, cumPct, 0.15) { // both rounded to 0.1
 			t.Errorf("row %d: cumulative %v%%, the shares so far add to %v%%", i+1, cumPct, cum)
 		}
 		n, ok := nodes[f[5]]
@@ -112,10 +113,10 @@ func TestBenchStepsJSON(t *testing.T) {
 			t.Errorf("step %d: %+v is not a node of the compiled model", i, s)
 		}
 	}
-	if math.Abs(share-100) > 1e-6 || math.Abs(r.Steps[len(r.Steps)-1].CumPct-100) > 1e-6 {
+	if approx.Far(share, 100, 1e-6) || approx.Far(r.Steps[len(r.Steps)-1].CumPct, 100, 1e-6) {
 		t.Errorf("shares add to %v%%, last cumulative %v%%, want 100", share, r.Steps[len(r.Steps)-1].CumPct)
 	}
-	if math.Abs(sumMs-r.StepsTotalMs) > 1e-9*(1+r.StepsTotalMs) || r.StepsTotalMs <= 0 {
+	if approx.Far(sumMs, r.StepsTotalMs, 1e-9*(1+r.StepsTotalMs)) || r.StepsTotalMs <= 0 {
 		t.Errorf("step means add to %v ms, total %v ms", sumMs, r.StepsTotalMs)
 	}
 	// Three BERT runs cost CPU time, which the platform reports on unix.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/npy"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -62,7 +63,7 @@ func TestRunMatchesTorch(t *testing.T) {
 		}
 		g, w := got.F32(), want.F32()
 		for i := range w {
-			if d := math.Abs(float64(g[i] - w[i])); d > 1e-4*(1+math.Abs(float64(w[i]))) {
+			if approx.Far(float64(g[i]), float64(w[i]), 1e-4*(1+math.Abs(float64(w[i])))) {
 				t.Fatalf("%s[%d] = %v, PyTorch %v", name, i, g[i], w[i])
 			}
 		}
@@ -159,7 +160,7 @@ func TestBenchJSON(t *testing.T) {
 	if !(r.MinMs > 0 && r.MinMs <= r.MedianMs && r.MedianMs <= r.P90Ms && r.MinMs <= r.MeanMs) {
 		t.Errorf("latencies out of order: %+v", r)
 	}
-	if d := r.RunsPerSec * r.MeanMs / 1000; math.Abs(d-1) > 1e-6 {
+	if d := r.RunsPerSec * r.MeanMs / 1000; approx.Far(d, 1, 1e-6) {
 		t.Errorf("throughput %v runs/s disagrees with mean %v ms", r.RunsPerSec, r.MeanMs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -130,7 +131,7 @@ func TestBlasGemmMapping(t *testing.T) {
 				t.Fatalf("%d results, want %d", len(got), len(want))
 			}
 			for i := range want {
-				if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				if approx.Far(got[i], want[i], 1e-12*(1+math.Abs(want[i]))) {
 					t.Fatalf("[%d] = %g, want %g (args %+v)", i, got[i], want[i], x)
 				}
 			}

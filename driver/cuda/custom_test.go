@@ -1,13 +1,13 @@
 package cuda
 
 import (
-	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/plan"
 	"github.com/kilnml/kiln/ptx/emu"
 	"github.com/kilnml/kiln/tensor"
@@ -161,7 +161,7 @@ func checkCustom(t *testing.T, what string, got [][]float32) {
 	_, _, want := customInputs()
 	for o := range want {
 		for i, w := range want[o] {
-			if math.Abs(float64(got[o][i]-w)) > 1e-6 {
+			if approx.Far(float64(got[o][i]), float64(w), 1e-6) {
 				t.Errorf("%s: output %d[%d] = %v, want %v", what, o, i, got[o][i], w)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/driver/cuda"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/npy"
 	"github.com/kilnml/kiln/onnx"
@@ -58,7 +59,7 @@ func closeTo(t *testing.T, what string, got, want []float32, tol float64) {
 	bad := 0
 	for i := range want {
 		w, g := float64(want[i]), float64(got[i])
-		if (math.IsNaN(w) && math.IsNaN(g)) || math.Abs(w-g) <= tol*(1+math.Abs(w)) {
+		if approx.Close(g, w, tol*(1+math.Abs(w))) {
 			continue
 		}
 		if bad++; bad <= 5 {

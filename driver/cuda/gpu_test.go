@@ -13,6 +13,7 @@ import (
 	"github.com/kilnml/kiln/driver/cuda"
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -85,10 +86,7 @@ func compare(t *testing.T, g *graph.Graph, tol float64, inputs map[string][]floa
 		bad := 0
 		for i := range want[o] {
 			w, g := float64(want[o][i]), float64(got[o][i])
-			if math.IsNaN(w) && math.IsNaN(g) {
-				continue
-			}
-			if math.Abs(w-g) > tol*(1+math.Abs(w)) {
+			if approx.Far(g, w, tol*(1+math.Abs(w))) {
 				if bad++; bad <= 5 {
 					t.Errorf("output %d [%d]: cuda %g, cpu %g", o, i, g, w)
 				}

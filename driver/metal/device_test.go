@@ -11,6 +11,7 @@ import (
 	"github.com/kilnml/kiln/driver/metal"
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -65,10 +66,7 @@ func closeTo(t *testing.T, what string, got, want []float32, tol float64) {
 	bad := 0
 	for i := range want {
 		w, g := float64(want[i]), float64(got[i])
-		if math.IsNaN(w) && math.IsNaN(g) {
-			continue
-		}
-		if math.Abs(w-g) > tol*(1+math.Abs(w)) {
+		if approx.Far(g, w, tol*(1+math.Abs(w))) {
 			if bad++; bad <= 5 {
 				t.Errorf("%s [%d]: metal %g, cpu %g", what, i, g, w)
 			}

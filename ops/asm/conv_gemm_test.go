@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestConvTaps checks every patch packer against the definition, with the
@@ -94,7 +96,7 @@ func TestConv2DEpilogue(t *testing.T) {
 			want, mag := convRef(g, x, w, b)
 			for j, v := range y {
 				e := max(want[j], 0) + float64(res[j])
-				if math.Abs(float64(v)-e) > 1e-5*(mag[j]+math.Abs(float64(res[j])))+1e-30 {
+				if approx.Far(float64(v), e, 1e-5*(mag[j]+math.Abs(float64(res[j])))+1e-30) {
 					t.Fatalf("%s case %d: element %d = %v, want %v", p[0], i, j, v, e)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // pooledRef is the 2×2, stride-2 max pool (floor mode) of the float64
@@ -58,7 +60,7 @@ func checkConvPooled(t *testing.T, k *RowKernels, gv *GemmVariant, par Par, g Co
 	y, mag := convRef(g, x, w, b)
 	want, wmag := pooledRef(g, y, mag, act)
 	for i, v := range out.Data {
-		if math.Abs(float64(v)-want[i]) > 1e-5*wmag[i]+1e-30 {
+		if approx.Far(float64(v), want[i], 1e-5*wmag[i]+1e-30) {
 			t.Fatalf("%s/%s %+v bias=%v act=%v: element %d = %v, want %v", k.Name, gv.Name, g, bias, act, i, v, want[i])
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // convRef is the definition of the convolution in float64, with the
@@ -106,7 +108,7 @@ func checkConv(t *testing.T, k *RowKernels, gv *GemmVariant, par Par, g ConvGeom
 	out.check(t, "conv")
 	want, mag := convRef(g, x, w, b)
 	for i, v := range out.Data {
-		if math.Abs(float64(v)-want[i]) > 1e-5*mag[i]+1e-30 {
+		if approx.Far(float64(v), want[i], 1e-5*mag[i]+1e-30) {
 			t.Fatalf("%s/%s %+v bias=%v: element %d = %v, want %v", k.Name, gv.Name, g, bias, i, v, want[i])
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestConvTilesCover checks on random geometries, variants and thread
@@ -152,7 +154,7 @@ func TestConv2DPostAct(t *testing.T) {
 						nans++
 						continue
 					}
-					if math.Abs(float64(v)-e) > 1e-5*(mag[j]+math.Abs(float64(res[j])))+1e-6 {
+					if approx.Far(float64(v), e, 1e-5*(mag[j]+math.Abs(float64(res[j])))+1e-6) {
 						t.Fatalf("%s case %d func %v: element %d = %v, want %v", p[0], i, fn, j, v, e)
 					}
 				}

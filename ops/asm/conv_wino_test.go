@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // winoCases qualify for the Winograd path: padded and unpadded, several
@@ -188,7 +190,7 @@ func FuzzConvWinograd(f *testing.F) {
 				if d != v {
 					t.Fatalf("%+v: output %d = %v, direct path %v", g, i, v, d)
 				}
-			case math.Abs(float64(v)-float64(d)) > 2e-5*mag[i]+1e-30:
+			case approx.Far(float64(v), float64(d), 2e-5*mag[i]+1e-30):
 				t.Fatalf("%+v: output %d = %v, direct path %v (magnitude %g)", g, i, v, d, mag[i])
 			}
 		}

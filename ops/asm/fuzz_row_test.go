@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // Row kernels the fuzzer picks from: each case checks every variant
@@ -25,13 +27,7 @@ const (
 // close64 is closeTo for a float64 result: NaN for NaN, the same
 // infinity, else within tol·mag.
 func close64(got, want, mag, tol float64) bool {
-	switch {
-	case math.IsNaN(want):
-		return math.IsNaN(got)
-	case math.IsInf(want, 0):
-		return got == want
-	}
-	return math.Abs(got-want) <= tol*mag
+	return approx.Close(got, want, tol*mag)
 }
 
 // fuzzExtreme is the largest (isMax) or smallest element with NaN

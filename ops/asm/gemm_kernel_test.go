@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestGemmMicroKernels runs each variant's micro-kernel straight, for
@@ -50,7 +52,7 @@ func TestGemmMicroKernels(t *testing.T) {
 							}
 							tol := gemmTol(k)*g + 1e-30
 							got, tw := float64(c.data[i*ldc+j]), float64(twin.data[i*ldc+j])
-							if math.Abs(got-s) > tol || math.Abs(tw-s) > tol {
+							if approx.Far(got, s, tol) || approx.Far(tw, s, tol) {
 								t.Fatalf("%s k=%d ldc=%d acc=%v: [%d,%d] = %v (twin %v), want %v", v.Name, k, ldc, acc, i, j, got, tw, s)
 							}
 						}
@@ -99,7 +101,7 @@ func TestGemvKernels(t *testing.T) {
 							g += math.Abs(float64(j) - 3)
 						}
 						tol := gemmTol(k)*g + 1e-30
-						if got := float64(y.data[j]); math.Abs(got-s) > tol || math.Abs(float64(twin[j])-s) > tol {
+						if got := float64(y.data[j]); approx.Far(got, s, tol) || approx.Far(float64(twin[j]), s, tol) {
 							t.Fatalf("%s k=%d ldb=%d acc=%v: y[%d] = %v (twin %v), want %v", v.Name, k, ldb, acc, j, got, twin[j], s)
 						}
 					}
@@ -202,7 +204,7 @@ func TestGemvRows4Kernels(t *testing.T) {
 						s, g = s+e, g+math.Abs(e)
 					}
 					tol := gemmTol(4)*g + 1e-30
-					if got := float64(y.data[j]); math.Abs(got-s) > tol || math.Abs(float64(twin.data[j])-s) > tol {
+					if got := float64(y.data[j]); approx.Far(got, s, tol) || approx.Far(float64(twin.data[j]), s, tol) {
 						t.Fatalf("%s n=%d acc=%v: y[%d] = %v (twin %v), want %v", v.Name, n, acc, j, got, twin.data[j], s)
 					}
 				}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestGemmShrink: a run with GemmArgs.N and K smaller than the plan's
@@ -193,7 +195,7 @@ func TestGemmOverwrite(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range want {
-					if d := got[i] - 2*want[i]; math.Abs(float64(d)) > 1e-5*float64(k) {
+					if approx.Far(float64(got[i]), float64(2*want[i]), 1e-5*float64(k)) {
 						t.Fatalf("%s %v: second run C[%d] = %v, want %v", v.Name, s, i, got[i], 2*want[i])
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestGemmNaNInf puts NaN and ±Inf into A and B: they must reach exactly
@@ -140,7 +142,7 @@ func epilogueBySteps(t *testing.T, r *rand.Rand, cfg GemmConfig, v *GemmVariant,
 			if ep.Residual != nil {
 				x += float32(ep.ResScale * ep.Residual[i*ep.ResRowStride+j*ep.ResColStride])
 			}
-			if got := fused[i*cfg.LDC+j]; math.Abs(float64(got-x)) > 1e-6*(math.Abs(float64(x))+1) {
+			if got := fused[i*cfg.LDC+j]; approx.Far(float64(got), float64(x), 1e-6*(math.Abs(float64(x))+1)) {
 				t.Fatalf("%s %v %+v: fused C[%d,%d] = %v, by steps %v", v.Name, cfg, ep.Act, i, j, got, x)
 			}
 		}

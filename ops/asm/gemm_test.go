@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // Tolerance of every GEMM result against float64 arithmetic on the same
@@ -186,7 +188,7 @@ func checkGemmC(t *testing.T, c []float32, ldc int, ref, mag []float64, m, n, k 
 				if got != want {
 					t.Fatalf("%s: C[%d,%d] = %v, want %v", what, i, j, got, want)
 				}
-			case math.IsNaN(got) || math.Abs(got-want) > tol*mag[i*n+j]+1e-7*math.Abs(want)+1e-30:
+			case approx.Far(got, want, tol*mag[i*n+j]+1e-7*math.Abs(want)+1e-30):
 				t.Fatalf("%s: C[%d,%d] = %v, want %v (err %.3g, allowed %.3g)", what, i, j, got, want,
 					math.Abs(got-want), tol*mag[i*n+j]+1e-7*math.Abs(want))
 			}

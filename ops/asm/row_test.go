@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // Tests of the row and reduction primitives: every variant this machine
@@ -97,10 +99,10 @@ func TestSumAndSqDev(t *testing.T) {
 			wantSq += d * d
 			magSq += d * d
 		}
-		if got := k.Sum(x); math.Abs(got-want) > 1e-13*mag {
+		if got := k.Sum(x); approx.Far(got, want, 1e-13*mag) {
 			t.Fatalf("Sum = %v, want %v", got, want)
 		}
-		if got := k.SumSqDev(x, c); math.Abs(got-wantSq) > 1e-13*magSq {
+		if got := k.SumSqDev(x, c); approx.Far(got, wantSq, 1e-13*magSq) {
 			t.Fatalf("SumSqDev = %v, want %v", got, wantSq)
 		}
 		if !slices.Equal(x, x0) {
@@ -251,14 +253,7 @@ func softmaxRef(x []float32, log bool) []float64 {
 // closeTo reports whether got is within tol·|want| + atol of want, NaN
 // matching NaN and an infinity the same infinity.
 func closeTo(got float32, want, tol, atol float64) bool {
-	g := float64(got)
-	switch {
-	case math.IsNaN(want):
-		return math.IsNaN(g)
-	case math.IsInf(want, 0):
-		return g == want
-	}
-	return math.Abs(g-want) <= tol*math.Abs(want)+atol
+	return approx.Close(float64(got), want, tol*math.Abs(want)+atol)
 }
 
 func TestSoftmaxRows(t *testing.T) {
@@ -404,7 +399,7 @@ func TestNormRows(t *testing.T) {
 						z += float64(c.bias[i])
 						mag += math.Abs(float64(c.bias[i]))
 					}
-					if math.Abs(float64(got)-z) > 1e-6*mag+1e-30 {
+					if approx.Far(float64(got), z, 1e-6*mag+1e-30) {
 						t.Fatalf("rms=%v scale=%v bias=%v shift=%v: element %d = %v, want %v", c.rms, c.scale != nil, c.bias != nil, shift, i, got, z)
 					}
 				}
@@ -433,7 +428,7 @@ func TestScaleAxpy(t *testing.T) {
 		g.check(t, "Axpy")
 		for i, v := range g.Data {
 			want := float64(y0[i]) + float64(a)*float64(x[i])
-			if math.Abs(float64(v)-want) > 1.2e-7*(math.Abs(float64(y0[i]))+math.Abs(float64(a*x[i]))) {
+			if approx.Far(float64(v), want, 1.2e-7*(math.Abs(float64(y0[i]))+math.Abs(float64(a*x[i])))) {
 				t.Fatalf("Axpy: element %d = %v, want %v", i, v, want)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/kilnml/kiln/driver/cuda"
 	"github.com/kilnml/kiln/fuse"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/plan"
 	"github.com/kilnml/kiln/tensor"
@@ -58,7 +59,7 @@ func TestDemoEncoderEndToEnd(t *testing.T) {
 		for i := range want {
 			w, g := float64(want[i]), float64(got[i])
 			worst = max(worst, math.Abs(w-g)/(1+math.Abs(w)))
-			if math.IsNaN(g) || math.Abs(w-g) > 1e-5*(1+math.Abs(w)) {
+			if approx.Far(g, w, 1e-5*(1+math.Abs(w))) {
 				if bad++; bad <= 5 {
 					t.Errorf("fuse off %v: output[%d] = %v on the emulated GPU, %v on the CPU", fuseOff, i, g, w)
 				}

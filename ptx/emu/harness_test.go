@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
@@ -176,13 +177,7 @@ func b2byte(b bool) byte {
 }
 
 func closeEnough(g, w float64, tl tol) bool {
-	switch {
-	case math.IsNaN(w) || math.IsNaN(g):
-		return math.IsNaN(w) && math.IsNaN(g)
-	case math.IsInf(w, 0) || math.IsInf(g, 0):
-		return g == w
-	}
-	return math.Abs(g-w) <= tl.abs+tl.rel*math.Abs(w)
+	return approx.Close(g, w, tl.abs+tl.rel*math.Abs(w))
 }
 
 // interpret evaluates a graph's outputs with kiln's reference kernels.

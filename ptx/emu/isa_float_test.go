@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -377,7 +378,7 @@ func TestApprox(t *testing.T) {
 				t.Errorf("%s(%v) exact = %v, want %v", c.op, x, e, float32(ref))
 			}
 			b := float64(math.Float32frombits(uint32(bound[i])))
-			if math.Abs(b-ref) > c.rel*math.Abs(ref)*1.0001+math.Abs(ref)*0x1p-24 {
+			if approx.Far(b, ref, c.rel*math.Abs(ref)*1.0001+math.Abs(ref)*0x1p-24) {
 				t.Errorf("%s(%v) bound = %v, %g from %v (bound %g)", c.op, x, b, math.Abs(b-ref)/math.Abs(ref), ref, c.rel)
 			}
 			moved = moved || float32(b) != e
