@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
 )
 
 // transposeIntoMatMul folds a Transpose that swaps the last two axes of a
@@ -105,7 +106,12 @@ func epilogues(g *graph.Graph, log *Log) error {
 			}
 			return nil
 		}
-		act = step(actOf)
+		act = step(func(c *graph.Node) *graph.Node {
+			if n.Op == graph.OpConv2D && clipAct(c) {
+				return c
+			}
+			return actOf(c)
+		})
 		res = step(func(c *graph.Node) *graph.Node {
 			if r := addOperand(c, cur); r != nil && r.Shape.Equal(cur.Shape) {
 				return r
@@ -137,6 +143,9 @@ func epilogues(g *graph.Graph, log *Log) error {
 		}
 		if act != nil {
 			ep.Act = act.Op
+			if act.Op == graph.OpClip {
+				ep.Min, ep.Max = act.Attrs.Min, act.Attrs.Max
+			}
 		}
 		if res != nil {
 			ep.Residual = true
@@ -198,6 +207,14 @@ func productRoot(n *graph.Node) (*graph.Node, graph.Epilogue, []*graph.Node, str
 	return nil, ep, nil, ""
 }
 
+// clipAct reports whether c is a Clip a FusedConv2D epilogue can apply
+// as its activation (graph.Epilogue's Min and Max): a float Clip with
+// ordered bounds (ReLU6 is Clip(0, 6)). The post-residual activation
+// stays parameterless.
+func clipAct(c *graph.Node) bool {
+	return c.Op == graph.OpClip && (c.DType == tensor.F32 || c.DType == tensor.F64) && c.Attrs.Min <= c.Attrs.Max
+}
+
 // isPool2x2 reports whether MaxPool2D attributes a are the pooling a
 // FusedConv2D epilogue applies (graph.Epilogue.Pool2x2): a 2×2 window,
 // stride 2, no padding (ceil mode arrives from the importer as padding).
@@ -242,7 +259,10 @@ func describeEpilogue(e graph.Epilogue) string {
 	if e.Bias {
 		add("bias")
 	}
-	if e.Act != graph.OpInvalid {
+	switch {
+	case e.Act == graph.OpClip:
+		add(fmt.Sprintf("Clip [%v, %v]", e.Min, e.Max))
+	case e.Act != graph.OpInvalid:
 		add(e.Act.String())
 	}
 	if e.Residual {

@@ -92,8 +92,13 @@ type Epilogue struct {
 	// shape [N] or [1, ..., 1, N]) or channel axis (FusedConv2D: [M], the
 	// conv's own bias input).
 	Bias bool
-	// Act is OpInvalid for none, or one of EpilogueActs.
+	// Act is OpInvalid for none, or one of EpilogueActs, or (FusedConv2D
+	// only) OpClip with bounds Min and Max.
 	Act Op
+	// Min and Max are the bounds of an OpClip Act (as Attrs.Min and
+	// Attrs.Max of the Clip it stands for: ±Inf for an open side); zero
+	// otherwise.
+	Min, Max float32
 	// Residual: an extra input of exactly the output's shape, added after
 	// Act.
 	Residual bool
@@ -122,6 +127,14 @@ func IsEpilogueAct(op Op) bool {
 	}
 	return false
 }
+
+// ActAttrs are the attributes of Act's op as its own node holds them
+// (Clip's bounds).
+func (e Epilogue) ActAttrs() Attrs { return Attrs{Min: e.Min, Max: e.Max} }
+
+// IsConvEpilogueAct reports whether op may be a FusedConv2D epilogue's
+// Act: one of EpilogueActs, or OpClip (with the epilogue's bounds).
+func IsConvEpilogueAct(op Op) bool { return op == OpClip || IsEpilogueAct(op) }
 
 // Inputs is how many inputs the epilogue adds to the product's two.
 func (e Epilogue) Inputs() int { return b2i(e.Bias) + b2i(e.Residual) }

@@ -41,7 +41,7 @@ func TestFusedConvPool2x2Shape(t *testing.T) {
 	if err := Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(Dump(g), "Epilogue:{true Relu false Invalid true}") {
+	if !strings.Contains(Dump(g), "Epilogue:{true Relu 0 0 false Invalid true}") {
 		t.Errorf("the dump does not show the pooled epilogue:\n%s", Dump(g))
 	}
 }

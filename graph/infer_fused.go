@@ -83,8 +83,14 @@ func swapLast(s tensor.Shape) tensor.Shape {
 // checkEpilogue validates the activation and the residual input (the
 // last of extra when Residual is set) against the output shape.
 func checkEpilogue(e Epilogue, out tensor.Shape, extra []*Node) error {
-	if e.Act != OpInvalid && !IsEpilogueAct(e.Act) {
-		return fmt.Errorf("epilogue activation %v is not one of %v", e.Act, EpilogueActs)
+	if e.Act != OpInvalid && !IsConvEpilogueAct(e.Act) {
+		return fmt.Errorf("epilogue activation %v is not one of %v or Clip", e.Act, EpilogueActs)
+	}
+	if e.Act == OpClip && !(e.Min <= e.Max) {
+		return fmt.Errorf("epilogue Clip bounds [%v, %v] are not ordered", e.Min, e.Max)
+	}
+	if e.Act != OpClip && (e.Min != 0 || e.Max != 0) {
+		return fmt.Errorf("epilogue bounds [%v, %v] without a Clip", e.Min, e.Max)
 	}
 	if e.PostAct != OpInvalid && (!IsEpilogueAct(e.PostAct) || !e.Residual) {
 		return fmt.Errorf("epilogue post-residual activation %v needs a residual and one of %v", e.PostAct, EpilogueActs)
@@ -122,8 +128,8 @@ func inferFusedMatMul(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error)
 		return 0, nil, err
 	}
 	e := a.Epilogue
-	if e.Pool2x2 || e.PostAct != OpInvalid {
-		return 0, nil, fmt.Errorf("epilogue %+v: only FusedConv2D pools or has a post-residual activation", e)
+	if e.Pool2x2 || e.PostAct != OpInvalid || e.Act == OpClip {
+		return 0, nil, fmt.Errorf("epilogue %+v: only FusedConv2D pools, clips or has a post-residual activation", e)
 	}
 	if err := checkEpilogue(e, out, ins[2:]); err != nil {
 		return 0, nil, err

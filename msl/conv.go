@@ -69,7 +69,7 @@ func EmitConv(c *Conv) (*Kernel, error) {
 		fmt.Fprintf(&b, "    s += %s;\n", load(c.DType, "bias[m]"))
 	}
 	if c.Act != graph.OpInvalid {
-		x, err := floatUnary(c.Act, "s", graph.Attrs{})
+		x, err := floatUnary(c.Act, "s", c.ActAttrs)
 		if err != nil {
 			return nil, fmt.Errorf("msl: %s: %w", c.Name, err)
 		}

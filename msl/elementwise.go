@@ -203,6 +203,8 @@ func floatUnary(op graph.Op, x string, at graph.Attrs) (string, error) {
 		return "max(" + x + ", 0.0f)", nil
 	case graph.OpLeakyRelu:
 		return fmt.Sprintf("(%s >= 0.0f ? %s : %s * %s)", x, x, flit(at.Alpha), x), nil
+	case graph.OpClip: // as opExpr's float Clip
+		return fmt.Sprintf("min(max(%s, %s), %s)", x, flit(at.Min), flit(at.Max)), nil
 	case graph.OpGelu:
 		return fmt.Sprintf("(0.5f * %s * (1.0f + kiln_erf(%s * 0.70710678f)))", x, x), nil
 	case graph.OpGeluTanh:

@@ -70,6 +70,7 @@ func init() {
 	register("Clip", 11, one(mapClip))
 	register("PRelu", 1, one(mapPRelu))
 	register("HardSigmoid", 1, one(mapHardSigmoid))
+	register("HardSwish", 14, one(mapHardSwish))
 	register("Where", 1, one(mapWhere))
 	for name, op := range map[string]graph.Op{"Max": graph.OpMax, "Min": graph.OpMin, "Sum": graph.OpAdd, "Mean": graph.OpAdd} {
 		register(name, 1, one(func(c *ctx) (*graph.Node, error) { return c.variadic(name, op) }))
@@ -240,11 +241,31 @@ func mapHardSigmoid(c *ctx) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	y, err := c.apply(graph.OpMul, graph.Attrs{}, x, c.constLike(x.DType, float64(alpha)))
+	return hardSigmoid(c, x, float64(alpha), float64(beta))
+}
+
+// mapHardSwish: x · HardSigmoid(x) with alpha 1/6 and beta 1/2, which is
+// x·relu6(x + 3)/6 (MobileNetV3's activation). The chain fuses into one
+// elementwise region, which every backend runs.
+func mapHardSwish(c *ctx) (*graph.Node, error) {
+	x, err := c.need(0)
 	if err != nil {
 		return nil, err
 	}
-	if y, err = c.apply(graph.OpAdd, graph.Attrs{}, y, c.constLike(x.DType, float64(beta))); err != nil {
+	h, err := hardSigmoid(c, x, 1.0/6, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	return c.apply(graph.OpMul, graph.Attrs{}, x, h)
+}
+
+// hardSigmoid is clip(alpha·x + beta, 0, 1) on x.
+func hardSigmoid(c *ctx, x *graph.Node, alpha, beta float64) (*graph.Node, error) {
+	y, err := c.apply(graph.OpMul, graph.Attrs{}, x, c.constLike(x.DType, alpha))
+	if err != nil {
+		return nil, err
+	}
+	if y, err = c.apply(graph.OpAdd, graph.Attrs{}, y, c.constLike(x.DType, beta)); err != nil {
 		return nil, err
 	}
 	return c.apply(graph.OpClip, graph.Attrs{Min: 0, Max: 1}, y)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -14,8 +15,10 @@ import (
 // assembly where the CPU has it, the Go twins elsewhere): the unary
 // activations and transcendental functions, and + - × ÷ max min for the
 // broadcasts that matter in practice — same shape, a scalar on either
-// side, and a row vector (x [..., n] op y [n], either side). Other
-// broadcasts and dtypes return a nil kernel and run the reference. Large
+// side, a row vector (x [..., n] op y [n], either side) and one value
+// per plane (x [N, C, H, W] op y [N, C, 1, 1] or [C, 1, 1]: a value per
+// run of trailing dims, either side, through the vector×scalar kernels).
+// Other broadcasts and dtypes return a nil kernel and run the reference. Large
 // tensors are split over the executor's workers. All are in-place safe:
 // the output may be input 0 (or the other full-size input).
 
@@ -38,6 +41,71 @@ func init() {
 	for op := range vecBinaryOps {
 		RegisterFast(op, withVec(prepareVecBinary))
 	}
+	RegisterFast(graph.OpClip, withVec(prepareVecClip))
+}
+
+// clipBlock is how many elements clipF32 bounds below before bounding
+// them above: the second pass reads what the first wrote from L1.
+const clipBlock = 2048
+
+// clipF32 sets dst[i] = min(max(x[i], lo), hi), as the reference's Go
+// min and max do (NaN in x or a NaN bound gives NaN; max(-0, +0) is +0),
+// through the vector×scalar Max and Min; an infinite bound on the open
+// side is skipped (max(x, -Inf) and min(x, +Inf) are x, bit for bit).
+// dst may be x.
+func clipF32(k *asm.EwKernels, dst, x []float32, lo, hi float32) error {
+	if len(dst) != len(x) {
+		return k.BinaryScalar(asm.EwMax, dst, x, lo) // reports the lengths
+	}
+	doLo, doHi := !math.IsInf(float64(lo), -1), !math.IsInf(float64(hi), 1)
+	if !doLo && !doHi {
+		if len(x) > 0 && &dst[0] != &x[0] {
+			if !vecAliasOK(dst, x) {
+				return asm.ErrEwAlias
+			}
+			copy(dst, x)
+		}
+		return nil
+	}
+	for a := 0; a < len(x); a += clipBlock {
+		b := min(a+clipBlock, len(x))
+		src := x[a:b]
+		if doLo {
+			if err := k.BinaryScalar(asm.EwMax, dst[a:b], src, lo); err != nil {
+				return err
+			}
+			src = dst[a:b]
+		}
+		if doHi {
+			if err := k.BinaryScalar(asm.EwMin, dst[a:b], src, hi); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prepareVecClip is F32 Clip over clipF32, split over the workers.
+func prepareVecClip(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
+	if n.Op != graph.OpClip || !vecIsF32(n) || len(n.Inputs) != 1 || !n.Inputs[0].Shape.Equal(n.Shape) {
+		return nil, nil
+	}
+	lo, hi := n.Attrs.Min, n.Attrs.Max
+	if lo > hi {
+		return nil, nil // the reference reports it
+	}
+	size := n.Shape.NumElements()
+	p := newVecPlan(env, (size+vecUnit-1)/vecUnit, vecGrainCheap/vecUnit, func(p *vecPlan, lo2, hi2 int) error {
+		a, b := vecSpan(lo2, hi2, size)
+		return clipF32(k, p.dst[a:b], p.x[a:b], lo, hi)
+	})
+	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
+		x, dst := tensor.Elems[float32](ins[0].Data), tensor.Elems[float32](out.Data)
+		if !vecAliasOK(dst, x) {
+			return errVecOverlap
+		}
+		return p.run(dst, x, nil)
+	}), nil
 }
 
 // vecPrepare prepares a fast kernel with a given variant (tests run every
@@ -172,7 +240,48 @@ const (
 	vecScalarX        // x is one element
 	vecRowY           // y is one row of x: x [..., w], y [w]
 	vecRowX           // x is one row of y
+	vecPlaneY         // y is one value per plane of x: y's dims are 1 over a suffix of x's (a per-channel scale over NCHW)
+	vecPlaneX         // x is one value per plane of y
 )
+
+// vecPlanes describes the plane broadcast of a small operand s over the
+// output shape out: s's dims (aligned to out's) are 1 over the longest
+// suffix of out, whose elements make a plane of inner elements; plane p
+// takes s's element idx[p]. ok is false when the suffix is empty or the
+// planes are shorter than vecRowMin.
+func vecPlanes(s, out tensor.Shape) (inner int, idx []int32, ok bool) {
+	r := out.Rank()
+	if s.Rank() > r || out.NumElements() == 0 {
+		return 0, nil, false
+	}
+	al := make(tensor.Shape, r) // s aligned to out
+	for i := range r {
+		al[i] = 1
+		if j := i - (r - s.Rank()); j >= 0 {
+			al[i] = s[j]
+		}
+	}
+	k := r // out[k:] is the plane
+	inner = 1
+	for k > 0 && al[k-1] == 1 {
+		k--
+		inner *= out[k]
+	}
+	if k == r || inner < vecRowMin || int64(s.NumElements()) > math.MaxInt32 {
+		return 0, nil, false
+	}
+	strides := tensor.BroadcastStrides(s, out)
+	idx = make([]int32, out.NumElements()/inner)
+	for p := range idx {
+		off, q := 0, p
+		for d := k - 1; d >= 0; d-- {
+			off += (q % out[d]) * strides[d]
+			q /= out[d]
+		}
+		idx[p] = int32(off)
+	}
+	return inner, idx, true
+}
 
 // vecRowMin is the shortest row worth the row-vector path: below it the
 // per-row call costs more than the reference's broadcast loop.
@@ -199,11 +308,16 @@ func vecBinaryForm(n *graph.Node) int {
 	}
 	switch {
 	case w < vecRowMin:
-		return -1
 	case nx == no && isRow(ys):
 		return vecRowY
 	case ny == no && isRow(xs):
 		return vecRowX
+	}
+	if _, _, ok := vecPlanes(ys, out); ok && nx == no {
+		return vecPlaneY
+	}
+	if _, _, ok := vecPlanes(xs, out); ok && ny == no {
+		return vecPlaneX
 	}
 	return -1
 }
@@ -233,6 +347,27 @@ func prepareVecBinary(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) 
 				return k.ScalarBinary(op, p.dst[a:b], p.x[0], p.y[a:b])
 			}
 			return k.Binary(op, p.dst[a:b], p.x[a:b], p.y[a:b])
+		})
+	case vecPlaneY, vecPlaneX:
+		small := n.Inputs[1].Shape
+		if form == vecPlaneX {
+			small = n.Inputs[0].Shape
+		}
+		inner, idx, _ := vecPlanes(small, n.Shape)
+		p = newVecPlan(env, len(idx), vecGrainCheap/inner, func(p *vecPlan, lo, hi int) error {
+			for q := lo; q < hi; q++ {
+				a, b := q*inner, (q+1)*inner
+				var err error
+				if form == vecPlaneY {
+					err = k.BinaryScalar(op, p.dst[a:b], p.x[a:b], p.y[idx[q]])
+				} else {
+					err = k.ScalarBinary(op, p.dst[a:b], p.x[idx[q]], p.y[a:b])
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	default:
 		w := n.Shape[n.Shape.Rank()-1]

@@ -166,13 +166,22 @@ var vtBinaryCases = []vtBinaryCase{
 	{[]int{1}, []int{4, 9}, true},     // scalar x
 	{[]int{5, 37}, []int{37}, true},   // row y
 	{[]int{5, 37}, []int{1, 37}, true},
-	{[]int{37}, []int{2, 5, 37}, true},       // row x
-	{[]int{2, 3, 20000}, []int{20000}, true}, // rows split over workers
-	{[]int{2, 150000}, []int{1}, true},       // scalar, split over workers
-	{[]int{300001}, []int{300001}, true},     // large enough to stream
-	{[]int{5, 3}, []int{3}, false},           // row shorter than vecRowMin
-	{[]int{3, 1}, []int{1, 4}, false},        // outer product
-	{[]int{4, 37}, []int{4, 1}, false},       // column
+	{[]int{37}, []int{2, 5, 37}, true},               // row x
+	{[]int{2, 3, 20000}, []int{20000}, true},         // rows split over workers
+	{[]int{2, 150000}, []int{1}, true},               // scalar, split over workers
+	{[]int{300001}, []int{300001}, true},             // large enough to stream
+	{[]int{5, 3}, []int{3}, false},                   // row shorter than vecRowMin
+	{[]int{3, 1}, []int{1, 4}, false},                // outer product
+	{[]int{4, 37}, []int{4, 1}, true},                // column: planes of one row
+	{[]int{2, 8, 5, 7}, []int{1, 8, 1, 1}, true},     // per channel (squeeze-excite)
+	{[]int{2, 8, 5, 7}, []int{8, 1, 1}, true},        // per channel, repeated over N
+	{[]int{2, 8, 5, 7}, []int{2, 8, 1, 1}, true},     // per image and channel
+	{[]int{2, 8, 5, 7}, []int{2, 1, 1, 1}, true},     // per image
+	{[]int{8, 1, 1}, []int{2, 8, 3, 3}, true},        // per channel on the x side
+	{[]int{3, 8, 100, 100}, []int{3, 8, 1, 1}, true}, // planes split over workers
+	{[]int{2, 8, 2, 2}, []int{8, 1, 1}, false},       // planes shorter than vecRowMin
+	{[]int{2, 8, 5, 7}, []int{8, 5, 1}, false},       // a value per row of 7: shorter than vecRowMin
+	{[]int{2, 1, 5, 7}, []int{1, 8, 1, 1}, false},    // neither operand is the output's size
 }
 
 func TestFastElementwiseBinary(t *testing.T) {

@@ -92,6 +92,11 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		if a.op == graph.OpInvalid {
 			continue
 		}
+		if a.op == graph.OpClip && a.f == &args.ActFunc {
+			lo, hi := nd.Attrs.Epilogue.Min, nd.Attrs.Epilogue.Max
+			*a.f = func(seg []float32) { _ = clipF32(ew, seg, seg, lo, hi) } // lengths agree: no error
+			continue
+		}
 		op, ok := epilogueEw[a.op]
 		if !ok {
 			return nil, nil

@@ -31,7 +31,7 @@ func convShadow(nd *graph.Node) (*graph.Node, int, error) {
 	if len(nd.Inputs) != conv+btoi(e.Residual) {
 		return nil, 0, fmt.Errorf("%d inputs for epilogue %+v", len(nd.Inputs), e)
 	}
-	if e.Act != graph.OpInvalid && !graph.IsEpilogueAct(e.Act) {
+	if e.Act != graph.OpInvalid && !graph.IsConvEpilogueAct(e.Act) {
 		return nil, 0, fmt.Errorf("activation %v", e.Act)
 	}
 	if e.PostAct != graph.OpInvalid && (!graph.IsEpilogueAct(e.PostAct) || !e.Residual) {
@@ -121,7 +121,11 @@ func fusedConvKernel(nd, shadow *graph.Node, conv Kernel, res int, env Env) (Ker
 		if a == graph.OpInvalid {
 			continue
 		}
-		f, err := floatUnaryFunc(&graph.Node{Op: a})
+		var at graph.Attrs
+		if i == 0 {
+			at = nd.Attrs.Epilogue.ActAttrs()
+		}
+		f, err := floatUnaryFunc(&graph.Node{Op: a, Attrs: at})
 		if err != nil {
 			return nil, err
 		}

@@ -58,8 +58,8 @@ func EmitConv(c *Conv) (*Kernel, error) {
 		return nil, fmt.Errorf("ptx: %s: groups %d, channels %d→%d, window %dx%d, strides %d,%d, dilations %d,%d",
 			c.Name, c.Groups, c.C, c.M, c.KH, c.KW, c.SH, c.SW, c.DH, c.DW)
 	}
-	for _, a := range []graph.Op{c.Act, c.PostAct} {
-		if a != graph.OpInvalid && !graph.IsEpilogueAct(a) {
+	for i, a := range []graph.Op{c.Act, c.PostAct} {
+		if a != graph.OpInvalid && !graph.IsEpilogueAct(a) && !(i == 0 && a == graph.OpClip) {
 			return nil, fmt.Errorf("ptx: %s: %v is not an epilogue activation", c.Name, a)
 		}
 	}
@@ -112,7 +112,7 @@ func (f *fn) convFinish(c *Conv, x ix, acc, m, o, bias, res string) (string, err
 		f.op("add.f32 %s, %s, %s", y, acc, f.load(c.DType, x.addr(bias, m, es)))
 	}
 	if c.Act != graph.OpInvalid {
-		v, err := f.unary(Instr{Op: c.Act, DType: tensor.F32}, val{y, kF32, tensor.F32})
+		v, err := f.unary(Instr{Op: c.Act, DType: tensor.F32, Attrs: c.ActAttrs}, val{y, kF32, tensor.F32})
 		if err != nil {
 			return "", err
 		}

@@ -65,7 +65,9 @@ type Conv struct {
 	Groups int
 	Bias   bool
 	Act    graph.Op // graph.OpInvalid for none
-	Res    bool
+	// ActAttrs are Act's attributes (Epilogue.ActAttrs: a Clip's bounds).
+	ActAttrs graph.Attrs
+	Res      bool
 	// PostAct (Epilogue.PostAct; only with Res) is applied after + Res:
 	// graph.OpInvalid for none.
 	PostAct graph.Op
@@ -111,6 +113,7 @@ func ConvOf(name string, n *graph.Node) (*Conv, error) {
 	if n.Op == graph.OpFusedConv2D {
 		e := n.Attrs.Epilogue
 		c.Bias, c.Act, c.Res, c.PostAct, c.Pool = e.Bias, e.Act, e.Residual, e.PostAct, e.Pool2x2
+		c.ActAttrs = e.ActAttrs()
 		if extra != e.Inputs() || (c.Pool && c.Res) || (c.PostAct != graph.OpInvalid && !c.Res) {
 			return nil, fmt.Errorf("%s: epilogue %+v with %d extra inputs", name, e, extra)
 		}

@@ -140,6 +140,10 @@ def gen_elementwise():
          {"y": as32(np.where(xd < 0, xd * slope, xd))})
     case("hardsigmoid", [node("HardSigmoid", ["x"], ["y"], alpha=0.3, beta=0.4)], {"x": x},
          {"y": as32(np.clip(0.3 * xd + 0.4, 0, 1))})
+    xs = (4 * x).astype(np.float32)  # across both bends, at ±3
+    xsd = xs.astype(np.float64)
+    case("hardswish", [node("HardSwish", ["x"], ["y"])], {"x": xs},
+         {"y": as32(xsd * np.clip(xsd + 3, 0, 6) / 6)}, opset=14)
 
     a, bb = f32(2, 3), f32(3)
     ad, bd = a.astype(np.float64), bb.astype(np.float64)

@@ -128,6 +128,12 @@ func convCases(t testing.TB, r *rand.Rand) []rowCase {
 				cs = append(cs, nodeCase(t, fmt.Sprintf("%s_pool_%v", name, act), []tensor.Tensor{x, w, b}, pooled, ref,
 					emitConvWith(set), sumTol(dt, taps)))
 			}
+			// A clipping epilogue (ReLU6's form, bounds the values cross).
+			clip := func(cv *ptx.Conv) { set(cv); cv.Act, cv.ActAttrs = graph.OpClip, graph.Attrs{Min: -0.5, Max: 0.75} }
+			clipRef := func(g *graph.Graph, xs []*graph.Node) *graph.Node {
+				return g.Clip(g.Conv2D(xs[0], xs[1], xs[2], o), -0.5, 0.75)
+			}
+			cs = append(cs, nodeCase(t, name+"_clip", []tensor.Tensor{x, w, b}, conv, clipRef, emitConvWith(clip), sumTol(dt, taps)))
 			if dt == tensor.F16 {
 				continue
 			}
