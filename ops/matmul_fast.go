@@ -229,9 +229,10 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 	}, v.Name, nil
 }
 
-// prepareGemmFast handles F32 Gemm: alpha scales A as it is packed,
-// transposes are resolved by packing, and beta·C is the epilogue's
-// residual (broadcast through its strides), added as tiles are finished.
+// prepareGemmFast handles F32 Gemm: alpha scales the finished sums (as
+// ONNX defines it; asm.GemmConfig.Alpha), transposes are resolved by
+// packing, and beta·C is the epilogue's residual (broadcast through its
+// strides), added as tiles are finished.
 func prepareGemmFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string, error) {
 	if n.DType != tensor.F32 || len(n.Inputs) < 2 || len(n.Inputs) > 3 {
 		return nil, "", nil

@@ -38,7 +38,9 @@
 // one input channel per group, the depthwise family (conv_depthwise*.go,
 // conv_depthwise_{amd64,arm64}.s: zero-padded, stride-phase-split planes
 // whose taps are contiguous shifted reads, a block of outputs held in
-// registers across all the taps; avx512, avx2, neon); 2×2 max pooling
+// registers across all the taps; small planes instead go channel-
+// interleaved, 16 channels a vector (conv_depthwise_chan.go); avx512,
+// avx2, neon); 2×2 max pooling
 // vectorised, other pools by rows.
 //
 // BF16 (gemm_bf16*.go, gemm_bf16_amd64.s): GemmBF16 multiplies by a
