@@ -60,9 +60,11 @@ var sums = map[graph.Op]bool{graph.OpMatMul: true, graph.OpFusedMatMul: true, gr
 
 // mayOverflow reports whether a sum's float32 partial sums can overflow
 // on the way: the two largest input magnitudes times the number of terms
-// exceed the float32 range. Its float32 accumulation may then give NaN
-// (+Inf - Inf) where the float64 reference does not, and an epilogue
-// fused into the node carries that NaN on (seed 1679611659702191529).
+// (times a Gemm's larger of |alpha| and |beta|: alpha·AB and beta·C are
+// float32 values before their sum, seed 5253478) exceed the float32
+// range. Its float32 accumulation may then give NaN (+Inf - Inf) where
+// the float64 reference does not, and an epilogue fused into the node
+// carries that NaN on (seed 1679611659702191529).
 func mayOverflow(n *graph.Node, vals []tensor.Tensor) bool {
 	var top [2]float64
 	terms := 1
@@ -81,7 +83,11 @@ func mayOverflow(n *graph.Node, vals []tensor.Tensor) bool {
 			}
 		}
 	}
-	return math.Max(top[0], top[0]*top[1])*float64(terms) > math.MaxFloat32
+	scale := 1.0
+	if n.Op == graph.OpGemm {
+		scale = max(scale, math.Abs(float64(n.Attrs.Alpha)), math.Abs(float64(n.Attrs.Beta)))
+	}
+	return math.Max(top[0], top[0]*top[1])*float64(terms)*scale > math.MaxFloat32
 }
 
 // sameZeros reports the first element where want is a zero and got the
