@@ -24,8 +24,12 @@ func TestZeroSizeFast(t *testing.T) {
 		"layernorm": func(g *graph.Graph) *graph.Node {
 			return g.LayerNorm(f32(g, "x", 0, 8), f32(g, "s", 8), f32(g, "b", 8), 1, 1e-5)
 		},
-		"gemm rows":   func(g *graph.Graph) *graph.Node { return g.Gemm(f32(g, "x", 0, 4), f32(g, "y", 4, 5), nil, 1, 1, false, false) },
-		"gemm depth":  func(g *graph.Graph) *graph.Node { return g.Gemm(f32(g, "x", 3, 0), f32(g, "y", 0, 5), nil, 2, 1, false, false) },
+		"gemm rows": func(g *graph.Graph) *graph.Node {
+			return g.Gemm(f32(g, "x", 0, 4), f32(g, "y", 4, 5), nil, 1, 1, false, false)
+		},
+		"gemm depth": func(g *graph.Graph) *graph.Node {
+			return g.Gemm(f32(g, "x", 3, 0), f32(g, "y", 0, 5), nil, 2, 1, false, false)
+		},
 		"matmul cols": func(g *graph.Graph) *graph.Node { return g.MatMul(f32(g, "x", 2, 1, 3, 4), f32(g, "y", 3, 4, 0)) },
 		"conv batch": func(g *graph.Graph) *graph.Node {
 			return g.Conv2D(f32(g, "x", 0, 3, 5, 5), f32(g, "w", 4, 3, 3, 3), nil, graph.ConvOpts{Pads: []int{1, 1, 1, 1}})
