@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -92,11 +93,14 @@ func CopyOut(buf, view []byte) (out []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			f, ok := r.(interface{ Addr() uintptr })
+			// copy cannot panic otherwise (the lengths match): any runtime
+			// error here is the fault. Not every platform reports its
+			// address (qemu gives 0, which reads as a nil dereference).
+			re, ok := r.(runtime.Error)
 			if !ok {
 				panic(r)
 			}
-			out, err = nil, fmt.Errorf("mmapfile: reading the mapping faulted at %#x: the file was truncated or replaced after it was opened", f.Addr())
+			out, err = nil, fmt.Errorf("mmapfile: reading the mapping faulted (%v): the file was truncated or replaced after it was opened", re)
 		}
 	}()
 	copy(buf, view)
