@@ -94,10 +94,16 @@ func prepareVecClip(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
 	if lo > hi {
 		return nil, nil // the reference reports it
 	}
+	return vecUnaryKernel(n, env, vecGrainCheap, func(dst, x []float32) error { return clipF32(k, dst, x, lo, hi) }), nil
+}
+
+// vecUnaryKernel runs f, a one-input F32 function, over n's elements
+// split over the workers in chunks of at least grain elements.
+func vecUnaryKernel(n *graph.Node, env Env, grain int, f func(dst, x []float32) error) Kernel {
 	size := n.Shape.NumElements()
-	p := newVecPlan(env, (size+vecUnit-1)/vecUnit, vecGrainCheap/vecUnit, func(p *vecPlan, lo2, hi2 int) error {
-		a, b := vecSpan(lo2, hi2, size)
-		return clipF32(k, p.dst[a:b], p.x[a:b], lo, hi)
+	p := newVecPlan(env, (size+vecUnit-1)/vecUnit, grain/vecUnit, func(p *vecPlan, lo, hi int) error {
+		a, b := vecSpan(lo, hi, size)
+		return f(p.dst[a:b], p.x[a:b])
 	})
 	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
 		x, dst := tensor.Elems[float32](ins[0].Data), tensor.Elems[float32](out.Data)
@@ -105,7 +111,7 @@ func prepareVecClip(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
 			return errVecOverlap
 		}
 		return p.run(dst, x, nil)
-	}), nil
+	})
 }
 
 // vecPrepare prepares a fast kernel with a given variant (tests run every
@@ -215,22 +221,11 @@ func prepareVecUnary(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
 	if !ok || !vecIsF32(n) || len(n.Inputs) != 1 || !n.Inputs[0].Shape.Equal(n.Shape) {
 		return nil, nil
 	}
-	size := n.Shape.NumElements()
 	grain := vecGrainMath
 	if op == asm.EwRelu || op == asm.EwNeg || op == asm.EwAbs {
 		grain = vecGrainCheap
 	}
-	p := newVecPlan(env, (size+vecUnit-1)/vecUnit, grain/vecUnit, func(p *vecPlan, lo, hi int) error {
-		a, b := vecSpan(lo, hi, size)
-		return k.Unary(op, p.dst[a:b], p.x[a:b])
-	})
-	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
-		x, dst := tensor.Elems[float32](ins[0].Data), tensor.Elems[float32](out.Data)
-		if !vecAliasOK(dst, x) {
-			return errVecOverlap
-		}
-		return p.run(dst, x, nil)
-	}), nil
+	return vecUnaryKernel(n, env, grain, func(dst, x []float32) error { return k.Unary(op, dst, x) }), nil
 }
 
 // The broadcast forms prepareVecBinary takes.

@@ -26,9 +26,36 @@ type convPad struct {
 // convolution of a program (they run one after another) takes the same
 // one, so it stays in cache, where a buffer per convolution would be
 // cold each run; concurrent runs take different ones.
-var convPadFree struct {
+var convPadFree freeList
+
+// freeList holds float32 buffers not in use, shared by every plan of a
+// kind: the last one given back is taken first, so it is likely in cache.
+type freeList struct {
 	sync.Mutex
 	bufs [][]float32
+}
+
+// take returns a buffer of n floats: a free one when there is one (grown
+// if short), else a new one. Its contents are whatever it last held.
+func (f *freeList) take(n int) []float32 {
+	var b []float32
+	f.Lock()
+	if k := len(f.bufs); k > 0 {
+		b = f.bufs[k-1]
+		f.bufs = f.bufs[:k-1]
+	}
+	f.Unlock()
+	if cap(b) < n {
+		b = make([]float32, n)
+	}
+	return b[:n]
+}
+
+// give hands a buffer back.
+func (f *freeList) give(b []float32) {
+	f.Lock()
+	f.bufs = append(f.bufs, b)
+	f.Unlock()
 }
 
 // preparePad sizes the padded input and the tap offsets into it.
@@ -61,16 +88,7 @@ func (c *Conv2D) padInput(x []float32) []float32 {
 		return x
 	}
 	size := g.N * g.C * p.hp * p.wp
-	convPadFree.Lock()
-	if n := len(convPadFree.bufs); n > 0 {
-		p.buf = convPadFree.bufs[n-1]
-		convPadFree.bufs = convPadFree.bufs[:n-1]
-	}
-	convPadFree.Unlock()
-	if cap(p.buf) < size {
-		p.buf = make([]float32, size)
-	}
-	p.buf, p.x = p.buf[:size], x
+	p.buf, p.x = convPadFree.take(size), x
 	p.c.Do()
 	p.x = nil
 	return p.buf
@@ -82,9 +100,7 @@ func (c *Conv2D) releasePad() {
 	if p.buf == nil {
 		return
 	}
-	convPadFree.Lock()
-	convPadFree.bufs = append(convPadFree.bufs, p.buf)
-	convPadFree.Unlock()
+	convPadFree.give(p.buf)
 	p.buf = nil
 }
 

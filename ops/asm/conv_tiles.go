@@ -1,7 +1,5 @@
 package asm
 
-import "sync"
-
 // Tiles of the GEMM path. A tile is one (batch, group) plane's block of
 // row panels (output channels) times a block of column units (NR output
 // positions, or a pooled conv's row pairs). Blocks split their panels and
@@ -110,10 +108,7 @@ type convShared struct {
 
 // convSharedFree holds the shared-patches buffers not in use, as
 // convPadFree does the padded inputs.
-var convSharedFree struct {
-	sync.Mutex
-	bufs [][]float32
-}
+var convSharedFree freeList
 
 // planShared sets the shared-patches plan up when the tiles have row
 // blocks (on the packing path).
@@ -163,21 +158,10 @@ func (c *Conv2D) runTiles() {
 		return
 	}
 	size := s.items * c.kc * c.v.nr
-	convSharedFree.Lock()
-	if n := len(convSharedFree.bufs); n > 0 {
-		s.buf = convSharedFree.bufs[n-1]
-		convSharedFree.bufs = convSharedFree.bufs[:n-1]
-	}
-	convSharedFree.Unlock()
-	if cap(s.buf) < size {
-		s.buf = make([]float32, size)
-	}
-	s.buf = s.buf[:size]
+	s.buf = convSharedFree.take(size)
 	s.pack.Do()
 	c.c.Do()
-	convSharedFree.Lock()
-	convSharedFree.bufs = append(convSharedFree.bufs, s.buf)
-	convSharedFree.Unlock()
+	convSharedFree.give(s.buf)
 	s.buf = nil
 }
 
