@@ -25,6 +25,15 @@ func convTaps16S1AVX2(dst, src *float32, off *int, n int)
 //go:noescape
 func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 
+// convRows16S1AVX512 and convRows16S2AVX512 are the AVX-512
+// convRowsKernels (conv_rows.go) for strides 1 and 2.
+//
+//go:noescape
+func convRows16S1AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+
+//go:noescape
+func convRows16S2AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+
 // maxPairs8AVX2 is the AVX2 maxPairsKernel (conv_maxpool.go) for n a
 // multiple of 8: two vectors of each row, the rows' max, then the max of
 // the even and odd columns (shuffles), each max NaN- and ±0-exact as
@@ -34,11 +43,13 @@ func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
 func init() {
-	avx2 := convKernels{cpu.AVX2, convTaps16S1AVX2, convTaps16S2AVX2, maxPairsAVX2, convDirectAVX2}
+	avx2 := convKernels{feature: cpu.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
 	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
-	// patch packers and direct kernel are these.
+	// patch packers and direct kernel are these, but for the panels that
+	// span rows, which opmasks pack (conv_rows_amd64.s).
 	avx512 := avx2
 	avx512.feature = cpu.AVX512
+	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
 	convKernelsAsm = append(convKernelsAsm, avx512, avx2)
 }
 

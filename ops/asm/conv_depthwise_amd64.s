@@ -139,23 +139,25 @@ dwTaps64AVX2Tap:
 
 // Permute indices of the AVX-512 split: lane j takes element 2j (even)
 // or 2j+1 (odd) of the 32 in two registers (16-31: the second one).
-DATA dwEvenIdx<>+0(SB)/4, $0
-DATA dwEvenIdx<>+4(SB)/4, $2
-DATA dwEvenIdx<>+8(SB)/4, $4
-DATA dwEvenIdx<>+12(SB)/4, $6
-DATA dwEvenIdx<>+16(SB)/4, $8
-DATA dwEvenIdx<>+20(SB)/4, $10
-DATA dwEvenIdx<>+24(SB)/4, $12
-DATA dwEvenIdx<>+28(SB)/4, $14
-DATA dwEvenIdx<>+32(SB)/4, $16
-DATA dwEvenIdx<>+36(SB)/4, $18
-DATA dwEvenIdx<>+40(SB)/4, $20
-DATA dwEvenIdx<>+44(SB)/4, $22
-DATA dwEvenIdx<>+48(SB)/4, $24
-DATA dwEvenIdx<>+52(SB)/4, $26
-DATA dwEvenIdx<>+56(SB)/4, $28
-DATA dwEvenIdx<>+60(SB)/4, $30
-GLOBL dwEvenIdx<>(SB), RODATA|NOPTR, $64
+// evenLanes16 is global: the stride-2 patch packer (conv_rows_amd64.s)
+// uses it too.
+DATA ·evenLanes16+0(SB)/4, $0
+DATA ·evenLanes16+4(SB)/4, $2
+DATA ·evenLanes16+8(SB)/4, $4
+DATA ·evenLanes16+12(SB)/4, $6
+DATA ·evenLanes16+16(SB)/4, $8
+DATA ·evenLanes16+20(SB)/4, $10
+DATA ·evenLanes16+24(SB)/4, $12
+DATA ·evenLanes16+28(SB)/4, $14
+DATA ·evenLanes16+32(SB)/4, $16
+DATA ·evenLanes16+36(SB)/4, $18
+DATA ·evenLanes16+40(SB)/4, $20
+DATA ·evenLanes16+44(SB)/4, $22
+DATA ·evenLanes16+48(SB)/4, $24
+DATA ·evenLanes16+52(SB)/4, $26
+DATA ·evenLanes16+56(SB)/4, $28
+DATA ·evenLanes16+60(SB)/4, $30
+GLOBL ·evenLanes16(SB), RODATA|NOPTR, $64
 DATA dwOddIdx<>+0(SB)/4, $1
 DATA dwOddIdx<>+4(SB)/4, $3
 DATA dwOddIdx<>+8(SB)/4, $5
@@ -204,7 +206,7 @@ TEXT ·dwSplit2AVX512(SB), NOSPLIT, $0-56
 	MOVQ      m+48(FP), M
 	SHLQ      $2, SLDD
 	SHLQ      $2, SLDS
-	VMOVDQU32 dwEvenIdx<>(SB), Z30
+	VMOVDQU32 ·evenLanes16(SB), Z30
 	VMOVDQU32 dwOddIdx<>(SB), Z31
 
 	// The tail's masks, from t = m mod 32.

@@ -176,17 +176,29 @@ type convTapsKernel func(dst, src *float32, off *int, n int)
 // convKernels are the packers (and the 2×2 max-pool fold) of one
 // feature: those of the GEMM or row variant of that feature go with it.
 type convKernels struct {
-	feature  cpu.Variant
-	s1, s2   convTapsKernel
-	maxPairs maxPairsKernel
-	direct   convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
+	feature      cpu.Variant
+	s1, s2       convTapsKernel
+	maxPairs     maxPairsKernel
+	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
+	rows1, rows2 convRowsKernel   // nil: panels spanning rows pack in Go (packRows)
+}
+
+// rowsKernel is the packer of panels spanning rows at stride sw, or nil.
+func (k *convKernels) rowsKernel(sw int) convRowsKernel {
+	switch sw {
+	case 1:
+		return k.rows1
+	case 2:
+		return k.rows2
+	}
+	return nil
 }
 
 // convKernelsAsm is filled by the architecture's init; convKernelsGo are
 // the pure-Go twins.
 var (
 	convKernelsAsm []convKernels
-	convKernelsGo  = convKernels{cpu.Generic, convTaps16S1Go, convTaps16S2Go, maxPairsGo, nil}
+	convKernelsGo  = convKernels{feature: cpu.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
 )
 
 // convKernelsFor returns the kernels of feature f (the Go twins when
@@ -238,6 +250,19 @@ func (c *Conv2D) packRows(d, xg []float32, j, cols int, taps []int) {
 		segs[nseg] = segment{i, n, oy*g.SH*wp + ox*g.SW}
 		nseg++
 		i += n
+	}
+	if k := c.taps.rowsKernel(g.SW); k != nil && nr == 16 {
+		var ks [16]convSeg
+		reach := 0 // the furthest cell a segment reads past its tap
+		for i, sg := range segs[:nseg] {
+			ks[i] = makeConvSeg(sg.at, sg.n, sg.src, g.SW)
+			reach = max(reach, sg.src+(sg.n-1)*g.SW)
+		}
+		n := len(taps)
+		_ = d[16*n-1]
+		_ = xg[taps[n-1]+reach] // koff ascends
+		k(&d[0], &xg[0], &taps[0], n, &ks[0], nseg)
+		return
 	}
 	for s, off := range taps {
 		row := d[s*nr : (s+1)*nr]
