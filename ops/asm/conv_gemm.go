@@ -60,19 +60,20 @@ type convGemm struct {
 }
 
 type convWorker struct {
-	b    []float32 // a row of ones, then room for a depth block of a panel (see panel)
+	b    [2][]float32 // each a row of ones, then room for a depth block of a panel (see panel)
 	tile []float32 // MR×NR, for edge micro-tiles
 	out  []float32 // a pooled conv's tile (M/G × nb) or, depthwise, row pair
 }
 
-// panel is where depth block [pc, pc+kc) of a panel goes. With a bias,
-// the first block starts at the row of ones (filled once, when the worker
-// is made) and later blocks after it, so nothing overwrites it.
-func (w *convWorker) panel(pc, kc, nr int, bias bool) []float32 {
+// panel is where depth block [pc, pc+kc) of the worker's panel i (0 or
+// 1: a pair of panels runs through the two-panel kernel) goes. With a
+// bias, the first block starts at the row of ones (filled once, when the
+// worker is made) and later blocks after it, so nothing overwrites it.
+func (w *convWorker) panel(i, pc, kc, nr int, bias bool) []float32 {
 	if bias && pc > 0 {
-		return w.b[nr : nr+kc*nr]
+		return w.b[i][nr : nr+kc*nr]
 	}
-	return w.b[:kc*nr]
+	return w.b[i][:kc*nr]
 }
 
 // prepareGemm plans the GEMM path.
@@ -121,8 +122,10 @@ func (c *Conv2D) prepareGemm(par Par) {
 	}
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
-		c.ws[i].b = make([]float32, (c.kc+1)*v.nr)
-		fill(c.ws[i].b[:v.nr], 1)
+		for j := range c.ws[i].b {
+			c.ws[i].b[j] = make([]float32, (c.kc+1)*v.nr)
+			fill(c.ws[i].b[j][:v.nr], 1)
+		}
 		c.ws[i].tile = make([]float32, v.mr*v.nr)
 		if c.pooled.on {
 			c.ws[i].out = make([]float32, c.mpg*c.nb)
@@ -229,16 +232,31 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 			c.directProduct(y, ldy, a, xg, pc, kc, yoff, j0, cols, p0, p1)
 			continue
 		}
-		for jp := 0; jp < cols; jp += nr {
-			ncol := min(nr, cols-jp)
-			var bp []float32
-			if c.shared.on {
-				bp = c.sharedPanel(n*g.Groups+grp, pc/c.kc, (j0+jp)/nr)
-			} else {
-				bp = wk.panel(pc, kc, nr, c.bias)
-				c.packPanel(bp, xg, j0+jp, ncol, pc, kc)
+		// Column panels two at a time through the two-panel kernel
+		// where the variant has one, the rest one at a time.
+		pair := 1
+		if c.v.panel2 != nil {
+			pair = 2
+		}
+		for jp := 0; jp < cols; {
+			np := min(pair, (cols-jp)/nr) // full panels taken together
+			np = max(np, 1)
+			var bp [2][]float32
+			for i := range np {
+				j := j0 + jp + i*nr
+				if c.shared.on {
+					bp[i] = c.sharedPanel(n*g.Groups+grp, pc/c.kc, j/nr)
+				} else {
+					bp[i] = wk.panel(i, pc, kc, nr, c.bias)
+					c.packPanel(bp[i], xg, j, min(nr, cols-jp-i*nr), pc, kc)
+				}
 			}
-			c.panelProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, ncol, p0, p1)
+			if np == 2 {
+				c.panelPairProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, p0, p1)
+			} else {
+				c.panelProduct(wk, y, ldy, a, bp[0], pc, kc, yoff+jp, min(nr, cols-jp), p0, p1)
+			}
+			jp += np * nr
 		}
 	}
 	if c.run.finishes() {
@@ -248,6 +266,31 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 	}
 	if c.pooled.on {
 		c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
+	}
+}
+
+// panelPairProduct is panelProduct for two full column panels, bp[0]
+// and bp[1] (2·NR columns of y from y[ci]): the full row panels run
+// through the two-panel kernel, the edge rows through panelProduct for
+// each panel.
+func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []float32, bp [2][]float32, pc, kc, ci, p0, p1 int) {
+	v := c.v
+	mr, nr := v.mr, v.nr
+	flags := uint(0)
+	if pc > 0 {
+		flags = gemmAccumulate
+	}
+	b0, b1 := bp[0][:kc*nr], bp[1][:kc*nr]
+	full := min(p1, c.mpg/mr) // panels [p0, full) have all MR rows
+	for ip := p0; ip < full; ip++ {
+		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]
+		at := ci + ip*mr*ldy
+		_ = y[at+(mr-1)*ldy+2*nr-1] // the whole tile is inside y
+		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
+	}
+	if rest := max(p0, full); rest < p1 || p1 == c.mpan && c.mgemv > 0 {
+		c.panelProduct(wk, y, ldy, a, b0, pc, kc, ci, nr, rest, p1)
+		c.panelProduct(wk, y, ldy, a, b1, pc, kc, ci+nr, nr, rest, p1)
 	}
 }
 

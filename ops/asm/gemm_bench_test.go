@@ -142,6 +142,17 @@ func BenchmarkGemmMicroPeak(b *testing.B) {
 			}
 			b.ReportMetric(2*float64(v.mr*v.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+		if v.panel2 == nil {
+			continue
+		}
+		b1, c2 := make([]float32, v.nr*k), make([]float32, 2*v.mr*v.nr)
+		fill(b1, 1e-3)
+		b.Run(v.Name+"/two-panel", func(b *testing.B) {
+			for b.Loop() {
+				v.panel2(1, k, &a[0], &bp[0], &b1[0], &c2[0], 2*v.nr, 0)
+			}
+			b.ReportMetric(2*float64(2*v.mr*v.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }
 

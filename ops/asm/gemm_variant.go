@@ -29,6 +29,11 @@ type rowAKernel func(k int, a *float32, lda int, b, c *float32, ldc int, flags u
 // tiles calls of the micro-kernel.
 type panelKernel func(tiles, k int, a, b, c *float32, ldc int, flags uint)
 
+// panel2Kernel is panelKernel over two B panels at once: b0 for C's
+// columns 0..NR-1, b1 for NR..2NR-1 (tiles of MR×2NR). Same bits as two
+// panelKernel calls.
+type panel2Kernel func(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
+
 // panelRowAKernel is panelKernel for a rowAKernel: tile t reads A rows
 // MR·t on.
 type panelRowAKernel func(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
@@ -106,6 +111,7 @@ type GemmVariant struct {
 	microRowA  rowAKernel      // optional: micro reading A in place (GemmConfig.InPlaceA)
 	panel      panelKernel     // optional: micro over a column of full tiles
 	panelRowA  panelRowAKernel // optional: microRowA over a column of full tiles
+	panel2     panel2Kernel    // optional: panel over two column panels at once
 }
 
 // Tile returns the micro-tile shape (rows, columns).

@@ -1,0 +1,22 @@
+//go:build amd64 && !purego
+
+package asm
+
+// gemmPanel12x32AVX512 is gemmPanel12x16AVX512 over two column panels
+// at once, b0 for C's columns 0-15 and b1 for 16-31. For t < tiles:
+//
+//	for i < 12, j < 32:
+//		s := sum over p < k of a[t*12*k+p*12+i] * (b0[p*16+j] for j < 16, b1[p*16+j-16] after)   (FMAs, p ascending)
+//		c[(12*t+i)*ldc+j] = s    (flags&1 == 0)   or   += s   (flags&1 == 1)
+//
+// each sum formed exactly as the 16-column kernel forms it, so the bits
+// are those of two calls of it. Why: the 16-column kernel issues one
+// load per FMA (its A values come by embedded broadcast), which holds
+// Zen 5 to about 92% of its FMA peak; here each broadcast A value feeds
+// two FMAs and the kernel runs at the peak (an L1-resident tile: 209
+// against 229 GFLOP/s). tiles >= 1, k >= 1, a = tiles*12*k floats, b0
+// and b1 k*16 floats each, c reaching (12*tiles-1)*ldc+32 floats; the
+// Go caller checks all of it. It ignores the prefetch flag.
+//
+//go:noescape
+func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)

@@ -1,0 +1,151 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ---------------------------------------------------------------------
+// func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
+// For t < tiles: C tile t [12×32] (+)= A panel t [k×12, interleaved] ·
+// [B panel b0 | B panel b1] [k×16 each]: gemmPanel12x16AVX512 on two
+// column panels at once, with the same FMAs in the same order (so the
+// same bits); see gemm512w_amd64.go.
+// ---------------------------------------------------------------------
+
+#define K     CX  // steps of k left
+#define PA    SI  // packed A: 12 floats (48 bytes) per step
+#define PB    DI  // B panel b0: 16 floats (64 bytes) per step
+#define DIST  R11 // b1 - b0 in bytes
+#define PC    DX  // C row 0
+#define LDC   R8  // C row stride in bytes
+#define FLAGS R9  // bit 0: accumulate into C
+#define PC3   R10 // C row 3
+#define PC6   R13 // C row 6
+#define PC9   BX  // C row 9
+#define K2    R12 // pairs of steps
+#define TILES AX  // tiles left
+
+// Accumulators: row r's columns 0-15 in Zr, 16-31 in Z(12+r).
+#define BL Z24 // the step's row of b0
+#define BR Z25 // and of b1
+#define T0 Z26 // broadcast A values, four in rotation
+#define T1 Z27
+#define T2 Z28
+#define T3 Z29
+
+// ROW(u, r, T, CL, CR): broadcast A value r of step u once and multiply
+// it into both halves of row r. One load feeds two FMAs, so a step is 14
+// loads for 24 FMAs where the 16-column kernel issues 13 for 12: the
+// FMA pipes, not the load ports, set the pace.
+#define ROW(u, r, T, CL, CR) \
+	VBROADCASTSS (48*u+4*r)(PA), T; \
+	VFMADD231PS  T, BL, CL;         \
+	VFMADD231PS  T, BR, CR
+
+#define KSTEP(u) \
+	VMOVUPS (64*u)(PB), BL;          \
+	VMOVUPS (64*u)(PB)(DIST*1), BR;  \
+	ROW(u, 0, T0, Z0, Z12);          \
+	ROW(u, 1, T1, Z1, Z13);          \
+	ROW(u, 2, T2, Z2, Z14);          \
+	ROW(u, 3, T3, Z3, Z15);          \
+	ROW(u, 4, T0, Z4, Z16);          \
+	ROW(u, 5, T1, Z5, Z17);          \
+	ROW(u, 6, T2, Z6, Z18);          \
+	ROW(u, 7, T3, Z7, Z19);          \
+	ROW(u, 8, T0, Z8, Z20);          \
+	ROW(u, 9, T1, Z9, Z21);          \
+	ROW(u, 10, T2, Z10, Z22);        \
+	ROW(u, 11, T3, Z11, Z23)
+
+// TILE_ROWS(op) applies op(left, right, left's address, right's) to
+// the twelve rows: row r of C is at PC, PC3, PC6 or PC9 plus
+// (r mod 3)·LDC, its right half 64 bytes on.
+#define TILE_ROWS(op) \
+	op(Z0, Z12, (PC), 64(PC));                    \
+	op(Z1, Z13, (PC)(LDC*1), 64(PC)(LDC*1));      \
+	op(Z2, Z14, (PC)(LDC*2), 64(PC)(LDC*2));      \
+	op(Z3, Z15, (PC3), 64(PC3));                  \
+	op(Z4, Z16, (PC3)(LDC*1), 64(PC3)(LDC*1));    \
+	op(Z5, Z17, (PC3)(LDC*2), 64(PC3)(LDC*2));    \
+	op(Z6, Z18, (PC6), 64(PC6));                  \
+	op(Z7, Z19, (PC6)(LDC*1), 64(PC6)(LDC*1));    \
+	op(Z8, Z20, (PC6)(LDC*2), 64(PC6)(LDC*2));    \
+	op(Z9, Z21, (PC9), 64(PC9));                  \
+	op(Z10, Z22, (PC9)(LDC*1), 64(PC9)(LDC*1));   \
+	op(Z11, Z23, (PC9)(LDC*2), 64(PC9)(LDC*2))
+
+#define ROW_ZERO(L, R, ML, MR) \
+	VPXORD L, L, L; \
+	VPXORD R, R, R
+#define ROW_PREFETCH(L, R, ML, MR) \
+	PREFETCHT0 ML; \
+	PREFETCHT0 MR
+#define ROW_ADD(L, R, ML, MR) \
+	VADDPS ML, L, L; \
+	VADDPS MR, R, R
+#define ROW_STORE(L, R, ML, MR) \
+	VMOVUPS L, ML; \
+	VMOVUPS R, MR
+
+TEXT ·gemmPanel12x32AVX512(SB), NOSPLIT, $0-64
+	MOVQ tiles+0(FP), TILES
+	MOVQ a+16(FP), PA       // A panels are back to back: PA runs on
+	MOVQ b1+32(FP), DIST
+	SUBQ b0+24(FP), DIST
+	MOVQ c+40(FP), PC
+	MOVQ ldc+48(FP), LDC
+	MOVQ flags+56(FP), FLAGS
+	SHLQ $2, LDC            // ldc in bytes
+
+tile:
+	MOVQ k+8(FP), K
+	MOVQ b0+24(FP), PB
+	LEAQ (LDC)(LDC*2), PC3  // 3*ldc bytes
+	LEAQ (PC)(PC3*2), PC6   // C row 6
+	LEAQ (PC6)(PC3*1), PC9  // C row 9
+	ADDQ PC, PC3            // C row 3
+
+	// Fetch the tile's C lines (two per row), so the write-back after
+	// the k loop finds them in L1.
+	TILE_ROWS(ROW_PREFETCH)
+	TILE_ROWS(ROW_ZERO)
+
+	MOVQ  K, K2
+	SHRQ  $1, K2
+	ANDQ  $1, K
+	TESTQ K2, K2
+	JZ    tail
+
+loop2:
+	// Two steps per iteration (96 bytes of A); ask for the A panel's
+	// lines 16 steps ahead; the B panels stay in L1.
+	PREFETCHT0 768(PA)
+	KSTEP(0)
+	PREFETCHT0 832(PA)
+	KSTEP(1)
+	ADDQ $96, PA            // 2 steps × 12 floats
+	ADDQ $128, PB           // 2 steps × 16 floats
+	DECQ K2
+	JNZ  loop2
+
+tail:
+	TESTQ K, K
+	JZ    store
+	KSTEP(0)
+	ADDQ  $48, PA
+
+store:
+	// Accumulate mode adds the old C; overwrite mode never reads it.
+	TESTQ $1, FLAGS
+	JZ    write
+	TILE_ROWS(ROW_ADD)
+
+write:
+	TILE_ROWS(ROW_STORE)
+
+	// The next tile: its C rows start 12 on, its A panel where PA is.
+	LEAQ (PC9)(LDC*2), PC
+	ADDQ LDC, PC
+	DECQ TILES
+	JNZ  tile
+	VZEROUPPER
+	RET
