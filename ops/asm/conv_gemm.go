@@ -61,8 +61,8 @@ type convGemm struct {
 
 type convWorker struct {
 	b    [2][]float32 // each a row of ones, then room for a depth block of a panel (see panel)
-	tile []float32 // MR×NR, for edge micro-tiles
-	out  []float32 // a pooled conv's tile (M/G × nb) or, depthwise, row pair
+	tile []float32    // MR×NR, for edge micro-tiles
+	out  []float32    // a pooled conv's tile (M/G × nb) or, depthwise, row pair
 }
 
 // panel is where depth block [pc, pc+kc) of the worker's panel i (0 or
