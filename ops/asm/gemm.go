@@ -469,41 +469,67 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 					packA(v, ap[inPlace*kc:], g.run.A[ao:], cfg, ic+inPlace, mc-inPlace, pc, kc)
 				}
 				epFrom := 0 // first column of C not yet through the epilogue
-				for jr := 0; jr < nc; jr += nr {
-					nrv := min(nr, nc-jr)
-					bpan := bp[jr*kc : jr*kc+nr*kc]
-					ir := 0 // rows done
-					if nrv == nr {
-						// The first pass over this B panel brings it
-						// from memory: fetch a later one too.
-						ir = g.fullTiles(kc, ap, bpan, ao+ic*cfg.LDA+pc, co+ic*ldc+jc+jr, mc, inPlace, flags|gemmPrefetchNext)
-					}
-					for ; ir < mc; ir += mr {
-						mrv := min(mr, mc-ir)
-						apan := ap[ir*kc : ir*kc+mr*kc]
-						ci := co + (ic+ir)*ldc + jc + jr
-						f := flags
-						if ir == 0 {
-							f |= gemmPrefetchNext
+				for jr := 0; jr < nc; {
+					ai, ci := ao+ic*cfg.LDA+pc, co+ic*ldc+jc+jr
+					var width int // columns done
+					if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= mr {
+						// Two full column panels at once: the full tiles
+						// through the two-panel kernel, the edge rows
+						// one panel at a time.
+						b0, b1 := bp[jr*kc:][:nr*kc], bp[(jr+nr)*kc:][:nr*kc]
+						rows := mc / mr * mr
+						_ = ap[rows*kc-1]
+						_ = c[ci+(rows-1)*ldc+2*nr-1] // every tile is inside C
+						v.panel2(rows/mr, kc, &ap[0], &b0[0], &b1[0], &c[ci], ldc, flags)
+						g.columnTiles(s, kc, ap, b0, ai, ci, rows, mc, inPlace, nr, flags)
+						g.columnTiles(s, kc, ap, b1, ai, ci+nr, rows, mc, inPlace, nr, flags)
+						width = 2 * nr
+					} else {
+						width = min(nr, nc-jr)
+						bpan := bp[jr*kc : jr*kc+nr*kc]
+						ir := 0 // rows done
+						if width == nr {
+							// The first pass over this B panel brings it
+							// from memory: fetch a later one too.
+							ir = g.fullTiles(kc, ap, bpan, ai, ci, mc, inPlace, flags|gemmPrefetchNext)
 						}
-						switch {
-						case ir < inPlace:
-							g.rowATile(s, kc, ao+(ic+ir)*cfg.LDA+pc, bpan, ci, nrv, f)
-						case mrv == mr && nrv == nr:
-							_ = c[ci+(mr-1)*ldc+nr-1] // the whole tile is inside C
-							v.micro(kc, &apan[0], &bpan[0], &c[ci], ldc, f)
-						default:
-							g.edgeTile(s, kc, apan, bpan, ci, mrv, nrv, flags)
-						}
+						g.columnTiles(s, kc, ap, bpan, ai, ci, ir, mc, inPlace, width, flags)
 					}
-					if last && (jr+nrv-epFrom >= epilogueCols || jr+nrv == nc) {
+					jr += width
+					if last && (jr-epFrom >= epilogueCols || jr == nc) {
 						// Finished tiles, mc rows by up to epilogueCols
 						// columns, still in L2.
-						g.epilogue(e, co, ic, mc, jc+epFrom, jr+nrv-epFrom)
-						epFrom = jr + nrv
+						g.epilogue(e, co, ic, mc, jc+epFrom, jr-epFrom)
+						epFrom = jr
 					}
 				}
 			}
+		}
+	}
+}
+
+// columnTiles computes rows [ir, mc) of one column panel (nrv <= NR
+// columns) of a block, tile by tile: A at offset ai (in place for rows
+// below inPlace) or packed in ap, B panel bpan, C at offset ci.
+func (g *Gemm) columnTiles(s *gemmScratch, kc int, ap, bpan []float32, ai, ci, ir, mc, inPlace, nrv int, flags uint) {
+	v, c, ldc, lda := g.v, g.run.C, g.cfg.LDC, g.cfg.LDA
+	mr, nr := v.mr, v.nr
+	for ; ir < mc; ir += mr {
+		mrv := min(mr, mc-ir)
+		apan := ap[ir*kc : ir*kc+mr*kc]
+		ct := ci + ir*ldc
+		f := flags
+		if ir == 0 {
+			f |= gemmPrefetchNext
+		}
+		switch {
+		case ir < inPlace:
+			g.rowATile(s, kc, ai+ir*lda, bpan, ct, nrv, f)
+		case mrv == mr && nrv == nr:
+			_ = c[ct+(mr-1)*ldc+nr-1] // the whole tile is inside C
+			v.micro(kc, &apan[0], &bpan[0], &c[ct], ldc, f)
+		default:
+			g.edgeTile(s, kc, apan, bpan, ct, mrv, nrv, flags)
 		}
 	}
 }
