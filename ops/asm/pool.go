@@ -26,6 +26,7 @@ type Pool2D struct {
 
 type poolScratch struct {
 	f []float32 // max: the folded row
+	h []float32 // max with wide rows: the folded row's windows (see windowMax)
 	d []float64 // average: the folded row's sums
 }
 
@@ -52,6 +53,9 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 	for i := range p.ws {
 		if isMax {
 			p.ws[i].f = make([]float32, g.W)
+			if p.wide() {
+				p.ws[i].h = make([]float32, g.W)
+			}
 		} else {
 			p.ws[i].d = make([]float64, g.W)
 		}
@@ -74,6 +78,39 @@ func (p *Pool2D) Run(y, x []float32) error {
 	return nil
 }
 
+// wide reports whether a max pooling's rows go through windowMax: a
+// window of two or more columns and enough outputs to amortise its
+// vector passes.
+func (p *Pool2D) wide() bool { return p.g.KW >= 2 && p.g.OW >= 8 && p.g.W >= p.g.KW }
+
+// windowMax sets yrow[ox] to the max of the folded row acc over output
+// ox's columns: h[j] = max(acc[j : j+KW]) by KW-1 vector passes over the
+// row, then each output whose window is whole reads h at its first
+// column; the windows the border clips are reduced one by one. (A max is
+// the same whatever the order, NaNs and signed zeros included, so this
+// gives the bits of the plain loop.)
+func (p *Pool2D) windowMax(yrow, acc, h []float32) {
+	g := &p.g
+	n := g.W - g.KW + 1 // windows that fit in the row
+	copy(h[:n], acc[:n])
+	for d := 1; d < g.KW; d++ {
+		p.k.AccMax(h[:n], acc[d:d+n])
+	}
+	negInf := float32(math.Inf(-1))
+	for ox := range yrow {
+		a, b := p.x0[ox], p.x1[ox]
+		if b-a == g.KW {
+			yrow[ox] = h[a]
+			continue
+		}
+		m := negInf
+		for _, v := range acc[a:b] {
+			m = max(m, v) // the builtin keeps a NaN
+		}
+		yrow[ox] = m
+	}
+}
+
 // rows computes output rows [lo, hi), numbered over (plane, oy).
 func (p *Pool2D) rows(ch, lo, hi int) {
 	g, s := &p.g, &p.ws[ch]
@@ -93,6 +130,10 @@ func (p *Pool2D) rows(ch, lo, hi int) {
 			copy(acc, xp[y0*g.W:(y0+1)*g.W])
 			for r := y0 + 1; r < y1; r++ {
 				p.k.AccMax(acc, xp[r*g.W:(r+1)*g.W])
+			}
+			if s.h != nil {
+				p.windowMax(yrow, acc, s.h)
+				continue
 			}
 			for ox := range yrow {
 				m := negInf

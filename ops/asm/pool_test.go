@@ -52,7 +52,7 @@ func TestPool2DRandom(t *testing.T) {
 		for trial := range 300 {
 			kh, kw := 1+r.IntN(4), 1+r.IntN(4)
 			c := 1 + r.IntN(4)
-			g := tgeom{N: 1 + r.IntN(2), C: c, M: c, H: 1 + r.IntN(40), W: 1 + r.IntN(40), KH: kh, KW: kw,
+			g := tgeom{N: 1 + r.IntN(2), C: c, M: c, H: 1 + r.IntN(40), W: 1 + r.IntN(60), KH: kh, KW: kw,
 				SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), PT: r.IntN(kh), PL: r.IntN(kw), PB: r.IntN(kh), PR: r.IntN(kw)}.normalised()
 			if g.OH == 0 || g.OW == 0 {
 				continue
@@ -101,5 +101,22 @@ func TestPool2DErrors(t *testing.T) {
 	g.M = 3
 	if _, err := NewPool2D(g, true, false, nil, Par{}); err == nil {
 		t.Error("channel mismatch accepted")
+	}
+}
+
+// BenchmarkPool2DMax runs ResNet's stem max pooling (3×3, stride 2, pad
+// 1, 64×112×112) at one thread.
+func BenchmarkPool2DMax(b *testing.B) {
+	g := tgeom{N: 1, C: 64, M: 64, H: 112, W: 112, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}.normalised()
+	p, err := NewPool2D(g, true, false, nil, Par{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := randFloats(rand.New(rand.NewPCG(1, 2)), g.N*g.C*g.H*g.W)
+	y := make([]float32, g.N*g.C*g.OH*g.OW)
+	for b.Loop() {
+		if err := p.Run(y, x); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
