@@ -18,14 +18,29 @@ func (g *Graph) Reciprocal(x *Node) *Node { return g.add(OpReciprocal, Attrs{}, 
 func (g *Graph) Tanh(x *Node) *Node       { return g.add(OpTanh, Attrs{}, x) }
 func (g *Graph) Sigmoid(x *Node) *Node    { return g.add(OpSigmoid, Attrs{}, x) }
 func (g *Graph) Relu(x *Node) *Node       { return g.add(OpRelu, Attrs{}, x) }
-func (g *Graph) Gelu(x *Node) *Node       { return g.add(OpGelu, Attrs{}, x) }
-func (g *Graph) GeluTanh(x *Node) *Node   { return g.add(OpGeluTanh, Attrs{}, x) }
-func (g *Graph) Silu(x *Node) *Node       { return g.add(OpSilu, Attrs{}, x) }
 func (g *Graph) Erf(x *Node) *Node        { return g.add(OpErf, Attrs{}, x) }
 func (g *Graph) Sin(x *Node) *Node        { return g.add(OpSin, Attrs{}, x) }
 func (g *Graph) Cos(x *Node) *Node        { return g.add(OpCos, Attrs{}, x) }
 func (g *Graph) Floor(x *Node) *Node      { return g.add(OpFloor, Attrs{}, x) }
 func (g *Graph) Ceil(x *Node) *Node       { return g.add(OpCeil, Attrs{}, x) }
+
+// Gelu is x·Φ(x) = x/2·(1 + erf(x/√2)), the exact GELU. Like GeluTanh
+// and Silu it is its formula in IEEE arithmetic at the infinities too:
+// +Inf at +Inf, and NaN at -Inf, where the gate is 0 and -Inf·0 is NaN
+// (not the limit -0); NaN for NaN. That is what PyTorch, ONNX Runtime and
+// ONNX's reference implementation compute, and what the spelled-out
+// forms exporters write compute, so recognising one (fuse) never changes
+// a result.
+func (g *Graph) Gelu(x *Node) *Node { return g.add(OpGelu, Attrs{}, x) }
+
+// GeluTanh is GELU's tanh approximation, x/2·(1 + tanh(√(2/π)·(x +
+// 0.044715·x³))): +Inf at +Inf, NaN at -Inf and NaN (see Gelu).
+func (g *Graph) GeluTanh(x *Node) *Node { return g.add(OpGeluTanh, Attrs{}, x) }
+
+// Silu is x·sigmoid(x) = x/(1 + e^-x): +Inf at +Inf, NaN at -Inf (-Inf·0,
+// as torch.nn.functional.silu and the exported Mul(Sigmoid(x), x) give)
+// and NaN for NaN (see Gelu).
+func (g *Graph) Silu(x *Node) *Node { return g.add(OpSilu, Attrs{}, x) }
 
 // Round rounds half to even, as numpy and ONNX do.
 func (g *Graph) Round(x *Node) *Node { return g.add(OpRound, Attrs{}, x) }

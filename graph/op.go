@@ -27,9 +27,9 @@ const (
 	OpSigmoid
 	OpRelu // also ints
 	OpLeakyRelu
-	OpGelu     // exact form: x/2 * (1 + erf(x/sqrt 2))
-	OpGeluTanh // tanh approximation
-	OpSilu
+	OpGelu     // exact form: x/2 * (1 + erf(x/sqrt 2)); NaN at -Inf (see Graph.Gelu)
+	OpGeluTanh // tanh approximation; NaN at -Inf
+	OpSilu     // x * sigmoid(x); NaN at -Inf
 	OpErf
 	OpSin
 	OpCos

@@ -37,17 +37,6 @@ func init() {
 // sqrt2OverPi is the constant of the tanh approximation of GELU.
 var sqrt2OverPi = math.Sqrt(2 / math.Pi)
 
-// gatedAtMinusInf gives x·gate(x) activations their limit -0 at -Inf,
-// where the plain formula computes -Inf·0 = NaN.
-func gatedAtMinusInf(f func(float64) float64) func(float64) float64 {
-	return func(x float64) float64 {
-		if math.IsInf(x, -1) {
-			return math.Copysign(0, -1)
-		}
-		return f(x)
-	}
-}
-
 // floatUnary is the float64 formula of each op without attributes.
 var floatUnary = map[graph.Op]func(x float64) float64{
 	graph.OpNeg:        func(x float64) float64 { return -x },
@@ -71,11 +60,17 @@ var floatUnary = map[graph.Op]func(x float64) float64{
 	// float32 (and Log of it -Inf instead of NaN): the gates are written
 	// as erfc and as a sigmoid, which keep their relative precision in
 	// the tail.
-	graph.OpGelu: gatedAtMinusInf(func(x float64) float64 { return x / 2 * math.Erfc(-x/math.Sqrt2) }),
-	graph.OpGeluTanh: gatedAtMinusInf(func(x float64) float64 {
+	//
+	// The x·gate(x) activations are their formulas in IEEE arithmetic at
+	// the infinities too (see graph.Silu): +Inf at +Inf, and NaN at -Inf,
+	// where the gate is 0 and -Inf·0 is NaN (or -Inf/Inf, as written
+	// here), as in PyTorch, ONNX Runtime and ONNX's own reference, and as
+	// in the spelled-out forms that fuse recognises as these ops.
+	graph.OpGelu: func(x float64) float64 { return x / 2 * math.Erfc(-x/math.Sqrt2) },
+	graph.OpGeluTanh: func(x float64) float64 {
 		return x / (1 + math.Exp(-2*sqrt2OverPi*(x+0.044715*x*x*x)))
-	}),
-	graph.OpSilu:  gatedAtMinusInf(func(x float64) float64 { return x / (1 + math.Exp(-x)) }),
+	},
+	graph.OpSilu:  func(x float64) float64 { return x / (1 + math.Exp(-x)) },
 	graph.OpErf:   math.Erf,
 	graph.OpSin:   math.Sin,
 	graph.OpCos:   math.Cos,

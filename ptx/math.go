@@ -297,7 +297,7 @@ func (f *fn) erf(x string) string {
 }
 
 // gelu is x/2·(1 + erf(x/√2)), written as x/2·erfc(-z) where 1+erf(z)
-// cancels (z ≤ -1), and -0 at -Inf.
+// cancels (z ≤ -1), and NaN at -Inf.
 func (f *fn) gelu(x string) string {
 	z := f.reg(cF32)
 	f.op("mul.f32 %s, %s, %s", z, x, fimm(float32(1/math.Sqrt2)))
@@ -322,7 +322,7 @@ func (f *fn) gelu(x string) string {
 	y := f.reg(cF32)
 	f.op("mul.f32 %s, %s, 0f3F000000", y, x)
 	f.op("mul.f32 %s, %s, %s", y, y, g)
-	return f.gateMinusInf(x, y)
+	return f.nanAtMinusInf(x, y)
 }
 
 // sigmoid is 1/(1+exp(-x)).
@@ -347,7 +347,7 @@ func (f *fn) geluTanh(x string) string {
 	f.op("mul.f32 %s, %s, %s", u, u, fimm(float32(2*math.Sqrt(2/math.Pi))))
 	y := f.reg(cF32)
 	f.op("mul.f32 %s, %s, %s", y, x, f.sigmoid(u))
-	return f.gateMinusInf(x, y)
+	return f.nanAtMinusInf(x, y)
 }
 
 // silu is x/(1+exp(-x)).
@@ -358,14 +358,16 @@ func (f *fn) silu(x string) string {
 	f.op("add.f32 %s, %s, 0f3F800000", d, f.exp(n))
 	y := f.reg(cF32)
 	f.op("div.rn.f32 %s, %s, %s", y, x, d)
-	return f.gateMinusInf(x, y)
+	return f.nanAtMinusInf(x, y)
 }
 
-// gateMinusInf gives x·gate(x) activations their limit -0 at -Inf.
-func (f *fn) gateMinusInf(x, y string) string {
+// nanAtMinusInf makes the x·gate(x) activations NaN at -Inf, as their
+// formulas are in IEEE arithmetic (-Inf·0; see graph.Silu) and as the
+// CPU kernels compute, whatever the clamped arithmetic above gives there.
+func (f *fn) nanAtMinusInf(x, y string) string {
 	p := f.reg(cPred)
 	f.op("setp.eq.f32 %s, %s, 0fFF800000", p, x)
 	r := f.reg(cF32)
-	f.op("selp.f32 %s, 0f80000000, %s, %s", r, y, p)
+	f.op("selp.f32 %s, 0f7FC00000, %s, %s", r, y, p)
 	return r
 }

@@ -348,9 +348,15 @@ func TestEwLimits(t *testing.T) {
 		{EwTanh, 1e-30, 1e-30, 0}, {EwTanh, -1e-40, -1e-40, 0}, {EwTanh, negz, negz, 0}, {EwTanh, 10, 1, 0}, {EwTanh, -inf, -1, 0},
 		{EwSigmoid, inf, 1, 0}, {EwSigmoid, -inf, 0, 0}, {EwSigmoid, 0, 0.5, 0},
 		{EwErf, 1e-30, float32(2 / math.SqrtPi * 1e-30), 1}, {EwErf, 4, 1, 0}, {EwErf, -inf, -1, 0},
-		{EwGelu, -20, negz, 0}, {EwGelu, -inf, negz, 0}, {EwGelu, inf, inf, 0}, {EwGelu, 30, 30, 0},
-		{EwGeluTanh, -20, negz, 0}, {EwGeluTanh, -inf, negz, 0}, {EwGeluTanh, inf, inf, 0},
-		{EwSilu, -inf, negz, 0}, {EwSilu, inf, inf, 0}, {EwSilu, -200, negz, 0},
+		// The x·gate(x) activations: NaN at -Inf (-Inf·0, as the
+		// spelled-out forms and PyTorch compute), -0 in the finite tail,
+		// x at the top of the range.
+		{EwGelu, -20, negz, 0}, {EwGelu, -inf, nan, 0}, {EwGelu, inf, inf, 0}, {EwGelu, 30, 30, 0},
+		{EwGelu, -3.4e38, negz, 0}, {EwGelu, 3.4e38, 3.4e38, 0},
+		{EwGeluTanh, -20, negz, 0}, {EwGeluTanh, -inf, nan, 0}, {EwGeluTanh, inf, inf, 0},
+		{EwGeluTanh, -3.4e38, negz, 0}, {EwGeluTanh, 3.4e38, 3.4e38, 0},
+		{EwSilu, -inf, nan, 0}, {EwSilu, inf, inf, 0}, {EwSilu, -200, negz, 0},
+		{EwSilu, -3.4e38, negz, 0}, {EwSilu, 3.4e38, 3.4e38, 0},
 		{EwRelu, negz, negz, 0}, {EwErf, negz, negz, 0}, {EwGelu, negz, negz, 0}, {EwGeluTanh, negz, negz, 0},
 		{EwSilu, negz, negz, 0}, {EwSigmoid, negz, 0.5, 0}, {EwExp, negz, 1, 0}, {EwRelu, -1, 0, 0}, {EwAbs, negz, 0, 0}, {EwNeg, 0, negz, 0},
 	}

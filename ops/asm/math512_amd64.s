@@ -17,14 +17,15 @@
 // ewScale rounds v·2^n once, its first power-of-two product being exact
 // wherever it is used); log's x = 2^e·m comes from VGETEXPPS and
 // VGETMANTPS (exact, subnormals included, so no prescaling) and its
-// special inputs (0, negative, +Inf, NaN) from one VFIXUPIMMPS; a sign
+// special inputs (0, negative, +Inf, NaN) from one VFIXUPIMMPS, as the
+// NaN of the x·gate(x) activations at -Inf; a sign
 // copied or flipped under a mask is one VPTERNLOGD; constants are
 // broadcast from single words (embedded broadcast, .BCST) or, where
 // VMAXPS/VMINPS need them as the first source (so that a NaN x is the
 // value returned), held in zmm26-31 across the loop.
 
 // The constant table: 4 bytes per constant, offsets C_*, in the order of
-// ewConstSlots (math_consts_amd64_test.go), then the two AVX-512 ones; a
+// ewConstSlots (math_consts_amd64_test.go), then the AVX-512 ones; a
 // test checks it against the Go constants.
 #define C_ONE 0
 #define C_HALF 4
@@ -107,6 +108,7 @@
 #define C_FOUR 312
 #define C_LOGFIX 316 // VFIXUPIMMPS table of log (see ewLogAVX512)
 #define C_LOGM2 320  // 2·float32(√½): VGETMANTPS's m in [1, 2) at or above it is halved
+#define C_NINFNAN 324 // VFIXUPIMMPS table: NaN for -Inf, the result for the rest
 
 DATA ewc512<>+C_ONE(SB)/4, $0x3f800000
 DATA ewc512<>+C_HALF(SB)/4, $0x3f000000
@@ -189,7 +191,8 @@ DATA ewc512<>+C_PINF(SB)/4, $0x7f800000
 DATA ewc512<>+C_FOUR(SB)/4, $0x40800000
 DATA ewc512<>+C_LOGFIX(SB)/4, $0x03130411
 DATA ewc512<>+C_LOGM2(SB)/4, $0x3fb504f3
-GLOBL ewc512<>(SB), RODATA|NOPTR, $324
+DATA ewc512<>+C_NINFNAN(SB)/4, $0x00030000
+GLOBL ewc512<>(SB), RODATA|NOPTR, $328
 
 // K(c) is the constant c as a broadcast memory operand (with .BCST).
 #define K(c) ewc512<>+c(SB)
@@ -250,6 +253,12 @@ GLOBL ewc512<>(SB), RODATA|NOPTR, $324
 // twin's ewScale, whose first factor 2^(k>>1) leaves V·2^(k>>1) exact
 // (normal) for every V and N the kernels pass.
 #define SCALE(V, N, D) VSCALEFPS N, V, D
+
+// NINFNAN: R = NaN where X is -Inf, R elsewhere (ewNaNAtMinusInf): the
+// x·gate(x) activations are -Inf·0 = NaN there, where their clamped cores
+// give -0. One VFIXUPIMMPS classifies X: its table answers 3 (QNaN) for
+// the -Inf token and 0 (keep R) for every other.
+#define NINFNAN(X, R) VFIXUPIMMPS.BCST $0, K(C_NINFNAN), X, R
 
 // BEGIN loads the frame: DST, XP, NB = n/16 blocks, STREAM; it returns
 // at once for n = 0.
@@ -402,8 +411,8 @@ TEXT ·ewSiluAVX512(SB), NOSPLIT, $0-25
 	INITEXP
 	VBROADCASTSS K(C_SILUMIN), CLO
 loop:
-	VMOVUPS     (XP), Z0                      // x
-	VMAXPS      Z0, CLO, Z0                   // x = max(x, -120), NaN kept
+	VMOVUPS     (XP), Z12                     // x
+	VMAXPS      Z12, CLO, Z0                  // xc = max(x, -120), NaN kept
 	VPORD.BCST  K(C_SIGN), Z0, Z1             // a = -|x|
 	EXPRED(Z1, Z2, Z3, Z4)                    // n = Z2, r = Z3
 	EXPPOLY(Z3, Z5, Z6, Z4)                   // p = Z5
@@ -414,6 +423,7 @@ loop:
 	VCMPPS      $1, ZERO, Z0, K1              // x < 0
 	VMOVAPS     Z6, K1, Z0                    // numerator: x·p·2^n there, else x
 	VDIVPS      Z7, Z0, Z0
+	NINFNAN(Z12, Z0)
 	NEXT(Z0)
 
 // func ewGeluTanhAVX512(dst, x *float32, n int, stream bool): ewGeluTanh.
@@ -471,9 +481,10 @@ loop:
 	VMULPS      Z8, Z1, Z10                   // xc·p
 	SCALE(Z10, Z4, Z10)                       // xc·p·2^n
 	VCMPPS      $1, ZERO, Z3, K1              // vh < 0
-	VMOVAPS     Z10, K1, Z0                   // numerator: that there, else x
-	VDIVPS      Z9, Z0, Z0
-	NEXT(Z0)
+	VBLENDMPS   Z10, Z0, K1, Z11              // numerator: that there, else x
+	VDIVPS      Z9, Z11, Z11
+	NINFNAN(Z0, Z11)
+	NEXT(Z11)
 
 // func ewErfAVX512(dst, x *float32, n int, stream bool): ewErf.
 TEXT ·ewErfAVX512(SB), NOSPLIT, $0-25
@@ -597,8 +608,8 @@ loop:
 	VADDPS.BCST K(C_GELUG0), G, G
 
 // GELUFIN: G = the result: T = (P·G)·2^N, x - T where x > 0 and -T
-// elsewhere, x·(x·P(s) + 1/2) where KS (x reloaded from MEM into X).
-// T1, T2 scratch, KP an opmask.
+// elsewhere, x·(x·P(s) + 1/2) where KS (x reloaded from MEM into X), NaN
+// where x is -Inf. T1, T2 scratch, KP an opmask.
 #define GELUFIN(MEM, X, N, P, G, T1, T2, KS, KP) \
 	VMULPS      G, P, G                      \ // p·g
 	SCALE(G, N, G)                           \ // T
@@ -619,7 +630,8 @@ loop:
 	VMULPS      T2, X, T2                    \ // x·q
 	VADDPS.BCST K(C_HALF), T2, T2            \ // + 1/2
 	VMULPS      T2, X, T2                    \ // small result
-	VMOVAPS     T2, KS, G                    // there
+	VMOVAPS     T2, KS, G                    \ // there
+	NINFNAN(X, G)
 
 // A's registers, and B's: X x (and |x|), Z z then u, E the exponent n,
 // P p, T1..T4 scratch (T1 ends as G, the result).
@@ -688,7 +700,7 @@ done:
 TEXT ·ewConstTable512(SB), NOSPLIT, $0-24
 	LEAQ ewc512<>(SB), AX
 	MOVQ AX, ret_base+0(FP)
-	MOVQ $81, AX
+	MOVQ $82, AX
 	MOVQ AX, ret_len+8(FP)
 	MOVQ AX, ret_cap+16(FP)
 	RET

@@ -235,6 +235,13 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 	VMULPS T2, V, D           \
 	VMULPS T1, D, D
 
+// NINFNAN: R = NaN where X is -Inf, R elsewhere (ewNaNAtMinusInf): the
+// x·gate(x) activations are -Inf·0 = NaN there, where their clamped cores
+// give -0. M is scratch.
+#define NINFNAN(X, R, M) \
+	VCMPPS    $0, K(C_NINF), X, M \
+	VBLENDVPS M, K(C_QNAN), R, R
+
 // Loop frame shared by the unary kernels: DI = dst, SI = x, CX = blocks of
 // 8, R8 = stream; each body reads (SI) and leaves its result in Y0, which
 // NEXT stores (non-temporally when streaming, then fenced so that the
@@ -391,9 +398,9 @@ loop:
 TEXT ·ewSiluAVX2(SB), NOSPLIT, $0-25
 	BEGIN
 loop:
-	VMOVUPS (SI), Y0
+	VMOVUPS (SI), Y13                 // x
 	LDC(C_SILUMIN, Y1)
-	VMAXPS  Y0, Y1, Y0                // x = max(x, -120), NaN kept
+	VMAXPS  Y13, Y1, Y0               // xc = max(x, -120), NaN kept
 	VORPS   K(C_SIGN), Y0, Y1         // a = -|x|
 	EXPRED(Y1, Y2, Y3, Y4)
 	EXPPOLY(Y3, Y5, Y6, Y4)           // p = Y5
@@ -405,6 +412,7 @@ loop:
 	VCMPPS  $1, Y8, Y0, Y9            // x < 0
 	VBLENDVPS Y9, Y6, Y0, Y11         // numerator
 	VDIVPS  Y7, Y11, Y0
+	NINFNAN(Y13, Y0, Y1)
 	NEXT
 
 // func ewGeluTanhAVX2(dst, x *float32, n int, stream bool): ewGeluTanh.
@@ -464,7 +472,9 @@ loop:
 	VXORPS  Y11, Y11, Y11
 	VCMPPS  $1, Y11, Y3, Y11          // vh < 0
 	VBLENDVPS Y11, Y10, Y0, Y12       // numerator
+	VCMPPS  $0, K(C_NINF), Y0, Y13    // x == -Inf
 	VDIVPS  Y9, Y12, Y0
+	VBLENDVPS Y13, K(C_QNAN), Y0, Y0  // NaN there (-Inf·0)
 	NEXT
 
 // func ewErfAVX2(dst, x *float32, n int, stream bool): ewErf.
@@ -662,7 +672,8 @@ loop:
 	VADDPS K(C_GELUG0), GB, GB
 
 // GELUFIN2: GA = the result: T = (PA·GA)·2^NA, x - T for x > 0 and -T
-// below, SLOTA where |x| < 0.75 (x reloaded from MEMA). T1A..T3A scratch.
+// below (NaN at -Inf), SLOTA where |x| < 0.75 (x reloaded from MEMA).
+// T1A..T3A scratch.
 #define GELUFIN2(MEMA, MEMB, SLOTA, SLOTB, GA, GB, NA, NB, PA, PB, T1A, T1B, T2A, T2B, T3A, T3B) \
 	VMULPS  GA, PA, GA                    \
 	VMULPS  GB, PB, GB                    \
@@ -680,6 +691,8 @@ loop:
 	VCMPPS  $1, T1B, T3B, T3B             \
 	VBLENDVPS T3A, T2A, GA, GA            \
 	VBLENDVPS T3B, T2B, GB, GB            \
+	NINFNAN(T1A, GA, T3A)                 \
+	NINFNAN(T1B, GB, T3B)                 \
 	VANDPS  K(C_ABS), T1A, T1A            \
 	VANDPS  K(C_ABS), T1B, T1B            \
 	VCMPPS  $1, K(C_GELUSMALL), T1A, T1A  \

@@ -108,6 +108,13 @@
 done:                      \
 	RET
 
+// NINFNANINIT loads V17 = -Inf and V18 = NaN for the x·gate(x)
+// activations, which end with x == -Inf ? NaN : result
+// (ewNaNAtMinusInf: -Inf·0 is NaN, where their clamped cores give -0).
+#define NINFNANINIT \
+	FMOVQ C_NINF(R3), F17 \
+	FMOVQ C_QNAN(R3), F18
+
 // ewexp4<> is ewExpCore and the factors of ewScale on 4 lanes: in V0 = h,
 // V1 = l; out V2 = p, V3 = 2^k1 and V4 = 2^k2 with k1 + k2 = n, so that
 // ewScale(v, n) is (v·V3)·V4. Clobbers V0, V1, V5, V6. The kernels that
@@ -297,8 +304,10 @@ loop:
 // func ewSiluNEON(dst, x *float32, n int, stream bool): ewSilu.
 TEXT ·ewSiluNEON(SB), NOSPLIT, $0-25
 	BEGIN
+	NINFNANINIT
 loop:
 	VLD1.P 16(R1), [V8.S4]
+	WORD $0x4e31e50d // fcmeq v13.4s, v8.4s, v17.4s
 	// x = max(x, -120), NaN kept; a = -|x|
 	FMOVQ  C_SILUMIN(R3), F9
 	WORD $0x4e29f508 // fmax v8.4s, v8.4s, v9.4s
@@ -316,11 +325,14 @@ loop:
 	VMOV   V8.B16, V12.B16
 	VBIT   V11.B16, V10.B16, V12.B16
 	WORD $0x6e29fd87 // fdiv v7.4s, v12.4s, v9.4s
+	// NaN where x was -Inf (-Inf·0)
+	VBIT   V13.B16, V18.B16, V7.B16
 	NEXT
 
 // func ewGeluTanhNEON(dst, x *float32, n int, stream bool): ewGeluTanh.
 TEXT ·ewGeluTanhNEON(SB), NOSPLIT, $0-25
 	BEGIN
+	NINFNANINIT
 loop:
 	VLD1.P 16(R1), [V8.S4]
 	FMOVQ  C_GTMIN(R3), F9
@@ -381,6 +393,9 @@ loop:
 	VMOV   V8.B16, V14.B16
 	VBIT   V12.B16, V11.B16, V14.B16
 	WORD $0x6e2afdc7 // fdiv v7.4s, v14.4s, v10.4s
+	// NaN where x is -Inf (-Inf·0)
+	WORD $0x4e31e50c // fcmeq v12.4s, v8.4s, v17.4s
+	VBIT   V12.B16, V18.B16, V7.B16
 	NEXT
 
 // func ewErfNEON(dst, x *float32, n int, stream bool): ewErf.
@@ -459,6 +474,7 @@ loop:
 // func ewGeluNEON(dst, x *float32, n int, stream bool): ewGelu.
 TEXT ·ewGeluNEON(SB), NOSPLIT, $0-25
 	BEGIN
+	NINFNANINIT
 loop:
 	VLD1.P 16(R1), [V8.S4]
 	WORD $0x4ea0f909 // fabs v9.4s, v8.4s
@@ -546,4 +562,7 @@ loop:
 	FMOVQ  C_GELUSMALL(R3), F12
 	WORD $0x6ea9e58c // fcmgt v12.4s, v12.4s, v9.4s
 	VBIT   V12.B16, V11.B16, V7.B16
+	// NaN where x is -Inf (-Inf·0)
+	WORD $0x4e31e50c // fcmeq v12.4s, v8.4s, v17.4s
+	VBIT   V12.B16, V18.B16, V7.B16
 	NEXT

@@ -18,7 +18,8 @@ const (
 	ewTanhC4 = float32(-0.005704987327803601)
 
 	// ewSiluMin: silu(x) is -0 below about -109; clamping keeps
-	// x·exp(x) from turning into -Inf·0 at -Inf.
+	// x·exp(x) finite (and from being -Inf·0 at -Inf, which
+	// ewNaNAtMinusInf sets afterwards).
 	ewSiluMin = float32(-120)
 	// ewGeluTanhMax: beyond ±20 GELU-tanh is x or -0, and clamping keeps
 	// x³ finite.
@@ -33,6 +34,18 @@ var (
 	ewGT2CLo  = float32(2*math.Sqrt(2/math.Pi) - float64(ewGT2C))
 	ewSignBit = uint32(1 << 31)
 )
+
+// ewNaNAtMinusInf is y, or NaN where x is -Inf. The x·gate(x)
+// activations are NaN there (-Inf·0 in IEEE arithmetic, see graph.Silu),
+// where their clamped cores compute the limit -0; the assembly does the
+// same with a compare and a blend (AVX-512: one VFIXUPIMMPS) after the
+// core.
+func ewNaNAtMinusInf(x, y float32) float32 {
+	if x == float32(math.Inf(-1)) {
+		return float32(math.NaN())
+	}
+	return y
+}
 
 // ewTanh is the hyperbolic tangent; tiny x give x, ±Inf give ±1.
 func ewTanh(x float32) float32 {
@@ -75,16 +88,17 @@ func ewGated(m, mNeg, h, l float32) float32 {
 // ewSigmoid is 1/(1+e^-x).
 func ewSigmoid(x float32) float32 { return ewGated(1, 1, x, 0) }
 
-// ewSilu is x·sigmoid(x).
+// ewSilu is x·sigmoid(x); NaN at -Inf.
 func ewSilu(x float32) float32 {
-	x = max(x, ewSiluMin)
-	return ewGated(x, x, x, 0)
+	xc := max(x, ewSiluMin)
+	return ewNaNAtMinusInf(x, ewGated(xc, xc, xc, 0))
 }
 
 // ewGeluTanh is x/2·(1 + tanh(u)), u = √(2/π)·(x + 0.044715x³), computed
 // as x·sigmoid(2u) with 2u carried as hi + lo: for negative x the result
 // is about x·e^(2u), so an absolute error in 2u is a relative error in
-// the result, and 2u reaches -100 before the result underflows.
+// the result, and 2u reaches -100 before the result underflows. NaN at
+// -Inf.
 func ewGeluTanh(x float32) float32 {
 	xc := min(max(x, -ewGeluTanhMax), ewGeluTanhMax)
 	// x³ = x3h + x3l
@@ -102,5 +116,5 @@ func ewGeluTanh(x float32) float32 {
 	// v = 2√(2/π)·w = vh + vl
 	vh := float32(ewGT2C * wh)
 	vl := ewFMAExact(ewGT2C, wh, -vh) + float32(float32(ewGT2C*wl)+float32(ewGT2CLo*wh))
-	return ewGated(x, xc, vh, vl)
+	return ewNaNAtMinusInf(x, ewGated(x, xc, vh, vl))
 }

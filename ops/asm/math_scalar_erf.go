@@ -89,7 +89,7 @@ func ewErf(x float32) float32 {
 }
 
 // ewGelu is x·Φ(x) = x/2·(1 + erf(x/√2)): x for large x, -0 for very
-// negative x.
+// negative x, NaN at -Inf.
 func ewGelu(x float32) float32 {
 	ax := float32(math.Abs(float64(x)))
 	if ax < ewGeluSmall {
@@ -126,5 +126,5 @@ func ewGelu(x float32) float32 {
 	if x > 0 {
 		return x - tt
 	}
-	return -tt
+	return ewNaNAtMinusInf(x, -tt)
 }
