@@ -19,6 +19,17 @@ import (
 // compositions of a handful of these primitives do not agree on 60
 // points spread over [−8, 8] by accident, while the f32 rounding of the
 // exporters' constants (√2, 0.044715, √(2/π)) stays below 1e-7.
+//
+// The rewrite must not change a result, so at -Inf, +Inf and NaN the
+// cone must compute exactly what the op computes, in IEEE arithmetic:
+// x·sigmoid(x) is NaN at -Inf (-Inf·0) and so is Silu (see graph.Silu),
+// but x - x·sigmoid(-x), equal to it at every finite point, is NaN at
+// +Inf where Silu is +Inf, and stays spelled out. What the probes in
+// float64 do not see is a float32 intermediate overflowing near the top
+// of the range: torch's GELU export x·(1 + erf(x/√2))·0.5 is +Inf for
+// x above 1.7e38, where Gelu is x. Requiring that too would refuse
+// torch's export of nn.GELU (every opset before 20); the recognised op
+// gives the exact value there.
 func recogniseActivations(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, r *graph.Node) (bool, error) {
 		if !r.Op.IsElementwise() || !r.DType.IsFloat() || knownActivation(r.Op) || unaryChain(r) {
@@ -144,7 +155,8 @@ func closedCone(v *view, r, x *graph.Node) ([]*graph.Node, bool) {
 	return cone, true
 }
 
-// activations are the functions identify looks for.
+// activations are the functions identify looks for, as kiln defines the
+// ops: their formulas in IEEE arithmetic, at ±Inf and NaN too.
 var activations = []struct {
 	op graph.Op
 	f  func(x float64) float64
@@ -167,11 +179,15 @@ var probes = func() []float64 {
 	return p
 }()
 
+// limitProbes are the points where the cone must give the activation's
+// value exactly (NaN for NaN): ±Inf and NaN.
+var limitProbes = []float64{math.Inf(-1), math.Inf(1), math.NaN()}
+
 // identify evaluates the cone as a function of x and names the activation
 // it equals, if any.
 func identify(cone []*graph.Node, x *graph.Node) (graph.Op, bool) {
-	ys := make([]float64, len(probes))
-	for i, p := range probes {
+	ys := make([]float64, len(probes)+len(limitProbes))
+	for i, p := range append(probes[:len(probes):len(probes)], limitProbes...) {
 		y, ok := evalCone(cone[0], x, p, map[*graph.Node]float64{})
 		if !ok {
 			return 0, false
@@ -183,6 +199,12 @@ next:
 		for i, p := range probes {
 			want := a.f(p)
 			if d := math.Abs(ys[i] - want); !(d <= 1e-6*(1+math.Abs(want))) {
+				continue next
+			}
+		}
+		for i, p := range limitProbes {
+			y, want := ys[len(probes)+i], a.f(p)
+			if y != want && !(math.IsNaN(y) && math.IsNaN(want)) {
 				continue next
 			}
 		}

@@ -90,3 +90,42 @@ func TestRecognisedActivationLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestRecogniseActivationInfinityMisses: cones equal to an activation at
+// every finite point but not at an infinity stay spelled out, so the
+// compiled graph computes what the spelled-out one does there.
+func TestRecogniseActivationInfinityMisses(t *testing.T) {
+	xs := actLimitInputs()
+	for name, build := range map[string]func(g *graph.Graph, x *graph.Node) *graph.Node{
+		// x·(1 - sigmoid(-x)) = x·sigmoid(x), but NaN at +Inf (Inf - Inf·0).
+		"silu as x minus x·sigmoid(-x)": func(g *graph.Graph, x *graph.Node) *graph.Node {
+			return g.Sub(x, g.Mul(x, g.Sigmoid(g.Neg(x))))
+		},
+		// e^x/(1 + e^x) = sigmoid(x), but Inf/Inf = NaN at +Inf.
+		"sigmoid as exp over one plus exp": func(g *graph.Graph, x *graph.Node) *graph.Node {
+			e := g.Exp(x)
+			return g.Div(e, g.Add(g.Scalar(1), e))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New()
+			g.Output(build(g, g.Input("x", tensor.F32, len(xs))))
+			in, err := tensor.FromF32(tensor.Shape{len(xs)}, xs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feeds := map[string]tensor.Tensor{"x": in}
+			want := interpret(t, g, feeds)
+			got, cg := compiledRun(t, session(true, true), g, feeds)
+			rep := cg.Report()
+			for _, op := range []graph.Op{graph.OpSilu, graph.OpSigmoid} {
+				if strings.Contains(rep, "("+op.String()+")") {
+					t.Errorf("recognised as %v:\n%s", op, rep)
+				}
+			}
+			if err := agree(got, want, 1e-6); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
