@@ -34,7 +34,7 @@ func (pr *Program) findInputUses() {
 		delete(pr.inputUses, o)
 	}
 	for _, n := range g.Nodes {
-		if isFreeView(n, p) {
+		if p.FreeView(n) {
 			delete(pr.inputUses, n.Inputs[0])
 		}
 	}

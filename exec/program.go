@@ -131,7 +131,7 @@ func (pr *Program) lowerSteps() error {
 	pr.staticValid = false
 	pr.Steps = pr.Steps[:0]
 	for _, n := range p.Order {
-		if n.Op.IsSource() || isFreeView(n, p) {
+		if n.Op.IsSource() || p.FreeView(n) {
 			continue
 		}
 		var (
@@ -175,16 +175,6 @@ func planFits(g *graph.Graph, p *plan.Plan) error {
 		}
 	}
 	return nil
-}
-
-// isFreeView reports whether a view node shares its parent's bytes
-// exactly, so it needs no kernel call.
-func isFreeView(n *graph.Node, p *plan.Plan) bool {
-	if !n.Op.IsView() {
-		return false
-	}
-	s, ps := p.Slots[n.ID], p.Slots[n.Inputs[0].ID]
-	return s.Alias == n.Inputs[0] && s.Region == ps.Region && s.Offset == ps.Offset
 }
 
 // alignedBytes allocates n bytes starting on a 64-byte boundary.

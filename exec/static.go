@@ -106,7 +106,7 @@ func (pr *Program) keepStatic(p *plan.Plan) []bool {
 	// than read the old arena slot, which no step writes any more (cmd/fuzz
 	// seed 7730782863684993710). Order is topological, so chains follow.
 	for _, n := range p.Order {
-		if isFreeView(n, p) {
+		if p.FreeView(n) {
 			pr.Values[n.ID] = tensor.Tensor{DType: n.DType, Shape: n.Shape, Data: pr.Values[n.Inputs[0].ID].Data}
 		}
 	}

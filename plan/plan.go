@@ -62,3 +62,14 @@ type Plan struct {
 
 	g *graph.Graph // what Check verifies the layout against
 }
+
+// FreeView reports whether n is a view that shares its parent's bytes
+// exactly, so no backend runs anything for it (a view the plan gave its
+// own buffer is copied).
+func (p *Plan) FreeView(n *graph.Node) bool {
+	if !n.Op.IsView() {
+		return false
+	}
+	s, ps := p.Slots[n.ID], p.Slots[n.Inputs[0].ID]
+	return s.Alias == n.Inputs[0] && s.Region == ps.Region && s.Offset == ps.Offset
+}

@@ -66,6 +66,12 @@ func TestViewsAlias(t *testing.T) {
 		if got := p.Root(c.n); got != c.root {
 			t.Errorf("Root(%s) = %s, want %s", c.n.Name, got.Name, c.root.Name)
 		}
+		if !p.FreeView(c.n) {
+			t.Errorf("FreeView(%s) = false for an exact alias", c.n.Name)
+		}
+	}
+	if p.FreeView(a) || p.FreeView(m) {
+		t.Error("FreeView is true for a computed value")
 	}
 	if p.Slots[w2.ID].Region != plan.Weights {
 		t.Errorf("a view of a weight left the weights region")
