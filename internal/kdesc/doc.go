@@ -1,8 +1,17 @@
-// Package kdesc holds the backend-neutral half of GPU kernel lowering:
-// the descriptors of GEMM, attention, fused elementwise chains and
-// strided copies, how graph nodes map onto them, and the index
-// arithmetic (dim collapsing, broadcast strides, offsets) their
-// emitters share. The ptx and msl emitters and the CUDA and Metal
-// drivers all build on it, so the mapping is written once; it has no
-// device or purego dependency and runs on every OS.
+// Package kdesc is the backend-neutral half of GPU kernel lowering, and
+// the only step from a graph node to a kernel descriptor: Describe maps
+// every op a GPU kernel computes onto one descriptor (elementwise
+// chains, reductions, softmax, norms, strided copies, concat, gather,
+// pad, GEMM, attention, conv, pools, batch norm, RoPE, ArgMax/ArgMin,
+// CumSum), with the validation each needs, and the index arithmetic
+// (dim collapsing, broadcast strides, offsets, windows, lines) their
+// emitters share.
+//
+// A backend is an emitter: ptx and msl embed (or alias) these types,
+// adding only their own launch choices (a block, a tile), and implement
+// Emit(Desc) through a table keyed by Kind. Lower runs a node through
+// Describe and an emitter; SupportedOps derives a backend's list of ops
+// from its emitter, so what CUDA or Metal can run is known before
+// compiling (kiln inspect --device). The package has no device or
+// purego dependency and runs on every OS.
 package kdesc

@@ -2,6 +2,7 @@ package kdesc
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -39,10 +40,11 @@ type Elementwise struct {
 func FusedOf(name string, n *graph.Node) (*Elementwise, error) {
 	e := &Elementwise{Name: name, Shape: n.Shape, Out: n.DType}
 	for _, in := range n.Inputs {
-		if s, err := tensor.Broadcast(in.Shape, n.Shape); err != nil || !s.Equal(n.Shape) {
-			return nil, fmt.Errorf("input %s does not broadcast to %v", in, n.Shape)
+		o, err := operand(in, n.Shape)
+		if err != nil {
+			return nil, err
 		}
-		e.Inputs = append(e.Inputs, Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, n.Shape)})
+		e.Inputs = append(e.Inputs, o)
 	}
 	k := len(n.Inputs)
 	for _, in := range n.Attrs.Program {
@@ -60,4 +62,37 @@ func FusedOf(name string, n *graph.Node) (*Elementwise, error) {
 		e.Body = append(e.Body, Instr{Op: in.Op, Args: args, DType: dt, Attrs: in.Attrs()})
 	}
 	return e, nil
+}
+
+// ElementwiseOf describes one elementwise node as a one-instruction
+// chain. An input the node reads twice (x·x) is one operand: ins are the
+// node's distinct inputs in order, the kernel's operands after out.
+func ElementwiseOf(name string, n *graph.Node) (e *Elementwise, ins []*graph.Node, err error) {
+	if !n.Op.IsElementwise() {
+		return nil, nil, fmt.Errorf("%s: %v is not elementwise", name, n.Op)
+	}
+	e = &Elementwise{Name: name, Shape: n.Shape, Out: n.DType}
+	args := make([]int, len(n.Inputs))
+	for i, in := range n.Inputs {
+		j := slices.Index(ins, in)
+		if j < 0 {
+			o, err := operand(in, n.Shape)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			j, ins = len(ins), append(ins, in)
+			e.Inputs = append(e.Inputs, o)
+		}
+		args[i] = j
+	}
+	e.Body = []Instr{{Op: n.Op, Args: args, DType: n.DType, Attrs: n.Attrs}}
+	return e, ins, nil
+}
+
+// operand is in read, broadcast, at the elements of shape.
+func operand(in *graph.Node, shape tensor.Shape) (Operand, error) {
+	if s, err := tensor.Broadcast(in.Shape, shape); err != nil || !s.Equal(shape) {
+		return Operand{}, fmt.Errorf("input %s does not broadcast to %v", in, shape)
+	}
+	return Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, shape)}, nil
 }

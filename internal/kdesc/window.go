@@ -165,17 +165,3 @@ func (p *Pool) Divisor(oy, ox int) int {
 	y0, y1, x0, x1 := p.Span(oy, ox)
 	return max(y1-y0, 0) * max(x1-x0, 0)
 }
-
-// GlobalPoolAxes are the spatial axes GlobalAvgPool averages over: a
-// ReduceMean over them of the contiguous input gives its result.
-func GlobalPoolAxes(n *graph.Node) ([]int, error) {
-	r := n.Inputs[0].Shape.Rank()
-	if n.Op != graph.OpGlobalAvgPool || r < 3 {
-		return nil, fmt.Errorf("%v of rank %d is not a global pool", n.Op, r)
-	}
-	axes := make([]int, 0, r-2)
-	for d := 2; d < r; d++ {
-		axes = append(axes, d)
-	}
-	return axes, nil
-}
