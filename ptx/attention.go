@@ -5,25 +5,13 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Attention describes softmax(Q·Kᵀ·Scale + mask)·V over contiguous
-// [B, H, S, D] tensors, with grouped K/V heads (H a multiple of HK).
+// Attention is a kdesc.Attention with the kernel's block.
 type Attention struct {
-	Name             string
-	DType            tensor.DType
-	B, H, HK, SQ, SK int
-	D, DV            int
-	Scale            float32 // 0: 1/√D
-	Causal           bool    // query i sees keys up to i + SK - SQ
-	// Mask: MaskNone, MaskAdd (DType, added to the scores) or MaskBool
-	// (false removes a key), read at element strides MaskStrides over
-	// [B, H, SQ, SK] (0 broadcasts).
-	Mask        int
-	MaskStrides []int
+	kdesc.Attention
 	// Block is the threads per query row (a multiple of 32); 0 gives one
 	// per key up to 256.
 	Block int
@@ -286,14 +274,4 @@ func (f *fn) sharedAddr(arr, j string) string {
 	f.op("mov.u32 %s, %s", a, arr)
 	f.op("mad.lo.u32 %s, %s, 4, %s", a, j, a)
 	return a
-}
-
-// AttentionOf describes an Attention node (kdesc.AttentionOf).
-func AttentionOf(name string, n *graph.Node) (*Attention, error) {
-	d, err := kdesc.AttentionOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Attention{Name: d.Name, DType: d.DType, B: d.B, H: d.H, HK: d.HK, SQ: d.SQ, SK: d.SK, D: d.D, DV: d.DV,
-		Scale: d.Scale, Causal: d.Causal, Mask: d.Mask, MaskStrides: d.MaskStrides}, nil
 }

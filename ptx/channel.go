@@ -1,10 +1,8 @@
 package ptx
 
 import (
-	"fmt"
 	"math"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 )
 
@@ -12,15 +10,6 @@ import (
 type BatchNorm struct {
 	kdesc.BatchNorm
 	Block int // threads per block (0: 256)
-}
-
-// BatchNormOf describes a BatchNorm node (kdesc.BatchNormOf).
-func BatchNormOf(name string, n *graph.Node) (*BatchNorm, error) {
-	d, err := kdesc.BatchNormOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &BatchNorm{BatchNorm: *d}, nil
 }
 
 // EmitBatchNorm writes inference batch normalisation, one element per
@@ -56,15 +45,6 @@ func EmitBatchNorm(b *BatchNorm) (*Kernel, error) {
 type RoPE struct {
 	kdesc.RoPE
 	Block int // threads per block (0: 256)
-}
-
-// RoPEOf describes a RoPE node (kdesc.RoPEOf).
-func RoPEOf(name string, n *graph.Node) (*RoPE, error) {
-	d, err := kdesc.RoPEOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &RoPE{RoPE: *d}, nil
 }
 
 // EmitRoPE writes the rotary embedding, one pair per thread (each

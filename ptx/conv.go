@@ -22,15 +22,6 @@ type Conv struct {
 	Block  int      // direct kernel: threads per block (0: 256)
 }
 
-// ConvOf describes a Conv2D or FusedConv2D node (kdesc.ConvOf).
-func ConvOf(name string, n *graph.Node) (*Conv, error) {
-	d, err := kdesc.ConvOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &Conv{Conv: *d}, nil
-}
-
 // convTile is the default tile: autoTile's for the implicit GEMM
 // (channels × pixels over C·KH·KW), with 32-channel blocks for groups of
 // fewer than 64 channels where autoTile keeps 64.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -15,16 +14,11 @@ type Operand = kdesc.Operand
 // Instr is one op of a fused chain (kdesc.Instr).
 type Instr = kdesc.Instr
 
-// Elementwise is a fused region: inputs loaded with broadcasting, the
-// body evaluated per output element, the last result stored. Floats are
-// computed in f32 throughout (F16/BF16 are widened on load and rounded on
-// store, and at a Cast), so a fused chain rounds once.
+// Elementwise is a kdesc.Elementwise with the kernel's block. Floats
+// are computed in f32 throughout (F16/BF16 are widened on load and
+// rounded on store, and at a Cast), so a fused chain rounds once.
 type Elementwise struct {
-	Name   string
-	Shape  []int
-	Inputs []Operand
-	Body   []Instr
-	Out    tensor.DType
+	kdesc.Elementwise
 	// Block is the threads per block (0: 256).
 	Block int
 }
@@ -112,70 +106,4 @@ type val struct {
 func (f *fn) loadVal(dt tensor.DType, addr string) val {
 	k, _ := kindOf(dt)
 	return val{r: f.load(dt, addr), k: k, dt: dt}
-}
-
-// FromNodes describes a chain of elementwise graph nodes (in topological
-// order, the last producing the output) as one fused region. Inputs of
-// the nodes that are not in the chain become kernel inputs, in the order
-// ExternalInputs returns them; every node's shape must broadcast to the
-// last node's.
-func FromNodes(name string, nodes []*graph.Node) (*Elementwise, []*graph.Node, error) {
-	if len(nodes) == 0 {
-		return nil, nil, fmt.Errorf("ptx: %s: no nodes", name)
-	}
-	last := nodes[len(nodes)-1]
-	e := &Elementwise{Name: name, Shape: last.Shape, Out: last.DType}
-	num := map[*graph.Node]int{}
-	var ext []*graph.Node
-	inChain := map[*graph.Node]bool{}
-	for _, n := range nodes {
-		inChain[n] = true
-	}
-	for _, n := range nodes {
-		if !n.Op.IsElementwise() {
-			return nil, nil, fmt.Errorf("ptx: %s: %v is not elementwise", name, n.Op)
-		}
-		for _, in := range n.Inputs {
-			if inChain[in] {
-				continue
-			}
-			if _, seen := num[in]; !seen {
-				if s, err := tensor.Broadcast(in.Shape, last.Shape); err != nil || !s.Equal(last.Shape) {
-					return nil, nil, fmt.Errorf("ptx: %s: input %s does not broadcast to %v", name, in, last.Shape)
-				}
-				num[in] = len(ext)
-				ext = append(ext, in)
-				e.Inputs = append(e.Inputs, Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, last.Shape)})
-			}
-		}
-	}
-	for j, n := range nodes {
-		if s, err := tensor.Broadcast(n.Shape, last.Shape); err != nil || !s.Equal(last.Shape) {
-			return nil, nil, fmt.Errorf("ptx: %s: %s does not broadcast to %v", name, n, last.Shape)
-		}
-		args := make([]int, len(n.Inputs))
-		for a, in := range n.Inputs {
-			if inChain[in] {
-				v, ok := num[in]
-				if !ok {
-					return nil, nil, fmt.Errorf("ptx: %s: %s used before it is computed", name, in)
-				}
-				args[a] = v
-			} else {
-				args[a] = num[in]
-			}
-		}
-		e.Body = append(e.Body, Instr{Op: n.Op, Args: args, DType: n.DType, Attrs: n.Attrs})
-		num[n] = len(ext) + j
-	}
-	return e, ext, nil
-}
-
-// FusedOf describes a FusedElementwise node (kdesc.FusedOf).
-func FusedOf(name string, n *graph.Node) (*Elementwise, error) {
-	d, err := kdesc.FusedOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Elementwise{Name: d.Name, Shape: d.Shape, Inputs: d.Inputs, Body: d.Body, Out: d.Out}, nil
 }

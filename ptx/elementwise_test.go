@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -103,18 +104,18 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 	full := []int{30, 6, 1}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, op := range unaryFloatOps {
-			add(&Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: full}},
-				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Alpha: 0.1, Min: -1, Max: 2}}}})
+				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Alpha: 0.1, Min: -1, Max: 2}}}}})
 		}
 		for _, op := range binaryOps {
 			// [4,5,6] op [6] (row broadcast) and [4,1,6] (middle broadcast).
-			add(&Elementwise{Name: fmt.Sprintf("b_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("b_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 1}}},
-				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
-			add(&Elementwise{Name: fmt.Sprintf("bm_%v_%v", op, dt), Shape: shape, Out: dt,
+				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("bm_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: []int{6, 0, 1}}, {DType: dt, Strides: full}},
-				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
+				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
 		}
 	}
 	for _, dt := range []tensor.DType{tensor.I8, tensor.U8, tensor.I32, tensor.I64} {
@@ -122,91 +123,89 @@ func elementwiseVariants(t testing.TB) []*Kernel {
 			if dt == tensor.U8 && op != graph.OpClip {
 				continue
 			}
-			add(&Elementwise{Name: fmt.Sprintf("i_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("i_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: full}},
-				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Min: -3, Max: 7}}}})
+				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Min: -3, Max: 7}}}}})
 		}
 		for _, op := range binaryOps {
-			add(&Elementwise{Name: fmt.Sprintf("ib_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("ib_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 1, 0}}},
-				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
+				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
 		}
 	}
 	// Comparisons, logic, Where, and every cast pair.
 	all := []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.U8, tensor.I32, tensor.I64, tensor.Bool}
 	for _, op := range []graph.Op{graph.OpEqual, graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual} {
 		for _, dt := range []tensor.DType{tensor.F32, tensor.I64} {
-			add(&Elementwise{Name: fmt.Sprintf("c_%v_%v", op, dt), Shape: shape, Out: tensor.Bool,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("c_%v_%v", op, dt), Shape: shape, Out: tensor.Bool,
 				Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
-				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: tensor.Bool}}})
+				Body:   []Instr{{Op: op, Args: []int{0, 1}, DType: tensor.Bool}}}})
 		}
 	}
-	add(&Elementwise{Name: "logic", Shape: shape, Out: tensor.Bool,
+	add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "logic", Shape: shape, Out: tensor.Bool,
 		Inputs: []Operand{{DType: tensor.Bool, Strides: full}, {DType: tensor.Bool, Strides: []int{1, 0, 0}}},
 		Body: []Instr{{Op: graph.OpAnd, Args: []int{0, 1}, DType: tensor.Bool},
 			{Op: graph.OpNot, Args: []int{2}, DType: tensor.Bool},
-			{Op: graph.OpOr, Args: []int{3, 0}, DType: tensor.Bool}}})
+			{Op: graph.OpOr, Args: []int{3, 0}, DType: tensor.Bool}}}})
 	for _, dt := range []tensor.DType{tensor.F16, tensor.I64} {
-		add(&Elementwise{Name: "where_" + dt.String(), Shape: shape, Out: dt,
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "where_" + dt.String(), Shape: shape, Out: dt,
 			Inputs: []Operand{{DType: tensor.Bool, Strides: []int{0, 6, 1}}, {DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
-			Body:   []Instr{{Op: graph.OpWhere, Args: []int{0, 1, 2}, DType: dt}}})
+			Body:   []Instr{{Op: graph.OpWhere, Args: []int{0, 1, 2}, DType: dt}}}})
 	}
 	for _, from := range all {
 		for _, to := range all {
-			add(&Elementwise{Name: fmt.Sprintf("cast_%v_%v", from, to), Shape: []int{7}, Out: to,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("cast_%v_%v", from, to), Shape: []int{7}, Out: to,
 				Inputs: []Operand{{DType: from, Strides: []int{1}}},
-				Body:   []Instr{{Op: graph.OpCast, Args: []int{0}, DType: to}}})
+				Body:   []Instr{{Op: graph.OpCast, Args: []int{0}, DType: to}}}})
 		}
 	}
 	// Fused chains: a bias-GELU epilogue, a SiLU gate, a residual scale,
 	// and one long chain through every float unary op.
 	for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
-		add(&Elementwise{Name: "chain_bias_gelu_" + dt.String(), Shape: []int{128, 768}, Out: dt,
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_bias_gelu_" + dt.String(), Shape: []int{128, 768}, Out: dt,
 			Inputs: []Operand{{DType: dt, Strides: []int{768, 1}}, {DType: dt, Strides: []int{0, 1}}},
 			Body: []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: dt},
-				{Op: graph.OpGelu, Args: []int{2}, DType: dt}}})
-		add(&Elementwise{Name: "chain_swiglu_" + dt.String(), Shape: []int{16, 1024}, Out: dt,
+				{Op: graph.OpGelu, Args: []int{2}, DType: dt}}}})
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_swiglu_" + dt.String(), Shape: []int{16, 1024}, Out: dt,
 			Inputs: []Operand{{DType: dt, Strides: []int{1024, 1}}, {DType: dt, Strides: []int{1024, 1}}},
 			Body: []Instr{{Op: graph.OpSilu, Args: []int{0}, DType: dt},
-				{Op: graph.OpMul, Args: []int{2, 1}, DType: dt}}})
-		add(&Elementwise{Name: "chain_residual_" + dt.String(), Shape: []int{2, 8, 16}, Out: dt,
+				{Op: graph.OpMul, Args: []int{2, 1}, DType: dt}}}})
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_residual_" + dt.String(), Shape: []int{2, 8, 16}, Out: dt,
 			Inputs: []Operand{{DType: dt, Strides: []int{128, 16, 1}}, {DType: dt, Strides: []int{0, 0, 0}}, {DType: dt, Strides: []int{128, 1, 8}}},
 			Body: []Instr{{Op: graph.OpMul, Args: []int{0, 1}, DType: dt},
-				{Op: graph.OpAdd, Args: []int{3, 2}, DType: dt}}})
+				{Op: graph.OpAdd, Args: []int{3, 2}, DType: dt}}}})
 	}
-	long := &Elementwise{Name: "chain_all_unary", Shape: []int{1000}, Out: tensor.F32,
-		Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}}
+	long := &Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_all_unary", Shape: []int{1000}, Out: tensor.F32,
+		Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}}}
 	for i, op := range unaryFloatOps {
 		long.Body = append(long.Body, Instr{Op: op, Args: []int{i}, DType: tensor.F32, Attrs: graph.Attrs{Alpha: 0.2, Min: -5, Max: 5}})
 	}
 	add(long)
 	// Wide index space (64-bit indices) and other block sizes.
-	add(&Elementwise{Name: "wide", Shape: []int{3, 1 << 30}, Out: tensor.F16,
+	add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "wide", Shape: []int{3, 1 << 30}, Out: tensor.F16,
 		Inputs: []Operand{{DType: tensor.F16, Strides: []int{1 << 30, 1}}, {DType: tensor.F16, Strides: []int{1, 0}}},
-		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F16}}})
+		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F16}}}})
 	for _, b := range []int{32, 128, 1024} {
-		add(&Elementwise{Name: fmt.Sprintf("block%d", b), Shape: []int{10000}, Out: tensor.F32, Block: b,
-			Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
-			Body:   []Instr{{Op: graph.OpExp, Args: []int{0}, DType: tensor.F32}}})
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("block%d", b), Shape: []int{10000}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}, Body: []Instr{{Op: graph.OpExp, Args: []int{0}, DType: tensor.F32}}}, Block: b})
 	}
 	return ks
 }
 
 func TestElementwiseErrors(t *testing.T) {
 	bad := []*Elementwise{
-		{Name: "empty", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}},
-		{Name: "f64", Shape: []int{2}, Out: tensor.F64, Inputs: []Operand{{DType: tensor.F64, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F64}}},
-		{Name: "rank", Shape: []int{2, 2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}},
-		{Name: "forward", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpNeg, Args: []int{1}, DType: tensor.F32}}},
-		{Name: "intsin", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{DType: tensor.I32, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpSin, Args: []int{0}, DType: tensor.I32}}},
-		{Name: "mixed", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.I32, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}},
-		{Name: "outkind", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
-			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}},
+		{Elementwise: kdesc.Elementwise{Name: "empty", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}}}},
+		{Elementwise: kdesc.Elementwise{Name: "f64", Shape: []int{2}, Out: tensor.F64, Inputs: []Operand{{DType: tensor.F64, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F64}}}},
+		{Elementwise: kdesc.Elementwise{Name: "rank", Shape: []int{2, 2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}}},
+		{Elementwise: kdesc.Elementwise{Name: "forward", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpNeg, Args: []int{1}, DType: tensor.F32}}}},
+		{Elementwise: kdesc.Elementwise{Name: "intsin", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{DType: tensor.I32, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpSin, Args: []int{0}, DType: tensor.I32}}}},
+		{Elementwise: kdesc.Elementwise{Name: "mixed", Shape: []int{2}, Out: tensor.F32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.I32, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}},
+		{Elementwise: kdesc.Elementwise{Name: "outkind", Shape: []int{2}, Out: tensor.I32, Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}},
+			Body: []Instr{{Op: graph.OpNeg, Args: []int{0}, DType: tensor.F32}}}},
 	}
 	for _, e := range bad {
 		if _, err := EmitElementwise(e); err == nil {
@@ -218,9 +217,9 @@ func TestElementwiseErrors(t *testing.T) {
 func TestElementwiseText(t *testing.T) {
 	// The contiguous case needs no index arithmetic: no div/rem at all;
 	// the broadcast case divides by the row length (6) exactly once.
-	k, err := EmitElementwise(&Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
+	k, err := EmitElementwise(&Elementwise{Elementwise: kdesc.Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
 		Inputs: []Operand{{DType: tensor.F32, Strides: []int{6, 1}}, {DType: tensor.F32, Strides: []int{6, 1}}},
-		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
+		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,9 +229,9 @@ func TestElementwiseText(t *testing.T) {
 	if got := []string{k.Params[0].Name, k.Params[1].Name, k.Params[2].Name}; !slices.Equal(got, []string{"out", "in0", "in1"}) {
 		t.Errorf("params %v", got)
 	}
-	k, err = EmitElementwise(&Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
+	k, err = EmitElementwise(&Elementwise{Elementwise: kdesc.Elementwise{Name: "k", Shape: []int{4, 6}, Out: tensor.F32,
 		Inputs: []Operand{{DType: tensor.F32, Strides: []int{6, 1}}, {DType: tensor.F32, Strides: []int{1, 0}}},
-		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
+		Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

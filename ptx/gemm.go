@@ -3,7 +3,6 @@ package ptx
 import (
 	"fmt"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -36,33 +35,11 @@ func (t GemmTile) Validate() error {
 	return nil
 }
 
-// Gemm describes out[b] = Alpha·A[b]·B[b] (+ Beta·C[b]) with every
-// operand addressed through element strides, which covers transposed
-// operands, numpy-broadcast batches and a broadcast bias. out is
-// contiguous [batch..., M, N].
+// Gemm is a kdesc.Gemm (A and B F32, F16 or BF16, widened to f32 in
+// shared memory) with the kernel's tile.
 type Gemm struct {
-	Name    string
-	A, B    tensor.DType // F32, F16 or BF16 (widened to f32 in shared memory)
-	Out     tensor.DType
-	M, N, K int
-	Batch   []int // batch dims of out
-	// A(m, k) is a[Σ batch·ABatch + m·ASm + k·ASk]; likewise B(k, n).
-	ASm, ASk, BSk, BSn int
-	ABatch, BBatch     []int
-	Alpha              float32
-	// C, when HasC: Beta·C(m, n) added, C of dtype CType at
-	// Σ batch·CBatch + m·CSm + n·CSn.
-	HasC     bool
-	CType    tensor.DType
-	Beta     float32
-	CSm, CSn int
-	CBatch   []int
-	// Act (graph.OpInvalid for none) is applied after C; then, when
-	// HasRes, the residual (ResType, laid out like out) is added.
-	Act     graph.Op
-	HasRes  bool
-	ResType tensor.DType
-	Tile    GemmTile // zero: autoTile's choice for the problem's size
+	kdesc.Gemm
+	Tile GemmTile // zero: autoTile's choice for the problem's size
 }
 
 // EmitGemm writes the tiled F32-accumulating GEMM. Parameters: out, a,
@@ -286,17 +263,4 @@ func (f *fn) sharedRow(base string, off, n int, vec bool) []string {
 		i++
 	}
 	return out
-}
-
-// GemmOf describes a MatMul, FusedMatMul or Gemm node (kdesc.GemmOf),
-// with the default tile.
-func GemmOf(name string, n *graph.Node) (*Gemm, error) {
-	d, err := kdesc.GemmOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Gemm{Name: d.Name, A: d.A, B: d.B, Out: d.Out, M: d.M, N: d.N, K: d.K, Batch: d.Batch,
-		ASm: d.ASm, ASk: d.ASk, BSk: d.BSk, BSn: d.BSn, ABatch: d.ABatch, BBatch: d.BBatch, Alpha: d.Alpha,
-		HasC: d.HasC, CType: d.CType, Beta: d.Beta, CSm: d.CSm, CSn: d.CSn, CBatch: d.CBatch,
-		Act: d.Act, HasRes: d.HasRes, ResType: d.ResType}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -26,22 +27,22 @@ func gemmMmaVariants(t testing.TB) []*Kernel {
 	}
 	for ti, tile := range mmaTiles {
 		for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
-			add(&Gemm{Name: fmt.Sprintf("mma_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 100, N: 70, K: 33,
-				ASm: 33, ASk: 1, BSk: 70, BSn: 1, Alpha: 1}, tile)
-			add(&Gemm{Name: fmt.Sprintf("mma_bt_%d_%v", ti, dt), A: dt, B: dt, Out: tensor.F32, M: 128, N: 768, K: 384,
-				ASm: 384, ASk: 1, BSk: 1, BSn: 384, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSn: 1}, tile)
-			add(&Gemm{Name: fmt.Sprintf("mma_at_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 24, N: 40, K: 64,
+			add(&Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 100, N: 70, K: 33,
+				ASm: 33, ASk: 1, BSk: 70, BSn: 1, Alpha: 1}}, tile)
+			add(&Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_bt_%d_%v", ti, dt), A: dt, B: dt, Out: tensor.F32, M: 128, N: 768, K: 384,
+				ASm: 384, ASk: 1, BSk: 1, BSn: 384, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSn: 1}}, tile)
+			add(&Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_at_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 24, N: 40, K: 64,
 				Batch: []int{2, 12}, ABatch: []int{12 * 24 * 64, 24 * 64}, BBatch: []int{0, 64 * 40},
-				ASm: 1, ASk: 24, BSk: 40, BSn: 1, Alpha: 1}, tile)
+				ASm: 1, ASk: 24, BSk: 40, BSn: 1, Alpha: 1}}, tile)
 		}
 	}
 	for _, act := range append([]graph.Op{graph.OpInvalid}, graph.EpilogueActs...) {
-		add(&Gemm{Name: fmt.Sprintf("mma_epi_%v", act), A: tensor.BF16, B: tensor.BF16, Out: tensor.BF16, M: 128, N: 96, K: 64,
+		add(&Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_epi_%v", act), A: tensor.BF16, B: tensor.BF16, Out: tensor.BF16, M: 128, N: 96, K: 64,
 			Batch: []int{3}, ABatch: []int{128 * 64}, BBatch: []int{0}, ASm: 64, ASk: 1, BSk: 96, BSn: 1, Alpha: 1,
-			HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: tensor.BF16}, MmaTile{})
+			HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: tensor.BF16}}, MmaTile{})
 	}
-	add(&Gemm{Name: "mma_wide", A: tensor.F16, B: tensor.F16, Out: tensor.F32, M: 65536, N: 40000, K: 4096,
-		ASm: 4096, ASk: 1, BSk: 40000, BSn: 1, Alpha: 1}, MmaTile{})
+	add(&Gemm{Gemm: kdesc.Gemm{Name: "mma_wide", A: tensor.F16, B: tensor.F16, Out: tensor.F32, M: 65536, N: 40000, K: 4096,
+		ASm: 4096, ASk: 1, BSk: 40000, BSn: 1, Alpha: 1}}, MmaTile{})
 	return ks
 }
 
@@ -58,7 +59,7 @@ func TestMmaKernelsAssemble(t *testing.T) {
 // TestMmaSelection: F16 and BF16 pairs take the tensor-core kernel,
 // anything else is refused; bad tiles are errors.
 func TestMmaSelection(t *testing.T) {
-	g := &Gemm{Name: "g", M: 4, N: 4, K: 4, ASm: 4, ASk: 1, BSk: 4, BSn: 1, Alpha: 1, Out: tensor.F32}
+	g := &Gemm{Gemm: kdesc.Gemm{Name: "g", M: 4, N: 4, K: 4, ASm: 4, ASk: 1, BSk: 4, BSn: 1, Alpha: 1, Out: tensor.F32}}
 	for _, c := range []struct {
 		a, b tensor.DType
 		want bool
@@ -80,13 +81,13 @@ func TestMmaSelection(t *testing.T) {
 			t.Errorf("tile %+v accepted", bad)
 		}
 	}
-	if got := MmaTileFor(&Gemm{M: 1, N: 4096}); got != MmaTileRow {
+	if got := MmaTileFor(&Gemm{Gemm: kdesc.Gemm{M: 1, N: 4096}}); got != MmaTileRow {
 		t.Errorf("M=1 picks %+v", got)
 	}
-	if got := MmaTileFor(&Gemm{M: 4096, N: 4096}); got != MmaTileLarge {
+	if got := MmaTileFor(&Gemm{Gemm: kdesc.Gemm{M: 4096, N: 4096}}); got != MmaTileLarge {
 		t.Errorf("4096² picks %+v", got)
 	}
-	if got := MmaTileFor(&Gemm{M: 128, N: 128}); got != MmaTileSmall {
+	if got := MmaTileFor(&Gemm{Gemm: kdesc.Gemm{M: 128, N: 128}}); got != MmaTileSmall {
 		t.Errorf("128² picks %+v", got)
 	}
 }

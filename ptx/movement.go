@@ -9,17 +9,11 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Copy is a gather through an affine index map: out[c] = in[Base +
-// Σ f_d(c_d)·Strides[d]], f_d(c) = c mod Mods[d] when Mods[d] > 0, else c.
-// Transpose, Slice, Split, Expand and Tile are all copies.
+// Copy is a kdesc.Copy (Transpose, Slice, Split, Expand, Tile, or a
+// view's bytes) with the kernel's block.
 type Copy struct {
-	Name    string
-	DType   tensor.DType
-	Shape   []int // of the output
-	Strides []int // input element strides per output dim (may be negative or 0)
-	Mods    []int // nil, or per dim: 0, or the input size to wrap at (Tile)
-	Base    int   // element offset of out[0...0] in the input
-	Block   int
+	kdesc.Copy
+	Block int
 }
 
 func checkMove(dt tensor.DType) error {
@@ -126,23 +120,10 @@ func (f *fn) gridLoop(x ix, i, stride string, n int, body func()) {
 	f.place(done)
 }
 
-// CopyOf describes a Transpose, Slice, Split, Expand or Tile node as a
-// Copy from its (contiguous) input (kdesc.CopyOf).
-func CopyOf(name string, n *graph.Node) (*Copy, error) {
-	d, err := kdesc.CopyOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &Copy{Name: d.Name, DType: d.DType, Shape: d.Shape, Strides: d.Strides, Mods: d.Mods, Base: d.Base}, nil
-}
-
-// Concat joins inputs along Axis. Parameters: out, in0, in1, ...
+// Concat is a kdesc.Concat with the kernel's block. Parameters: out,
+// in0, in1, ...
 type Concat struct {
-	Name  string
-	DType tensor.DType
-	Shape []int // of the output
-	Axis  int
-	Sizes []int // each input's length along Axis
+	kdesc.Concat
 	Block int
 }
 
@@ -213,12 +194,8 @@ func bits(x ix) int {
 // indices count from the end; an index out of range yields zeros (a
 // kernel cannot return an error). Parameters: out, x, indices.
 type Gather struct {
-	Name     string
-	DType    tensor.DType
-	Outer, D int
-	N, Inner int
-	Index    tensor.DType // I32 or I64
-	Block    int
+	kdesc.Gather
+	Block int
 }
 
 // EmitGather writes a Gather.
@@ -278,14 +255,8 @@ func EmitGather(g *Gather) (*Kernel, error) {
 // Pad describes ONNX Pad: out dim d = in dim d + Begins[d] + Ends[d]
 // (negative pads crop). Parameters: out, in.
 type Pad struct {
-	Name   string
-	DType  tensor.DType
-	In     []int
-	Begins []int
-	Mode   graph.PadMode
-	Value  float32 // constant mode, converted to DType
-	Out    []int
-	Block  int
+	kdesc.Pad
+	Block int
 }
 
 // EmitPad writes a Pad: each output coordinate maps back to an input
@@ -412,31 +383,4 @@ func padBits(dt tensor.DType, v float32) int64 {
 		return hi
 	}
 	return int64(w)
-}
-
-// ConcatOf describes a Concat node (kdesc.ConcatOf) with the default block.
-func ConcatOf(name string, n *graph.Node) (*Concat, error) {
-	d, err := kdesc.ConcatOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Concat{Name: d.Name, DType: d.DType, Shape: d.Shape, Axis: d.Axis, Sizes: d.Sizes}, nil
-}
-
-// GatherOf describes a Gather node (kdesc.GatherOf) with the default block.
-func GatherOf(name string, n *graph.Node) (*Gather, error) {
-	d, err := kdesc.GatherOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Gather{Name: d.Name, DType: d.DType, Outer: d.Outer, D: d.D, N: d.N, Inner: d.Inner, Index: d.Index}, nil
-}
-
-// PadOf describes a Pad node (kdesc.PadOf) with the default block.
-func PadOf(name string, n *graph.Node) (*Pad, error) {
-	d, err := kdesc.PadOf(name, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Pad{Name: d.Name, DType: d.DType, In: d.In, Begins: d.Begins, Mode: d.Mode, Value: d.Value, Out: d.Out}, nil
 }

@@ -7,17 +7,6 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// ElementwiseOps lists the ops a fused region may contain.
-var ElementwiseOps = []graph.Op{
-	graph.OpNeg, graph.OpAbs, graph.OpExp, graph.OpLog, graph.OpSqrt, graph.OpRsqrt,
-	graph.OpReciprocal, graph.OpTanh, graph.OpSigmoid, graph.OpRelu, graph.OpLeakyRelu,
-	graph.OpGelu, graph.OpGeluTanh, graph.OpSilu, graph.OpErf, graph.OpSin, graph.OpCos,
-	graph.OpFloor, graph.OpCeil, graph.OpRound, graph.OpClip, graph.OpNot,
-	graph.OpAdd, graph.OpSub, graph.OpMul, graph.OpDiv, graph.OpPow, graph.OpMax, graph.OpMin,
-	graph.OpEqual, graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual,
-	graph.OpAnd, graph.OpOr, graph.OpWhere, graph.OpCast,
-}
-
 // apply emits one op of a chain.
 func (f *fn) apply(in Instr, a []val) (val, error) {
 	want := 1

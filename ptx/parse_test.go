@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -111,13 +112,13 @@ func TestParseEmitted(t *testing.T) {
 	var ks []*Kernel
 	for _, mk := range []func() (*Kernel, error){
 		func() (*Kernel, error) {
-			return EmitElementwise(&Elementwise{Name: "ew", Shape: []int{3}, Out: tensor.F32,
+			return EmitElementwise(&Elementwise{Elementwise: kdesc.Elementwise{Name: "ew", Shape: []int{3}, Out: tensor.F32,
 				Inputs: []Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.F32, Strides: []int{0}}},
-				Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}})
+				Body:   []Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}})
 		},
 		func() (*Kernel, error) {
-			return EmitGemm(&Gemm{Name: "mm", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 4, N: 4, K: 4,
-				ASm: 4, ASk: 1, BSk: 4, BSn: 1, Alpha: 1, HasC: true, CType: tensor.F32, CSn: 1})
+			return EmitGemm(&Gemm{Gemm: kdesc.Gemm{Name: "mm", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 4, N: 4, K: 4,
+				ASm: 4, ASk: 1, BSk: 4, BSn: 1, Alpha: 1, HasC: true, CType: tensor.F32, CSn: 1}})
 		},
 	} {
 		k, err := mk()

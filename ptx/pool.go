@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 )
 
@@ -12,26 +11,6 @@ import (
 type Pool struct {
 	kdesc.Pool
 	Block int // threads per block (0: 256)
-}
-
-// PoolOf describes a MaxPool2D or AvgPool2D node (kdesc.PoolOf).
-func PoolOf(name string, n *graph.Node) (*Pool, error) {
-	d, err := kdesc.PoolOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &Pool{Pool: *d}, nil
-}
-
-// GlobalAvgPoolOf describes a GlobalAvgPool node as the ReduceMean over
-// its spatial axes (kdesc.GlobalPoolAxes): one block per plane, which
-// also gives NaN (0/0) for an empty plane, as the reference.
-func GlobalAvgPoolOf(name string, n *graph.Node) (*Reduce, error) {
-	axes, err := kdesc.GlobalPoolAxes(n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %s: %w", name, err)
-	}
-	return &Reduce{Name: name, Op: graph.OpReduceMean, DType: n.DType, Shape: n.Inputs[0].Shape, Axes: axes}, nil
 }
 
 // EmitPool writes a 2-D pool, one output per thread: the max (NaN

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -25,24 +26,24 @@ func powTrigVariants(t testing.TB) []*Kernel {
 	shape, full := []int{4, 5, 6}, []int{30, 6, 1}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, op := range []graph.Op{graph.OpSin, graph.OpCos} {
-			add(&Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []Operand{{DType: dt, Strides: full}},
-				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt}}})
+				Body:   []Instr{{Op: op, Args: []int{0}, DType: dt}}}})
 		}
 	}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.U8, tensor.I32, tensor.I64} {
-		add(&Elementwise{Name: "b_Pow_" + dt.String(), Shape: shape, Out: dt,
+		add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "b_Pow_" + dt.String(), Shape: shape, Out: dt,
 			Inputs: []Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 1}}},
-			Body:   []Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}})
+			Body:   []Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}}})
 	}
-	add(&Elementwise{Name: "chain_pow_trig", Shape: []int{3, 1 << 30}, Out: tensor.F16,
+	add(&Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_pow_trig", Shape: []int{3, 1 << 30}, Out: tensor.F16,
 		Inputs: []Operand{{DType: tensor.F16, Strides: []int{1 << 30, 1}}, {DType: tensor.F32, Strides: []int{1, 0}}},
 		Body: []Instr{{Op: graph.OpCast, Args: []int{0}, DType: tensor.F32},
 			{Op: graph.OpPow, Args: []int{2, 1}, DType: tensor.F32},
 			{Op: graph.OpSin, Args: []int{3}, DType: tensor.F32},
 			{Op: graph.OpCos, Args: []int{4}, DType: tensor.F32},
 			{Op: graph.OpPow, Args: []int{5, 5}, DType: tensor.F32},
-			{Op: graph.OpCast, Args: []int{6}, DType: tensor.F16}}})
+			{Op: graph.OpCast, Args: []int{6}, DType: tensor.F16}}}})
 	return ks
 }
 
@@ -54,31 +55,6 @@ func TestPowTrigAssemble(t *testing.T) {
 		}
 	}
 	assemble(t, ks)
-}
-
-// TestElementwiseOpsEmit checks every op ElementwiseOps lists emits for
-// F32 (and so can sit in a fused region).
-func TestElementwiseOpsEmit(t *testing.T) {
-	for _, op := range ElementwiseOps {
-		n, out := 1, tensor.F32
-		switch {
-		case op == graph.OpWhere || op == graph.OpNot || op == graph.OpAnd || op == graph.OpOr:
-			continue // Bool operands: covered by the elementwise sweep
-		case op.IsBinary():
-			n = 2
-		}
-		if op.IsCompare() {
-			out = tensor.Bool
-		}
-		e := &Elementwise{Name: "op", Shape: []int{8}, Out: out, Body: []Instr{{Op: op, DType: out}}}
-		for i := range n {
-			e.Inputs = append(e.Inputs, Operand{DType: tensor.F32, Strides: []int{1}})
-			e.Body[0].Args = append(e.Body[0].Args, i)
-		}
-		if _, err := EmitElementwise(e); err != nil {
-			t.Errorf("%v: %v", op, err)
-		}
-	}
 }
 
 // piDigits is π to 100 decimals, for constants checked in big.Float.

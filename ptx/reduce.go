@@ -6,19 +6,13 @@ import (
 	"slices"
 
 	"github.com/kilnml/kiln/graph"
-	"github.com/kilnml/kiln/tensor"
+	"github.com/kilnml/kiln/internal/kdesc"
 )
 
-// Reduce describes ReduceSum/Mean/Max/Min/Prod of a contiguous tensor
-// (integers too, but for Mean: reduce_int.go) over Axes (all when
-// empty); the output holds the kept dims in order (KeepDims only changes
-// the shape, not the layout).
+// Reduce is a kdesc.Reduce (integers too, but for Mean: reduce_int.go)
+// with the kernel's block.
 type Reduce struct {
-	Name  string
-	Op    graph.Op
-	DType tensor.DType
-	Shape []int
-	Axes  []int
+	kdesc.Reduce
 	Block int // threads per output (0: from the reduced count)
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -19,7 +20,7 @@ func TestIntReduceAssemble(t *testing.T) {
 				shape []int
 				block int
 			}{{[]int{6, 50, 7}, 32}, {[]int{6, 500, 7}, 256}, {[]int{4, 1 << 30}, 0}} {
-				k, err := EmitReduce(&Reduce{Name: fmt.Sprintf("r_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: c.shape, Axes: []int{1}, Block: c.block})
+				k, err := EmitReduce(&Reduce{Reduce: kdesc.Reduce{Name: fmt.Sprintf("r_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: c.shape, Axes: []int{1}}, Block: c.block})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -29,10 +30,10 @@ func TestIntReduceAssemble(t *testing.T) {
 	}
 	assemble(t, ks)
 	for _, bad := range []Reduce{
-		{Name: "mean", Op: graph.OpReduceMean, DType: tensor.I64, Shape: []int{4}},
-		{Name: "bool", Op: graph.OpReduceSum, DType: tensor.Bool, Shape: []int{4}},
-		{Name: "f64", Op: graph.OpReduceSum, DType: tensor.F64, Shape: []int{4}},
-		{Name: "argmax", Op: graph.OpArgMax, DType: tensor.I32, Shape: []int{4}},
+		{Reduce: kdesc.Reduce{Name: "mean", Op: graph.OpReduceMean, DType: tensor.I64, Shape: []int{4}}},
+		{Reduce: kdesc.Reduce{Name: "bool", Op: graph.OpReduceSum, DType: tensor.Bool, Shape: []int{4}}},
+		{Reduce: kdesc.Reduce{Name: "f64", Op: graph.OpReduceSum, DType: tensor.F64, Shape: []int{4}}},
+		{Reduce: kdesc.Reduce{Name: "argmax", Op: graph.OpArgMax, DType: tensor.I32, Shape: []int{4}}},
 	} {
 		if _, err := EmitReduce(&bad); err == nil {
 			t.Errorf("%s: no error", bad.Name)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -11,15 +12,10 @@ import (
 // each thread strides through the row, partial results meet through warp
 // shuffles and a 32-slot shared scratch (see blockReduce).
 
-// Softmax describes a softmax (or log-softmax) over one axis of a
-// contiguous tensor.
+// Softmax is a kdesc.Softmax with the kernel's block.
 type Softmax struct {
-	Name  string
-	DType tensor.DType
-	Shape []int
-	Axis  int
-	Log   bool // LogSoftmax
-	Block int  // threads per block, a multiple of 32 up to 1024 (0: chosen from the row length)
+	kdesc.Softmax
+	Block int // threads per block, a multiple of 32 up to 1024 (0: chosen from the row length)
 }
 
 // rowBlock picks threads per row: a warp for short rows, up to 256.
@@ -163,22 +159,10 @@ func EmitSoftmax(s *Softmax) (*Kernel, error) {
 	return f.kernel(Launch{Grid: [3]int{max(rows, 1), 1, 1}, Block: [3]int{block, 1, 1}}), nil
 }
 
-// Norm describes LayerNorm or RMSNorm over the trailing dims from Axis.
+// Norm is a kdesc.Norm with the kernel's block.
 type Norm struct {
-	Name  string
-	DType tensor.DType
-	Shape []int
-	Axis  int
-	Eps   float32
-	RMS   bool // RMSNorm: x/√(mean(x²)+eps)·scale
-	Scale bool // a scale input follows x
-	Bias  bool // a bias input follows (LayerNorm only)
-	// Residual: normalise x + r instead (AddLayerNorm, AddRMSNorm); r is
-	// the parameter after x, read at ResStrides (element strides over
-	// Shape, 0 broadcasting).
-	Residual   bool
-	ResStrides []int
-	Block      int
+	kdesc.Norm
+	Block int
 }
 
 // EmitNorm writes LayerNorm ((x-mean)/√(var+eps)·scale + bias, two

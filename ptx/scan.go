@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -18,15 +17,6 @@ type Arg struct {
 	kdesc.Arg
 	Block int  // threads per block (0: 256; the block-per-line kernel: from the line length)
 	Row   bool // force the block-per-line kernel (argRow)
-}
-
-// ArgOf describes an ArgMax or ArgMin node (kdesc.ArgOf).
-func ArgOf(name string, n *graph.Node) (*Arg, error) {
-	d, err := kdesc.ArgOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &Arg{Arg: *d}, nil
 }
 
 // lineKind checks a line kernel's dtype: floats and integers, not Bool.
@@ -107,15 +97,6 @@ func EmitArg(a *Arg) (*Kernel, error) {
 type CumSum struct {
 	kdesc.CumSum
 	Block int // threads per block (0: 256)
-}
-
-// CumSumOf describes a CumSum node (kdesc.CumSumOf).
-func CumSumOf(name string, n *graph.Node) (*CumSum, error) {
-	d, err := kdesc.CumSumOf(name, n)
-	if err != nil {
-		return nil, fmt.Errorf("ptx: %w", err)
-	}
-	return &CumSum{CumSum: *d}, nil
 }
 
 // EmitCumSum writes the running sum: floats accumulate in f32, small

@@ -12,7 +12,7 @@ import (
 // + Res, with every operand addressed through element strides, which
 // covers transposed operands, numpy-broadcast batches and a broadcast
 // bias. out is contiguous [Batch..., M, N]. msl uses it as is; ptx
-// copies it into its own Gemm, which adds the tile.
+// embeds it in its own Gemm, which adds the tile.
 type Gemm struct {
 	Name    string
 	A, B    tensor.DType

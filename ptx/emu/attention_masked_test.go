@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -13,8 +14,8 @@ import (
 // is NaN, as softmax gives it and as graph.Attention defines it (the
 // emitter used to give zeros); the other query is the plain weighted sum.
 func TestAttentionFullyMaskedRowIsNaN(t *testing.T) {
-	a := ptx.Attention{Name: "attn_masked", DType: tensor.F32, B: 1, H: 1, HK: 1, SQ: 2, SK: 2, D: 1, DV: 1,
-		Scale: 1, Mask: ptx.MaskBool, MaskStrides: []int{0, 0, 2, 1}}
+	a := ptx.Attention{Attention: kdesc.Attention{Name: "attn_masked", DType: tensor.F32, B: 1, H: 1, HK: 1, SQ: 2, SK: 2, D: 1, DV: 1,
+		Scale: 1, Mask: ptx.MaskBool, MaskStrides: []int{0, 0, 2, 1}}}
 	k, err := ptx.EmitAttention(&a)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -16,8 +17,8 @@ import (
 // brokenMmaGemm is a product of several k steps (so the double buffer
 // wraps) on a four-warp tile, with its operands and reference.
 func brokenMmaGemm(t *testing.T) (*ptx.Kernel, []tensor.Tensor, tensor.Tensor, *ptx.Gemm) {
-	g := &ptx.Gemm{Name: "mma", A: tensor.F16, B: tensor.F16, Out: tensor.F32, M: 40, N: 40, K: 72,
-		ASm: 72, ASk: 1, BSk: 1, BSn: 72, Alpha: 1}
+	g := &ptx.Gemm{Gemm: kdesc.Gemm{Name: "mma", A: tensor.F16, B: tensor.F16, Out: tensor.F32, M: 40, N: 40, K: 72,
+		ASm: 72, ASk: 1, BSk: 1, BSn: 72, Alpha: 1}}
 	k, err := ptx.EmitGemmMMA(g, ptx.MmaTile{BM: 32, BN: 32, BK: 16, WM: 16, WN: 16})
 	if err != nil {
 		t.Fatal(err)

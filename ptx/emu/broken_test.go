@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -49,9 +50,9 @@ func runSrc(t *testing.T, src, name string, l ptx.Launch, o Options, out tensor.
 // wrong element size writes past its buffer; a transpose with a wrong
 // stride stays in bounds but the comparison catches it.
 func TestBrokenIndex(t *testing.T) {
-	e := &ptx.Elementwise{Name: "add", Shape: []int{4, 6}, Out: tensor.F32,
+	e := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "add", Shape: []int{4, 6}, Out: tensor.F32,
 		Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{6, 1}}, {DType: tensor.F32, Strides: []int{6, 1}}},
-		Body:   []ptx.Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}
+		Body:   []ptx.Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F32}}}}
 	k, err := ptx.EmitElementwise(e)
 	if err != nil {
 		t.Fatal(err)
@@ -71,11 +72,7 @@ func TestBrokenIndex(t *testing.T) {
 	g := graph.New()
 	in := g.Input("x", tensor.F32, 3, 5)
 	n := g.Transpose(in, 1, 0)
-	c, err := ptx.CopyOf("tr", n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err = ptx.EmitCopy(c)
+	k, _, err = ptx.EmitNode("tr", n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +100,8 @@ func TestBrokenIndex(t *testing.T) {
 // partials, are reported (as a race, or as a read of shared memory the
 // other threads have not written yet).
 func TestBrokenBarrier(t *testing.T) {
-	gm := &ptx.Gemm{Name: "gemm", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 40, N: 40, K: 40,
-		ASm: 40, ASk: 1, BSk: 40, BSn: 1, Alpha: 1, Tile: ptx.GemmTile{BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}}
+	gm := &ptx.Gemm{Gemm: kdesc.Gemm{Name: "gemm", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 40, N: 40, K: 40,
+		ASm: 40, ASk: 1, BSk: 40, BSn: 1, Alpha: 1}, Tile: ptx.GemmTile{BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}}
 	k, err := ptx.EmitGemm(gm)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +125,7 @@ func TestBrokenBarrier(t *testing.T) {
 		}
 	}
 
-	sm, err := ptx.EmitSoftmax(&ptx.Softmax{Name: "softmax", DType: tensor.F32, Shape: []int{2, 200}, Axis: 1, Block: 64})
+	sm, err := ptx.EmitSoftmax(&ptx.Softmax{Softmax: kdesc.Softmax{Name: "softmax", DType: tensor.F32, Shape: []int{2, 200}, Axis: 1}, Block: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -20,18 +21,18 @@ func attentionCases() []ptx.Attention {
 	var as []ptx.Attention
 	for _, dt := range floatDTypes {
 		for _, c := range []ptx.Attention{
-			{B: 1, H: 3, HK: 3, SQ: 10, SK: 12, D: 8, DV: 8},
-			{B: 1, H: 4, HK: 2, SQ: 1, SK: 300, D: 16, DV: 16, Causal: true},
-			{B: 1, H: 4, HK: 4, SQ: 16, SK: 16, D: 8, DV: 16, Mask: ptx.MaskAdd, MaskStrides: []int{16, 0, 0, 1}, Scale: 0.3},
-			{B: 3, H: 2, HK: 1, SQ: 5, SK: 7, D: 4, DV: 4, Mask: ptx.MaskBool, MaskStrides: []int{0, 0, 7, 1}, Causal: true, Block: 32},
+			{Attention: kdesc.Attention{B: 1, H: 3, HK: 3, SQ: 10, SK: 12, D: 8, DV: 8}},
+			{Attention: kdesc.Attention{B: 1, H: 4, HK: 2, SQ: 1, SK: 300, D: 16, DV: 16, Causal: true}},
+			{Attention: kdesc.Attention{B: 1, H: 4, HK: 4, SQ: 16, SK: 16, D: 8, DV: 16, Mask: ptx.MaskAdd, MaskStrides: []int{16, 0, 0, 1}, Scale: 0.3}},
+			{Attention: kdesc.Attention{B: 3, H: 2, HK: 1, SQ: 5, SK: 7, D: 4, DV: 4, Mask: ptx.MaskBool, MaskStrides: []int{0, 0, 7, 1}, Causal: true}, Block: 32},
 			// Value sums split among key groups (4, then 2 of DV = 80),
 			// with unrolled trips and tails; keys staged in three chunks
 			// (33, 33, 4 of D = 120), and a dot product too long to write
 			// out (D = 300, chunks of 13 keys).
-			{B: 2, H: 2, HK: 2, SQ: 3, SK: 37, D: 12, DV: 16, Mask: ptx.MaskAdd, MaskStrides: []int{37, 0, 0, 1}},
-			{B: 1, H: 1, HK: 1, SQ: 2, SK: 130, D: 8, DV: 80, Causal: true},
-			{B: 1, H: 2, HK: 1, SQ: 3, SK: 70, D: 120, DV: 8, Mask: ptx.MaskAdd, MaskStrides: []int{0, 0, 70, 1}},
-			{B: 1, H: 2, HK: 1, SQ: 2, SK: 30, D: 300, DV: 8},
+			{Attention: kdesc.Attention{B: 2, H: 2, HK: 2, SQ: 3, SK: 37, D: 12, DV: 16, Mask: ptx.MaskAdd, MaskStrides: []int{37, 0, 0, 1}}},
+			{Attention: kdesc.Attention{B: 1, H: 1, HK: 1, SQ: 2, SK: 130, D: 8, DV: 80, Causal: true}},
+			{Attention: kdesc.Attention{B: 1, H: 2, HK: 1, SQ: 3, SK: 70, D: 120, DV: 8, Mask: ptx.MaskAdd, MaskStrides: []int{0, 0, 70, 1}}},
+			{Attention: kdesc.Attention{B: 1, H: 2, HK: 1, SQ: 2, SK: 30, D: 300, DV: 8}},
 		} {
 			c.Name = fmt.Sprintf("attn_%v_%d_%d_%d", dt, c.H, c.SK, c.Mask)
 			c.DType = dt

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -20,6 +21,12 @@ import (
 
 // emitter makes a node's kernel.
 type emitter func(name string, n *graph.Node) (*ptx.Kernel, error)
+
+// emitNode is the emitter compiling uses: kdesc.Describe, then ptx.Emit.
+func emitNode(name string, n *graph.Node) (*ptx.Kernel, error) {
+	k, _, err := ptx.EmitNode(name, n)
+	return k, err
+}
 
 // nodeCase builds op over inputs shaped and typed like ins, emits its
 // kernel, and checks it against the reference of ref over the widened
@@ -62,10 +69,11 @@ func sumTol(dt tensor.DType, count int) tol {
 // (forcing a path or tile, or adding an epilogue).
 func emitConvWith(set func(c *ptx.Conv)) emitter {
 	return func(name string, n *graph.Node) (*ptx.Kernel, error) {
-		c, err := ptx.ConvOf(name, n)
+		d, err := kdesc.ConvOf(name, n)
 		if err != nil {
 			return nil, err
 		}
+		c := &ptx.Conv{Conv: *d}
 		set(c)
 		return ptx.EmitConv(c)
 	}
@@ -196,14 +204,7 @@ func poolCases(t testing.TB, r *rand.Rand) []rowCase {
 						}
 						return g.AvgPool2D(xs[0], po)
 					}
-					emit := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-						p, err := ptx.PoolOf(name, n)
-						if err != nil {
-							return nil, err
-						}
-						return ptx.EmitPool(p)
-					}
-					cs = append(cs, nodeCase(t, fmt.Sprintf("pool_%v_%d_%v_%v", dt, pi, mx, cp), []tensor.Tensor{x}, op, nil, emit, sumTol(dt, 56)))
+					cs = append(cs, nodeCase(t, fmt.Sprintf("pool_%v_%d_%v_%v", dt, pi, mx, cp), []tensor.Tensor{x}, op, nil, emitNode, sumTol(dt, 56)))
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -33,17 +34,17 @@ func elementwiseCases() []*ptx.Elementwise {
 	full := []int{30, 6, 1}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, op := range unaryFloatOps {
-			add(&ptx.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Alpha: 0.1, Min: -1, Max: 2}}}})
+				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Alpha: 0.1, Min: -1, Max: 2}}}}})
 		}
 		for _, op := range binaryOps {
-			add(&ptx.Elementwise{Name: fmt.Sprintf("b_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("b_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 1}}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
-			add(&ptx.Elementwise{Name: fmt.Sprintf("bm_%v_%v", op, dt), Shape: shape, Out: dt,
+				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("bm_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: []int{6, 0, 1}}, {DType: dt, Strides: full}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
+				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
 		}
 	}
 	for _, dt := range []tensor.DType{tensor.I8, tensor.U8, tensor.I32, tensor.I64} {
@@ -51,62 +52,62 @@ func elementwiseCases() []*ptx.Elementwise {
 			if dt == tensor.U8 && op != graph.OpClip {
 				continue
 			}
-			add(&ptx.Elementwise{Name: fmt.Sprintf("i_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("i_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Min: -3, Max: 7}}}})
+				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt, Attrs: graph.Attrs{Min: -3, Max: 7}}}}})
 		}
 		for _, op := range binaryOps {
-			add(&ptx.Elementwise{Name: fmt.Sprintf("ib_%v_%v", op, dt), Shape: shape, Out: dt,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("ib_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 1, 0}}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}})
+				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: dt}}}})
 		}
 	}
 	for _, op := range []graph.Op{graph.OpEqual, graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual} {
 		for _, dt := range []tensor.DType{tensor.F32, tensor.I64} {
-			add(&ptx.Elementwise{Name: fmt.Sprintf("c_%v_%v", op, dt), Shape: shape, Out: tensor.Bool,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("c_%v_%v", op, dt), Shape: shape, Out: tensor.Bool,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: tensor.Bool}}})
+				Body:   []ptx.Instr{{Op: op, Args: []int{0, 1}, DType: tensor.Bool}}}})
 		}
 	}
-	add(&ptx.Elementwise{Name: "logic", Shape: shape, Out: tensor.Bool,
+	add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "logic", Shape: shape, Out: tensor.Bool,
 		Inputs: []ptx.Operand{{DType: tensor.Bool, Strides: full}, {DType: tensor.Bool, Strides: []int{1, 0, 0}}},
 		Body: []ptx.Instr{{Op: graph.OpAnd, Args: []int{0, 1}, DType: tensor.Bool},
 			{Op: graph.OpNot, Args: []int{2}, DType: tensor.Bool},
-			{Op: graph.OpOr, Args: []int{3, 0}, DType: tensor.Bool}}})
+			{Op: graph.OpOr, Args: []int{3, 0}, DType: tensor.Bool}}}})
 	for _, dt := range []tensor.DType{tensor.F16, tensor.I64} {
-		add(&ptx.Elementwise{Name: "where_" + dt.String(), Shape: shape, Out: dt,
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "where_" + dt.String(), Shape: shape, Out: dt,
 			Inputs: []ptx.Operand{{DType: tensor.Bool, Strides: []int{0, 6, 1}}, {DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 0}}},
-			Body:   []ptx.Instr{{Op: graph.OpWhere, Args: []int{0, 1, 2}, DType: dt}}})
+			Body:   []ptx.Instr{{Op: graph.OpWhere, Args: []int{0, 1, 2}, DType: dt}}}})
 	}
 	for _, from := range allDTypes {
 		for _, to := range allDTypes {
-			add(&ptx.Elementwise{Name: fmt.Sprintf("cast_%v_%v", from, to), Shape: []int{77}, Out: to,
+			add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("cast_%v_%v", from, to), Shape: []int{77}, Out: to,
 				Inputs: []ptx.Operand{{DType: from, Strides: []int{1}}},
-				Body:   []ptx.Instr{{Op: graph.OpCast, Args: []int{0}, DType: to}}})
+				Body:   []ptx.Instr{{Op: graph.OpCast, Args: []int{0}, DType: to}}}})
 		}
 	}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
-		add(&ptx.Elementwise{Name: "chain_bias_gelu_" + dt.String(), Shape: []int{6, 40}, Out: dt,
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_bias_gelu_" + dt.String(), Shape: []int{6, 40}, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: []int{40, 1}}, {DType: dt, Strides: []int{0, 1}}},
 			Body: []ptx.Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: dt},
-				{Op: graph.OpGelu, Args: []int{2}, DType: dt}}})
-		add(&ptx.Elementwise{Name: "chain_swiglu_" + dt.String(), Shape: []int{4, 64}, Out: dt,
+				{Op: graph.OpGelu, Args: []int{2}, DType: dt}}}})
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_swiglu_" + dt.String(), Shape: []int{4, 64}, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: []int{64, 1}}, {DType: dt, Strides: []int{64, 1}}},
 			Body: []ptx.Instr{{Op: graph.OpSilu, Args: []int{0}, DType: dt},
-				{Op: graph.OpMul, Args: []int{2, 1}, DType: dt}}})
-		add(&ptx.Elementwise{Name: "chain_residual_" + dt.String(), Shape: []int{2, 8, 16}, Out: dt,
+				{Op: graph.OpMul, Args: []int{2, 1}, DType: dt}}}})
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_residual_" + dt.String(), Shape: []int{2, 8, 16}, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: []int{128, 16, 1}}, {DType: dt, Strides: []int{0, 0, 0}}, {DType: dt, Strides: []int{128, 1, 8}}},
 			Body: []ptx.Instr{{Op: graph.OpMul, Args: []int{0, 1}, DType: dt},
-				{Op: graph.OpAdd, Args: []int{3, 2}, DType: dt}}})
+				{Op: graph.OpAdd, Args: []int{3, 2}, DType: dt}}}})
 		// A Cast to F16 inside an F32 chain rounds mid-chain.
-		add(&ptx.Elementwise{Name: "chain_cast_" + dt.String(), Shape: []int{50}, Out: dt,
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_cast_" + dt.String(), Shape: []int{50}, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: []int{1}}},
 			Body: []ptx.Instr{{Op: graph.OpExp, Args: []int{0}, DType: dt},
 				{Op: graph.OpCast, Args: []int{1}, DType: tensor.F16},
-				{Op: graph.OpCast, Args: []int{2}, DType: dt}}})
+				{Op: graph.OpCast, Args: []int{2}, DType: dt}}}})
 	}
-	long := &ptx.Elementwise{Name: "chain_all_unary", Shape: []int{300}, Out: tensor.F32,
-		Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}}}
+	long := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_all_unary", Shape: []int{300}, Out: tensor.F32,
+		Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}}}}
 	for i, op := range unaryFloatOps {
 		long.Body = append(long.Body, ptx.Instr{Op: op, Args: []int{i}, DType: tensor.F32, Attrs: graph.Attrs{Alpha: 0.2, Min: -5, Max: 5}})
 	}
@@ -114,9 +115,7 @@ func elementwiseCases() []*ptx.Elementwise {
 	// Other block sizes: a partial block, several blocks, a grid-stride
 	// loop that wraps (block 32 over 10000 elements uses 313 blocks).
 	for _, b := range []int{32, 128, 1024} {
-		add(&ptx.Elementwise{Name: fmt.Sprintf("block%d", b), Shape: []int{3000}, Out: tensor.F32, Block: b,
-			Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}},
-			Body:   []ptx.Instr{{Op: graph.OpExp, Args: []int{0}, DType: tensor.F32}}})
+		add(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("block%d", b), Shape: []int{3000}, Out: tensor.F32, Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}}, Body: []ptx.Instr{{Op: graph.OpExp, Args: []int{0}, DType: tensor.F32}}}, Block: b})
 	}
 	return es
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -29,32 +30,32 @@ func gemmCases() []*ptx.Gemm {
 	for ti, tile := range gemmTiles {
 		for _, dt := range floatDTypes {
 			gs = append(gs,
-				&ptx.Gemm{Name: fmt.Sprintf("gemm_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 100, N: 70, K: 33,
-					ASm: 33, ASk: 1, BSk: 70, BSn: 1, Alpha: 1, Tile: tile},
-				&ptx.Gemm{Name: fmt.Sprintf("gemm_bt_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 40, N: 72, K: 24,
-					ASm: 1, ASk: 40, BSk: 1, BSn: 24, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSm: 0, CSn: 1, Tile: tile},
-				&ptx.Gemm{Name: fmt.Sprintf("gemm_batch_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 17, N: 9, K: 20,
+				&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("gemm_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 100, N: 70, K: 33,
+					ASm: 33, ASk: 1, BSk: 70, BSn: 1, Alpha: 1}, Tile: tile},
+				&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("gemm_bt_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 40, N: 72, K: 24,
+					ASm: 1, ASk: 40, BSk: 1, BSn: 24, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSm: 0, CSn: 1}, Tile: tile},
+				&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("gemm_batch_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 17, N: 9, K: 20,
 					Batch: []int{2, 3}, ABatch: []int{3 * 17 * 20, 17 * 20}, BBatch: []int{0, 20 * 9},
-					ASm: 20, ASk: 1, BSk: 9, BSn: 1, Alpha: 1, Tile: tile})
+					ASm: 20, ASk: 1, BSk: 9, BSn: 1, Alpha: 1}, Tile: tile})
 		}
 	}
 	for _, act := range append([]graph.Op{graph.OpInvalid}, graph.EpilogueActs...) {
 		for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
-			gs = append(gs, &ptx.Gemm{Name: fmt.Sprintf("gemm_epi_%v_%v", act, dt), A: dt, B: dt, Out: dt, M: 20, N: 24, K: 16,
+			gs = append(gs, &ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("gemm_epi_%v_%v", act, dt), A: dt, B: dt, Out: dt, M: 20, N: 24, K: 16,
 				Batch: []int{3}, ABatch: []int{20 * 16}, BBatch: []int{0}, ASm: 16, ASk: 1, BSk: 24, BSn: 1, Alpha: 1,
-				HasC: true, CType: dt, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: dt})
+				HasC: true, CType: dt, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: dt}})
 		}
 	}
-	gs = append(gs, &ptx.Gemm{Name: "gemm_tt", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 30, N: 20, K: 12,
-		ASm: 1, ASk: 30, BSk: 1, BSn: 12, Alpha: 1})
+	gs = append(gs, &ptx.Gemm{Gemm: kdesc.Gemm{Name: "gemm_tt", A: tensor.F32, B: tensor.F32, Out: tensor.F32, M: 30, N: 20, K: 12,
+		ASm: 1, ASk: 30, BSk: 1, BSn: 12, Alpha: 1}})
 	// Deep products, where K groups and several steps each matter: every
 	// K-split tile, and the automatic tile at depths that pick four groups
 	// of 16-deep and of 32-deep steps, with a bias and a residual.
 	for ti, tile := range append(gemmTiles[len(gemmTiles)-3:], ptx.GemmTile{}) {
 		for _, k := range []int{150, 1100} {
-			gs = append(gs, &ptx.Gemm{Name: fmt.Sprintf("gemm_deep_%d_%d", ti, k), A: tensor.F32, B: tensor.F32, Out: tensor.F32,
+			gs = append(gs, &ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("gemm_deep_%d_%d", ti, k), A: tensor.F32, B: tensor.F32, Out: tensor.F32,
 				M: 40, N: 36, K: k, ASm: k, ASk: 1, BSk: 36, BSn: 1, Alpha: 1,
-				HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, Act: graph.OpGelu, HasRes: true, ResType: tensor.F32, Tile: tile})
+				HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, Act: graph.OpGelu, HasRes: true, ResType: tensor.F32}, Tile: tile})
 		}
 	}
 	return gs

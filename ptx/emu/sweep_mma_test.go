@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -30,24 +31,24 @@ func mmaCases() []mmaSweepCase {
 	add := func(g *ptx.Gemm, t ptx.MmaTile) { cs = append(cs, mmaSweepCase{g, t}) }
 	for ti, tile := range mmaSweepTiles {
 		for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
-			add(&ptx.Gemm{Name: fmt.Sprintf("mma_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 37, N: 29, K: 35,
-				ASm: 35, ASk: 1, BSk: 29, BSn: 1, Alpha: 1}, tile)
-			add(&ptx.Gemm{Name: fmt.Sprintf("mma_bt_%d_%v", ti, dt), A: dt, B: dt, Out: tensor.F32, M: 33, N: 24, K: 37,
-				ASm: 40, ASk: 1, BSk: 1, BSn: 40, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSn: 1}, tile)
-			add(&ptx.Gemm{Name: fmt.Sprintf("mma_at_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 24, N: 20, K: 18,
+			add(&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 37, N: 29, K: 35,
+				ASm: 35, ASk: 1, BSk: 29, BSn: 1, Alpha: 1}}, tile)
+			add(&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_bt_%d_%v", ti, dt), A: dt, B: dt, Out: tensor.F32, M: 33, N: 24, K: 37,
+				ASm: 40, ASk: 1, BSk: 1, BSn: 40, Alpha: 0.5, HasC: true, CType: dt, Beta: 2, CSn: 1}}, tile)
+			add(&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_at_%d_%v", ti, dt), A: dt, B: dt, Out: dt, M: 24, N: 20, K: 18,
 				Batch: []int{2, 3}, ABatch: []int{3 * 24 * 18, 24 * 18}, BBatch: []int{0, 18 * 20},
-				ASm: 1, ASk: 24, BSk: 20, BSn: 1, Alpha: 1}, tile)
+				ASm: 1, ASk: 24, BSk: 20, BSn: 1, Alpha: 1}}, tile)
 		}
 	}
 	for _, act := range append([]graph.Op{graph.OpInvalid}, graph.EpilogueActs...) {
-		add(&ptx.Gemm{Name: fmt.Sprintf("mma_epi_%v", act), A: tensor.BF16, B: tensor.BF16, Out: tensor.BF16, M: 20, N: 24, K: 16,
+		add(&ptx.Gemm{Gemm: kdesc.Gemm{Name: fmt.Sprintf("mma_epi_%v", act), A: tensor.BF16, B: tensor.BF16, Out: tensor.BF16, M: 20, N: 24, K: 16,
 			Batch: []int{3}, ABatch: []int{20 * 16}, BBatch: []int{0}, ASm: 16, ASk: 1, BSk: 24, BSn: 1, Alpha: 1,
-			HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: tensor.BF16},
+			HasC: true, CType: tensor.F32, Beta: 1, CSn: 1, CBatch: []int{0}, Act: act, HasRes: true, ResType: tensor.BF16}},
 			ptx.MmaTile{})
 	}
 	// A vector times a matrix (MatMul of a 1-D operand) on the large tile.
-	add(&ptx.Gemm{Name: "mma_row", A: tensor.F16, B: tensor.F16, Out: tensor.F16, M: 1, N: 40, K: 24,
-		ASm: 0, ASk: 1, BSk: 40, BSn: 1, Alpha: 1}, ptx.MmaTileLarge)
+	add(&ptx.Gemm{Gemm: kdesc.Gemm{Name: "mma_row", A: tensor.F16, B: tensor.F16, Out: tensor.F16, M: 1, N: 40, K: 24,
+		ASm: 0, ASk: 1, BSk: 40, BSn: 1, Alpha: 1}}, ptx.MmaTileLarge)
 	return cs
 }
 

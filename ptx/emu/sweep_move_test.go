@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -45,25 +46,21 @@ func moveCases(t testing.TB) (*graph.Graph, []moveCase) {
 			t.Fatal(err)
 		}
 		for i, n := range nodes {
-			c, err := ptx.CopyOf(fmt.Sprintf("copy_%v_%d_%v", dt, i, n.Op), n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := ptx.EmitCopy(c)
+			k, _, err := ptx.EmitNode(fmt.Sprintf("copy_%v_%d_%v", dt, i, n.Op), n)
 			add(n, k, err)
 		}
 		a, b, c := g.Input("ca_"+dt.String(), dt, 2, 3, 5), g.Input("cb_"+dt.String(), dt, 2, 1, 5), g.Input("cc_"+dt.String(), dt, 2, 5, 5)
 		n := g.Concat(1, a, b, c)
-		k, err := ptx.EmitConcat(&ptx.Concat{Name: "concat_" + dt.String(), DType: dt, Shape: n.Shape, Axis: 1, Sizes: []int{3, 1, 5}})
+		k, err := ptx.EmitConcat(&ptx.Concat{Concat: kdesc.Concat{Name: "concat_" + dt.String(), DType: dt, Shape: n.Shape, Axis: 1, Sizes: []int{3, 1, 5}}})
 		add(n, k, err)
 		n = g.Concat(0, g.Input("c1_"+dt.String(), dt, 2, 3))
-		k, err = ptx.EmitConcat(&ptx.Concat{Name: "concat1_" + dt.String(), DType: dt, Shape: n.Shape, Axis: 0, Sizes: []int{2}})
+		k, err = ptx.EmitConcat(&ptx.Concat{Concat: kdesc.Concat{Name: "concat1_" + dt.String(), DType: dt, Shape: n.Shape, Axis: 0, Sizes: []int{2}}})
 		add(n, k, err)
 		table := g.Input("table_"+dt.String(), dt, 3, 50, 5)
 		for _, it := range []tensor.DType{tensor.I32, tensor.I64} {
 			idx := g.Input(fmt.Sprintf("idx_%v_%v", dt, it), it, 7)
 			n := g.Gather(table, idx, 1)
-			k, err := ptx.EmitGather(&ptx.Gather{Name: fmt.Sprintf("gather_%v_%v", dt, it), DType: dt, Outer: 3, D: 50, N: 7, Inner: 5, Index: it})
+			k, err := ptx.EmitGather(&ptx.Gather{Gather: kdesc.Gather{Name: fmt.Sprintf("gather_%v_%v", dt, it), DType: dt, Outer: 3, D: 50, N: 7, Inner: 5, Index: it}})
 			add(n, k, err)
 		}
 		px := g.Input("px_"+dt.String(), dt, 2, 3, 4)
@@ -72,15 +69,15 @@ func moveCases(t testing.TB) (*graph.Graph, []moveCase) {
 		cropped := g.Slice(px, graph.SliceSpec{Starts: []int{1}, Ends: []int{4}, Axes: []int{2}})
 		for _, m := range []graph.PadMode{graph.PadConstant, graph.PadReflect, graph.PadEdge} {
 			n := g.Pad(cropped, []int{0, 2, 0, 0, 1, 2}, m, -2.5)
-			k, err := ptx.EmitPad(&ptx.Pad{Name: fmt.Sprintf("pad_%v_%v", dt, m), DType: dt, In: []int{2, 3, 4}, Begins: []int{0, 2, -1},
-				Out: []int{2, 6, 5}, Mode: m, Value: -2.5})
+			k, err := ptx.EmitPad(&ptx.Pad{Pad: kdesc.Pad{Name: fmt.Sprintf("pad_%v_%v", dt, m), DType: dt, In: []int{2, 3, 4}, Begins: []int{0, 2, -1},
+				Out: []int{2, 6, 5}, Mode: m, Value: -2.5}})
 			add(n, k, err)
 			cs[len(cs)-1].feeds = []*graph.Node{px}
 		}
 	}
 	ex := g.Input("pad_empty_in", tensor.F32, 0, 3)
 	n := g.Pad(ex, []int{1, 0, 1, 0}, graph.PadConstant, 1)
-	k, err := ptx.EmitPad(&ptx.Pad{Name: "pad_empty", DType: tensor.F32, In: []int{0, 3}, Begins: []int{1, 0}, Out: []int{2, 3}, Value: 1})
+	k, err := ptx.EmitPad(&ptx.Pad{Pad: kdesc.Pad{Name: "pad_empty", DType: tensor.F32, In: []int{0, 3}, Begins: []int{1, 0}, Out: []int{2, 3}, Value: 1}})
 	add(n, k, err)
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
@@ -129,7 +126,7 @@ func TestSweepMove(t *testing.T) {
 // TestGatherOutOfRange: an index outside [-D, D) yields zeros (a kernel
 // cannot fail), which the CPU reference reports as an error instead.
 func TestGatherOutOfRange(t *testing.T) {
-	k, err := ptx.EmitGather(&ptx.Gather{Name: "g", DType: tensor.F32, Outer: 1, D: 4, N: 5, Inner: 2, Index: tensor.I64})
+	k, err := ptx.EmitGather(&ptx.Gather{Gather: kdesc.Gather{Name: "g", DType: tensor.F32, Outer: 1, D: 4, N: 5, Inner: 2, Index: tensor.I64}})
 	if err != nil {
 		t.Fatal(err)
 	}

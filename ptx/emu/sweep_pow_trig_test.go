@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -91,7 +92,7 @@ func TestSweepPowTrig(t *testing.T) {
 	}
 	var cases []tc
 	flat := func(name string, out tensor.DType, ins []tensor.Tensor, body ...ptx.Instr) {
-		e := &ptx.Elementwise{Name: name, Shape: []int{ins[0].Shape.NumElements()}, Out: out, Body: body}
+		e := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: name, Shape: []int{ins[0].Shape.NumElements()}, Out: out, Body: body}}
 		for _, in := range ins {
 			e.Inputs = append(e.Inputs, ptx.Operand{DType: in.DType, Strides: []int{1}})
 		}
@@ -109,21 +110,21 @@ func TestSweepPowTrig(t *testing.T) {
 	shape, full := []int{4, 5, 6}, []int{30, 6, 1}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, op := range []graph.Op{graph.OpSin, graph.OpCos} {
-			e := &ptx.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
+			e := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: fmt.Sprintf("u_%v_%v", op, dt), Shape: shape, Out: dt,
 				Inputs: []ptx.Operand{{DType: dt, Strides: full}},
-				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt}}}
+				Body:   []ptx.Instr{{Op: op, Args: []int{0}, DType: dt}}}}
 			cases = append(cases, tc{e, inputsFor(r, e, true)})
 		}
-		e := &ptx.Elementwise{Name: "b_Pow_" + dt.String(), Shape: shape, Out: dt,
+		e := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "b_Pow_" + dt.String(), Shape: shape, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 0, 1}}},
-			Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}}
+			Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}}}
 		cases = append(cases, tc{e, inputsFor(r, e, true)})
 	}
 	// Integers: wrapping bases, exponents 0..40 and a few up to the max.
 	for _, dt := range []tensor.DType{tensor.I8, tensor.U8, tensor.I32, tensor.I64} {
-		e := &ptx.Elementwise{Name: "ib_Pow_" + dt.String(), Shape: shape, Out: dt,
+		e := &ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "ib_Pow_" + dt.String(), Shape: shape, Out: dt,
 			Inputs: []ptx.Operand{{DType: dt, Strides: full}, {DType: dt, Strides: []int{0, 1, 0}}},
-			Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}}
+			Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: dt}}}}
 		exps := make([]float64, 5)
 		for i := range exps {
 			exps[i] = float64(r.IntN(41))
@@ -133,7 +134,7 @@ func TestSweepPowTrig(t *testing.T) {
 		cases = append(cases, tc{e, []tensor.Tensor{randTensor(r, dt, true, 120), y}})
 	}
 	// A fused chain: x^y·sin(x) + cos(y), rounded through F16 mid-chain.
-	cases = append(cases, tc{&ptx.Elementwise{Name: "chain_pow_trig", Shape: []int{400}, Out: tensor.F32,
+	cases = append(cases, tc{&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "chain_pow_trig", Shape: []int{400}, Out: tensor.F32,
 		Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}, {DType: tensor.F32, Strides: []int{1}}},
 		Body: []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: tensor.F32},
 			{Op: graph.OpSin, Args: []int{0}, DType: tensor.F32},
@@ -141,7 +142,7 @@ func TestSweepPowTrig(t *testing.T) {
 			{Op: graph.OpCos, Args: []int{1}, DType: tensor.F32},
 			{Op: graph.OpAdd, Args: []int{4, 5}, DType: tensor.F32},
 			{Op: graph.OpCast, Args: []int{6}, DType: tensor.F16},
-			{Op: graph.OpCast, Args: []int{7}, DType: tensor.F32}}},
+			{Op: graph.OpCast, Args: []int{7}, DType: tensor.F32}}}},
 		[]tensor.Tensor{randTensor(r, tensor.F32, true, 400), randTensor(r, tensor.F32, true, 400)}})
 	for _, c := range cases {
 		k, err := ptx.EmitElementwise(c.e)
@@ -180,9 +181,9 @@ func worstRel(got, want tensor.Tensor) float64 {
 func TestPowIntNegativeExponent(t *testing.T) {
 	x, _ := tensor.FromI32(tensor.Shape{4}, []int32{2, -3, 0, 1})
 	y, _ := tensor.FromI32(tensor.Shape{4}, []int32{-1, -2, -5, math.MinInt32})
-	k, err := ptx.EmitElementwise(&ptx.Elementwise{Name: "ipow", Shape: []int{4}, Out: tensor.I32,
+	k, err := ptx.EmitElementwise(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "ipow", Shape: []int{4}, Out: tensor.I32,
 		Inputs: []ptx.Operand{{DType: tensor.I32, Strides: []int{1}}, {DType: tensor.I32, Strides: []int{1}}},
-		Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: tensor.I32}}})
+		Body:   []ptx.Instr{{Op: graph.OpPow, Args: []int{0, 1}, DType: tensor.I32}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

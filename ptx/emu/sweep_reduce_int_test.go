@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -26,7 +27,7 @@ func TestSweepReduceInt(t *testing.T) {
 				axes  []int
 				block int
 			}{{[]int{6, 50, 7}, []int{1}, 0}, {[]int{6, 50, 7}, []int{0, 2}, 32}, {[]int{6, 50, 7}, nil, 0}, {[]int{3, 1500}, []int{1}, 1024}, {[]int{0, 5}, []int{1}, 0}} {
-				k, err := ptx.EmitReduce(&ptx.Reduce{Name: fmt.Sprintf("ireduce_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: c.shape, Axes: c.axes, Block: c.block})
+				k, err := ptx.EmitReduce(&ptx.Reduce{Reduce: kdesc.Reduce{Name: fmt.Sprintf("ireduce_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: c.shape, Axes: c.axes}, Block: c.block})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -49,7 +50,7 @@ func TestSweepReduceInt(t *testing.T) {
 		}
 	}
 	// Integer ReduceMean has no reference kernel and no GPU kernel.
-	if _, err := ptx.EmitReduce(&ptx.Reduce{Name: "mean", Op: graph.OpReduceMean, DType: tensor.I32, Shape: []int{4}}); err == nil {
+	if _, err := ptx.EmitReduce(&ptx.Reduce{Reduce: kdesc.Reduce{Name: "mean", Op: graph.OpReduceMean, DType: tensor.I32, Shape: []int{4}}}); err == nil {
 		t.Error("integer ReduceMean emitted")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -59,8 +60,8 @@ func rowCases(t testing.TB) []rowCase {
 			axis, block int
 		}{{[]int{8, 100}, 1, 0}, {[]int{4, 7, 3}, 1, 32}, {[]int{2, 1500}, 1, 1024}, {[]int{3, 70}, 1, 64}, {[]int{0, 5}, 1, 0}} {
 			for _, log := range []bool{false, true} {
-				k := must(ptx.EmitSoftmax(&ptx.Softmax{Name: fmt.Sprintf("softmax_%v_%d_%v", dt, ci, log),
-					DType: dt, Shape: c.shape, Axis: c.axis, Log: log, Block: c.block}))
+				k := must(ptx.EmitSoftmax(&ptx.Softmax{Softmax: kdesc.Softmax{Name: fmt.Sprintf("softmax_%v_%d_%v", dt, ci, log),
+					DType: dt, Shape: c.shape, Axis: c.axis, Log: log}, Block: c.block}))
 				x := randTensor(r, dt, false, c.shape...)
 				axis := c.axis
 				cs = append(cs, rowCase{k: k, in: []tensor.Tensor{x}, out: sentinel(dt, c.shape...), tl: tolFor(dt),
@@ -91,7 +92,7 @@ func rowCases(t testing.TB) []rowCase {
 		for _, op := range []graph.Op{graph.OpReduceSum, graph.OpReduceMean, graph.OpReduceMax, graph.OpReduceMin, graph.OpReduceProd} {
 			for i, axes := range [][]int{{1}, {0, 2}, nil, {2}} {
 				shape := []int{6, 50, 7}
-				k := must(ptx.EmitReduce(&ptx.Reduce{Name: fmt.Sprintf("reduce_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: shape, Axes: axes}))
+				k := must(ptx.EmitReduce(&ptx.Reduce{Reduce: kdesc.Reduce{Name: fmt.Sprintf("reduce_%v_%v_%d", op, dt, i), Op: op, DType: dt, Shape: shape, Axes: axes}}))
 				x := randTensor(r, dt, false, shape...)
 				if op == graph.OpReduceProd {
 					x = scaleTensor(x, 1.0/3) // keep 300-term products finite
@@ -126,9 +127,7 @@ func normCase(t testing.TB, r *rand.Rand, dt tensor.DType, shape []int, axis int
 	if resStrides != nil {
 		res = fmt.Sprintf("res%d", resStrides[0])
 	}
-	k, err := ptx.EmitNorm(&ptx.Norm{Name: fmt.Sprintf("norm_%v_%v_%d_%d_%s", dt, rms, aff, block, res), DType: dt,
-		Shape: shape, Axis: axis, Eps: 1e-5, RMS: rms, Scale: aff >= 1, Bias: aff == 2, Block: block,
-		Residual: resStrides != nil, ResStrides: resStrides})
+	k, err := ptx.EmitNorm(&ptx.Norm{Norm: kdesc.Norm{Name: fmt.Sprintf("norm_%v_%v_%d_%d_%s", dt, rms, aff, block, res), DType: dt, Shape: shape, Axis: axis, Eps: 1e-5, RMS: rms, Scale: aff >= 1, Bias: aff == 2, Residual: resStrides != nil, ResStrides: resStrides}, Block: block})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -15,20 +16,6 @@ var lineDTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, 
 
 func scanCases(t testing.TB, r *rand.Rand) []rowCase {
 	var cs []rowCase
-	emitArg := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-		a, err := ptx.ArgOf(name, n)
-		if err != nil {
-			return nil, err
-		}
-		return ptx.EmitArg(a)
-	}
-	emitCum := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-		c, err := ptx.CumSumOf(name, n)
-		if err != nil {
-			return nil, err
-		}
-		return ptx.EmitCumSum(c)
-	}
 	shape := []int{3, 9, 5}
 	for _, dt := range lineDTypes {
 		for axis := range shape {
@@ -40,14 +27,14 @@ func scanCases(t testing.TB, r *rand.Rand) []rowCase {
 					}
 					return g.ArgMin(xs[0], axis, false)
 				}
-				cs = append(cs, nodeCase(t, fmt.Sprintf("arg_%v_%d_%v", dt, axis, mx), []tensor.Tensor{x}, op, nil, emitArg, tol{}))
+				cs = append(cs, nodeCase(t, fmt.Sprintf("arg_%v_%d_%v", dt, axis, mx), []tensor.Tensor{x}, op, nil, emitNode, tol{}))
 			}
 			for _, ex := range []bool{false, true} {
 				for _, rev := range []bool{false, true} {
 					x := randTensor(r, dt, false, shape...)
 					op := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.CumSum(xs[0], axis, ex, rev) }
 					cs = append(cs, nodeCase(t, fmt.Sprintf("cumsum_%v_%d_%v_%v", dt, axis, ex, rev), []tensor.Tensor{x}, op, nil,
-						emitCum, sumTol(dt, 2*shape[axis])))
+						emitNode, sumTol(dt, 2*shape[axis])))
 				}
 			}
 		}
@@ -70,12 +57,11 @@ func scanCases(t testing.TB, r *rand.Rand) []rowCase {
 					return g.ArgMin(xs[0], axis, true)
 				}
 				emit := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-					a, err := ptx.ArgOf(name, n)
+					d, err := kdesc.ArgOf(name, n)
 					if err != nil {
 						return nil, err
 					}
-					a.Row, a.Block = c.row, c.block
-					return ptx.EmitArg(a)
+					return ptx.EmitArg(&ptx.Arg{Arg: *d, Row: c.row, Block: c.block})
 				}
 				cs = append(cs, nodeCase(t, fmt.Sprintf("argrow_%v_%d_%v", dt, ci, mx), []tensor.Tensor{x}, op, nil, emit, tol{}))
 			}
@@ -86,20 +72,6 @@ func scanCases(t testing.TB, r *rand.Rand) []rowCase {
 
 func channelCases(t testing.TB, r *rand.Rand) []rowCase {
 	var cs []rowCase
-	emitBN := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-		b, err := ptx.BatchNormOf(name, n)
-		if err != nil {
-			return nil, err
-		}
-		return ptx.EmitBatchNorm(b)
-	}
-	emitRoPE := func(name string, n *graph.Node) (*ptx.Kernel, error) {
-		p, err := ptx.RoPEOf(name, n)
-		if err != nil {
-			return nil, err
-		}
-		return ptx.EmitRoPE(p)
-	}
 	for _, dt := range floatDTypes {
 		for si, shape := range [][]int{{2, 3, 5, 4}, {4, 7}} {
 			c := shape[1]
@@ -113,12 +85,12 @@ func channelCases(t testing.TB, r *rand.Rand) []rowCase {
 			op := func(g *graph.Graph, xs []*graph.Node) *graph.Node {
 				return g.BatchNorm(xs[0], xs[1], xs[2], xs[3], xs[4], 1e-3)
 			}
-			cs = append(cs, nodeCase(t, fmt.Sprintf("bn_%v_%d", dt, si), ins, op, nil, emitBN, sumTol(dt, 8)))
+			cs = append(cs, nodeCase(t, fmt.Sprintf("bn_%v_%d", dt, si), ins, op, nil, emitNode, sumTol(dt, 8)))
 		}
 		for _, il := range []bool{false, true} {
 			ins := []tensor.Tensor{randTensor(r, dt, true, 2, 3, 6, 8), randTensor(r, dt, false, 6, 4), randTensor(r, dt, false, 6, 4)}
 			op := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.RoPE(xs[0], xs[1], xs[2], il) }
-			cs = append(cs, nodeCase(t, fmt.Sprintf("rope_%v_%v", dt, il), ins, op, nil, emitRoPE, sumTol(dt, 8)))
+			cs = append(cs, nodeCase(t, fmt.Sprintf("rope_%v_%v", dt, il), ins, op, nil, emitNode, sumTol(dt, 8)))
 		}
 	}
 	return cs

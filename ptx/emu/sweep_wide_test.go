@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ptx"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -17,9 +18,9 @@ import (
 func TestWideElementwise(t *testing.T) {
 	t.Parallel()
 	const rows, cols = 3, 1 << 30
-	k, err := ptx.EmitElementwise(&ptx.Elementwise{Name: "wide", Shape: []int{rows, cols}, Out: tensor.F16,
+	k, err := ptx.EmitElementwise(&ptx.Elementwise{Elementwise: kdesc.Elementwise{Name: "wide", Shape: []int{rows, cols}, Out: tensor.F16,
 		Inputs: []ptx.Operand{{DType: tensor.F16, Strides: []int{cols, 1}}, {DType: tensor.F16, Strides: []int{1, 0}}},
-		Body:   []ptx.Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F16}}})
+		Body:   []ptx.Instr{{Op: graph.OpAdd, Args: []int{0, 1}, DType: tensor.F16}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +75,8 @@ func TestWideElementwise(t *testing.T) {
 func TestWideGemm(t *testing.T) {
 	t.Parallel()
 	const M, N, K = 65536, 40000, 4096
-	g := &ptx.Gemm{Name: "gemm_wide", A: tensor.BF16, B: tensor.BF16, Out: tensor.F32, M: M, N: N, K: K,
-		ASm: K, ASk: 1, BSk: N, BSn: 1, Alpha: 1, Tile: ptx.GemmTile{BM: 32, BN: 32, BK: 16, TM: 2, TN: 4}}
+	g := &ptx.Gemm{Gemm: kdesc.Gemm{Name: "gemm_wide", A: tensor.BF16, B: tensor.BF16, Out: tensor.F32, M: M, N: N, K: K,
+		ASm: K, ASk: 1, BSk: N, BSn: 1, Alpha: 1}, Tile: ptx.GemmTile{BM: 32, BN: 32, BK: 16, TM: 2, TN: 4}}
 	k, err := ptx.EmitGemm(g)
 	if err != nil {
 		t.Fatal(err)

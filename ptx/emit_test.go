@@ -1,0 +1,59 @@
+package ptx
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// TestOps: the emitters cover every op kiln builds or fuses but the
+// sources, and custom ops run the user's PTX.
+func TestOps(t *testing.T) {
+	var want []graph.Op
+	for _, op := range append(graph.Ops(), graph.FusedOps()...) {
+		if !op.IsSource() {
+			want = append(want, op)
+		}
+	}
+	want = append(want, graph.OpCustom)
+	if got := Ops(); !slices.Equal(got, want) {
+		t.Errorf("Ops() = %v\nwant %v", got, want)
+	}
+	if Supports(graph.OpInput) || !Supports(graph.OpGelu) || !Supports(graph.OpFusedConv2D) {
+		t.Error("Supports disagrees with Ops")
+	}
+}
+
+// TestCheckNode: nodes that need no kernel pass, lowerable ones pass
+// with the kernel EmitNode writes, and the limits only a node shows (a
+// dtype, a size) are reported.
+func TestCheckNode(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 4, 8)
+	sq := g.Mul(x, x)
+	view := g.Reshape(x, 32)
+	f64 := g.Softmax(g.Input("d", tensor.F64, 2, 3), 1)
+	q := g.Input("q", tensor.F32, 1, 1, 1, 8)
+	kv := g.Input("kv", tensor.F32, 1, 1, 9000, 8)
+	att := g.Attention(q, kv, kv, nil, graph.AttentionOpts{})
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*graph.Node{x, sq, view} {
+		if err := CheckNode(n); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	k, ins, err := EmitNode("sq", sq)
+	if err != nil || len(k.Params) != 2 || !slices.Equal(ins, []*graph.Node{x}) {
+		t.Errorf("EmitNode(x·x): %d parameters, reads %v, %v; want out and x once", len(k.Params), ins, err)
+	}
+	for n, want := range map[*graph.Node]string{f64: "dtype f64", att: "keys 9000"} {
+		if err := CheckNode(n); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %q", n, err, want)
+		}
+	}
+}
