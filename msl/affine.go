@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 )
 
@@ -68,11 +67,3 @@ func EmitRoPE(r *RoPE) (*Kernel, error) {
 	g, th := linear(n)
 	return &Kernel{Name: r.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "pairs"}, nil
 }
-
-// BatchNormOf describes a BatchNorm node (kdesc.BatchNormOf).
-func BatchNormOf(name string, n *graph.Node) (*BatchNorm, error) {
-	return wrap(kdesc.BatchNormOf(name, n))
-}
-
-// RoPEOf describes a RoPE node (kdesc.RoPEOf).
-func RoPEOf(name string, n *graph.Node) (*RoPE, error) { return wrap(kdesc.RoPEOf(name, n)) }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 )
 
@@ -18,9 +17,6 @@ const (
 	MaskAdd  = kdesc.MaskAdd
 	MaskBool = kdesc.MaskBool
 )
-
-// AttentionOf describes an Attention node (kdesc.AttentionOf).
-func AttentionOf(name string, n *graph.Node) (*Attention, error) { return kdesc.AttentionOf(name, n) }
 
 // EmitAttention writes flash-style attention: one simdgroup per (query,
 // head, batch) streams the keys once with an online softmax (running

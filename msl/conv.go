@@ -97,6 +97,3 @@ func EmitConv(c *Conv) (*Kernel, error) {
 	g, th := linear(n)
 	return &Kernel{Name: c.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "direct"}, nil
 }
-
-// ConvOf describes a Conv2D or FusedConv2D node (kdesc.ConvOf).
-func ConvOf(name string, n *graph.Node) (*Conv, error) { return wrap(kdesc.ConvOf(name, n)) }

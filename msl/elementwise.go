@@ -226,22 +226,3 @@ func floatUnary(op graph.Op, x string, at graph.Attrs) (string, error) {
 	}
 	return "", fmt.Errorf("no MSL form for %v", op)
 }
-
-// FromNode describes a single elementwise node as a one-instruction chain.
-func FromNode(name string, n *graph.Node) (*Elementwise, error) {
-	e := &Elementwise{Name: name, Shape: n.Shape, Out: n.DType}
-	args := make([]int, len(n.Inputs))
-	for i, in := range n.Inputs {
-		if len(in.Shape) > len(n.Shape) {
-			return nil, fmt.Errorf("msl: input %s has more dims than %v", in, n.Shape)
-		}
-		e.Inputs = append(e.Inputs, Operand{DType: in.DType, Strides: tensor.BroadcastStrides(in.Shape, n.Shape)})
-		args[i] = i
-	}
-	dt := n.DType
-	e.Body = []Instr{{Op: n.Op, Args: args, DType: dt, Attrs: n.Attrs}}
-	return e, nil
-}
-
-// FusedOf describes a FusedElementwise node (kdesc.FusedOf).
-func FusedOf(name string, n *graph.Node) (*Elementwise, error) { return kdesc.FusedOf(name, n) }

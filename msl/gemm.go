@@ -152,7 +152,3 @@ func emitEpilogue(b *strings.Builder, g *Gemm, ind, mExpr, nExpr string) {
 	}
 	fmt.Fprintf(b, "%s    out[o] = %s;\n%s} }\n", ind, store(g.Out, "v"), ind)
 }
-
-// GemmOf describes a MatMul, FusedMatMul or Gemm node (kdesc.GemmOf),
-// with the tiled kernel.
-func GemmOf(name string, n *graph.Node) (*Gemm, error) { return kdesc.GemmOf(name, n) }

@@ -158,7 +158,7 @@ func TestCopySource(t *testing.T) {
 		if g.Err() != nil {
 			t.Fatal(g.Err())
 		}
-		c, err := CopyOf("k", tc.n)
+		c, err := kdesc.CopyOf("k", tc.n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,11 +147,3 @@ func checkCount(name string, n int) error {
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }
-
-// wrap prefixes a describing error with the package name.
-func wrap[T any](d *T, err error) (*T, error) {
-	if err != nil {
-		return nil, fmt.Errorf("msl: %w", err)
-	}
-	return d, nil
-}

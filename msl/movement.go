@@ -49,10 +49,6 @@ func EmitCopy(c *Copy) (*Kernel, error) {
 	return &Kernel{Name: c.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "copy"}, nil
 }
 
-// CopyOf describes a Transpose, Slice, Split, Expand or Tile node as a
-// Copy from its contiguous input (kdesc.CopyOf).
-func CopyOf(name string, n *graph.Node) (*Copy, error) { return wrap(kdesc.CopyOf(name, n)) }
-
 // Concat joins contiguous inputs along Axis. Buffers: out, in0, in1, ...
 type Concat = kdesc.Concat
 
@@ -179,12 +175,3 @@ func EmitPad(p *Pad) (*Kernel, error) {
 	gr, th := linear(n)
 	return &Kernel{Name: p.Name, Source: b.String(), Buffers: bufs, Groups: gr, Threads: th, Variant: "copy"}, nil
 }
-
-// ConcatOf describes a Concat node (kdesc.ConcatOf).
-func ConcatOf(name string, n *graph.Node) (*Concat, error) { return kdesc.ConcatOf(name, n) }
-
-// GatherOf describes a Gather node (kdesc.GatherOf).
-func GatherOf(name string, n *graph.Node) (*Gather, error) { return kdesc.GatherOf(name, n) }
-
-// PadOf describes a Pad node (kdesc.PadOf).
-func PadOf(name string, n *graph.Node) (*Pad, error) { return kdesc.PadOf(name, n) }

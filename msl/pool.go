@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/kdesc"
 )
 
@@ -46,17 +45,4 @@ func EmitPool(p *Pool) (*Kernel, error) {
 	fmt.Fprintf(&b, "    out[gid] = %s;\n}\n", store(p.DType, "acc"))
 	g, th := linear(n)
 	return &Kernel{Name: p.Name, Source: b.String(), Buffers: bufs, Groups: g, Threads: th, Variant: "window"}, nil
-}
-
-// PoolOf describes a MaxPool2D or AvgPool2D node (kdesc.PoolOf).
-func PoolOf(name string, n *graph.Node) (*Pool, error) { return wrap(kdesc.PoolOf(name, n)) }
-
-// GlobalPoolOf describes GlobalAvgPool as the ReduceMean over the spatial
-// axes it is.
-func GlobalPoolOf(name string, n *graph.Node) (*Reduce, error) {
-	axes, err := kdesc.GlobalPoolAxes(n)
-	if err != nil {
-		return nil, fmt.Errorf("msl: %s: %w", name, err)
-	}
-	return &Reduce{Name: name, Op: graph.OpReduceMean, DType: n.DType, Shape: n.Inputs[0].Shape, Axes: axes}, nil
 }

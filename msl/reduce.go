@@ -6,18 +6,13 @@ import (
 	"strings"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Reduce describes ReduceSum/Mean/Max/Min/Prod of a contiguous float
-// input over Axes (sorted, non-negative). Buffers: out, x.
-type Reduce struct {
-	Name  string
-	Op    graph.Op
-	DType tensor.DType
-	Shape []int // of the input
-	Axes  []int
-}
+// Reduce is ReduceSum/Mean/Max/Min/Prod of a contiguous float input
+// (kdesc.Reduce). Buffers: out, x.
+type Reduce = kdesc.Reduce
 
 // rowThreads is the threadgroup size for rows of n elements: a multiple
 // of the simd width, at most 256.

@@ -4,18 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnml/kiln/tensor"
+	"github.com/kilnml/kiln/internal/kdesc"
 )
 
-// Softmax describes (Log)Softmax of a contiguous input over one axis.
-// Buffers: out, x.
-type Softmax struct {
-	Name  string
-	DType tensor.DType
-	Shape []int
-	Axis  int
-	Log   bool
-}
+// Softmax is (Log)Softmax over one axis (kdesc.Softmax). Buffers: out, x.
+type Softmax = kdesc.Softmax
 
 // EmitSoftmax writes one threadgroup per row (a position on every other
 // axis): max, then the sum of exponentials, with simdgroup reductions.
@@ -49,22 +42,9 @@ func EmitSoftmax(s *Softmax) (*Kernel, error) {
 	return &Kernel{Name: s.Name, Source: b.String(), Buffers: bufs, Groups: [3]int{rows, 1, 1}, Threads: [3]int{nt, 1, 1}, Variant: "simdgroup"}, nil
 }
 
-// Norm describes LayerNorm or RMSNorm of a contiguous x over its dims
-// from Axis on, optionally of x + residual (AddLayerNorm/AddRMSNorm).
-// Buffers: out, x, [residual], [scale], [bias].
-type Norm struct {
-	Name  string
-	DType tensor.DType
-	Shape []int
-	Axis  int
-	Eps   float32
-	RMS   bool
-	Scale bool
-	Bias  bool
-	// Residual is read at element strides ResStrides over Shape.
-	Residual   bool
-	ResStrides []int
-}
+// Norm is LayerNorm or RMSNorm, optionally of x + residual
+// (kdesc.Norm). Buffers: out, x, [residual], [scale], [bias].
+type Norm = kdesc.Norm
 
 // EmitNorm writes one threadgroup per row: mean (LayerNorm) then the
 // mean square of the centred values, both with simdgroup reductions.

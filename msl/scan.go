@@ -99,9 +99,3 @@ func argOp(isMax bool) graph.Op {
 	}
 	return graph.OpArgMin
 }
-
-// CumSumOf describes a CumSum node (kdesc.CumSumOf).
-func CumSumOf(name string, n *graph.Node) (*CumSum, error) { return wrap(kdesc.CumSumOf(name, n)) }
-
-// ArgOf describes an ArgMax or ArgMin node (kdesc.ArgOf).
-func ArgOf(name string, n *graph.Node) (*Arg, error) { return wrap(kdesc.ArgOf(name, n)) }
