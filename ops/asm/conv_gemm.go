@@ -271,8 +271,8 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 
 // panelPairProduct is panelProduct for two full column panels, bp[0]
 // and bp[1] (2·NR columns of y from y[ci]): the full row panels run
-// through the two-panel kernel, the edge rows through panelProduct for
-// each panel.
+// through the two-panel kernel, a last panel of 4 or 8 rows through its
+// edge kernel, other edge rows through panelProduct for each panel.
 func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []float32, bp [2][]float32, pc, kc, ci, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
@@ -288,7 +288,16 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 		_ = y[at+(mr-1)*ldy+2*nr-1] // the whole tile is inside y
 		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
 	}
-	if rest := max(p0, full); rest < p1 || p1 == c.mpan && c.mgemv > 0 {
+	rest := max(p0, full)
+	if rows := c.mpg - rest*mr; rest < p1 && (rows == 4 || rows == 8) && v.edge2 != nil {
+		// The last panel's 4 or 8 rows, both column panels at once.
+		ap := a[rest*c.ktot*mr+pc*mr:][:kc*mr]
+		at := ci + rest*mr*ldy
+		_ = y[at+(rows-1)*ldy+2*nr-1] // the rows are inside y
+		v.edge2(rows, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
+		rest++
+	}
+	if rest < p1 || p1 == c.mpan && c.mgemv > 0 {
 		c.panelProduct(wk, y, ldy, a, b0, pc, kc, ci, nr, rest, p1)
 		c.panelProduct(wk, y, ldy, a, b1, pc, kc, ci+nr, nr, rest, p1)
 	}

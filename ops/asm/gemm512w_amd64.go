@@ -20,3 +20,18 @@ package asm
 //
 //go:noescape
 func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
+
+// gemmEdge32AVX512 computes rows 0-7 (rows = 8) or 0-3 (rows = 4) of
+// one gemmPanel12x32AVX512 tile from the same 12-row A panel, with the
+// same bits, and writes only those rows of C:
+//
+//	for i < rows, j < 32: s := sum over p < k of a[p*12+i] * (b0[p*16+j] or b1[p*16+j-16])
+//	c[i*ldc+j] = s  or  c[i*ldc+j] += s   (flags as the 12-row kernel)
+//
+// with k >= 1, a = 12*k floats, b0 and b1 16*k each and c reaching
+// (rows-1)*ldc+32. It takes a two-panel step's edge rows (M mod 12 = 4
+// or 8: ResNet's 64, 128, 256 and 512 channels), which the 16-column
+// edge kernels run at one load per FMA, four rows at half the FMA rate.
+//
+//go:noescape
+func gemmEdge32AVX512(rows, k int, a, b0, b1, c *float32, ldc int, flags uint)

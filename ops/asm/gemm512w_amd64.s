@@ -40,17 +40,24 @@
 	VFMADD231PS  T, BL, CL;         \
 	VFMADD231PS  T, BR, CR
 
-#define KSTEP(u) \
+// KSTEP(u) is step u: the two B rows, then the twelve A values each into
+// both halves of its row; KSTEP4 and KSTEP8 do rows 0-3 and 0-7 of the
+// twelve-row A panel.
+#define KSTEP4(u) \
 	VMOVUPS (64*u)(PB), BL;          \
 	VMOVUPS (64*u)(PB)(DIST*1), BR;  \
 	ROW(u, 0, T0, Z0, Z12);          \
 	ROW(u, 1, T1, Z1, Z13);          \
 	ROW(u, 2, T2, Z2, Z14);          \
-	ROW(u, 3, T3, Z3, Z15);          \
+	ROW(u, 3, T3, Z3, Z15)
+#define KSTEP8(u) \
+	KSTEP4(u);                       \
 	ROW(u, 4, T0, Z4, Z16);          \
 	ROW(u, 5, T1, Z5, Z17);          \
 	ROW(u, 6, T2, Z6, Z18);          \
-	ROW(u, 7, T3, Z7, Z19);          \
+	ROW(u, 7, T3, Z7, Z19)
+#define KSTEP(u) \
+	KSTEP8(u);                       \
 	ROW(u, 8, T0, Z8, Z20);          \
 	ROW(u, 9, T1, Z9, Z21);          \
 	ROW(u, 10, T2, Z10, Z22);        \
@@ -58,16 +65,23 @@
 
 // TILE_ROWS(op) applies op(left, right, left's address, right's) to
 // the twelve rows: row r of C is at PC, PC3, PC6 or PC9 plus
-// (r mod 3)·LDC, its right half 64 bytes on.
-#define TILE_ROWS(op) \
+// (r mod 3)·LDC, its right half 64 bytes on. TILE_ROWS4, TILE_ROWS4TO8
+// and TILE_ROWS8 do rows 0-3, 4-7 and 0-7.
+#define TILE_ROWS4(op) \
 	op(Z0, Z12, (PC), 64(PC));                    \
 	op(Z1, Z13, (PC)(LDC*1), 64(PC)(LDC*1));      \
 	op(Z2, Z14, (PC)(LDC*2), 64(PC)(LDC*2));      \
-	op(Z3, Z15, (PC3), 64(PC3));                  \
+	op(Z3, Z15, (PC3), 64(PC3))
+#define TILE_ROWS4TO8(op) \
 	op(Z4, Z16, (PC3)(LDC*1), 64(PC3)(LDC*1));    \
 	op(Z5, Z17, (PC3)(LDC*2), 64(PC3)(LDC*2));    \
 	op(Z6, Z18, (PC6), 64(PC6));                  \
-	op(Z7, Z19, (PC6)(LDC*1), 64(PC6)(LDC*1));    \
+	op(Z7, Z19, (PC6)(LDC*1), 64(PC6)(LDC*1))
+#define TILE_ROWS8(op) \
+	TILE_ROWS4(op); \
+	TILE_ROWS4TO8(op)
+#define TILE_ROWS(op) \
+	TILE_ROWS8(op);                               \
 	op(Z8, Z20, (PC6)(LDC*2), 64(PC6)(LDC*2));    \
 	op(Z9, Z21, (PC9), 64(PC9));                  \
 	op(Z10, Z22, (PC9)(LDC*1), 64(PC9)(LDC*1));   \
@@ -147,5 +161,90 @@ write:
 	ADDQ LDC, PC
 	DECQ TILES
 	JNZ  tile
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------------
+// func gemmEdge32AVX512(rows, k int, a, b0, b1, c *float32, ldc int, flags uint)
+// Rows 0-7 (rows = 8) or 0-3 (rows = 4) of gemmPanel12x32AVX512's tile
+// from a 12-row A panel: the same FMAs in the same order, so the same
+// bits; see gemm512w_amd64.go. One tile, no A prefetch.
+// ---------------------------------------------------------------------
+
+#define ROWS AX // 8 or 4 (TILES is not used here)
+
+TEXT ·gemmEdge32AVX512(SB), NOSPLIT, $0-64
+	MOVQ rows+0(FP), ROWS
+	MOVQ k+8(FP), K
+	MOVQ a+16(FP), PA
+	MOVQ b0+24(FP), PB
+	MOVQ b1+32(FP), DIST
+	SUBQ PB, DIST
+	MOVQ c+40(FP), PC
+	MOVQ ldc+48(FP), LDC
+	MOVQ flags+56(FP), FLAGS
+	SHLQ $2, LDC            // ldc in bytes
+	LEAQ (LDC)(LDC*2), PC3  // 3*ldc bytes
+	LEAQ (PC)(PC3*2), PC6   // C row 6
+	ADDQ PC, PC3            // C row 3
+	TILE_ROWS8(ROW_ZERO)
+	MOVQ K, K2
+	SHRQ $1, K2
+	ANDQ $1, K
+	CMPQ ROWS, $8
+	JEQ  edge8
+
+edge4:
+	// Two steps per iteration, then the last odd one.
+	TESTQ K2, K2
+	JZ    edge4Tail
+
+edge4Loop:
+	KSTEP4(0)
+	KSTEP4(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  edge4Loop
+
+edge4Tail:
+	TESTQ K, K
+	JZ    edgeStore
+	KSTEP4(0)
+	JMP   edgeStore
+
+edge8:
+	TESTQ K2, K2
+	JZ    edge8Tail
+
+edge8Loop:
+	KSTEP8(0)
+	KSTEP8(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  edge8Loop
+
+edge8Tail:
+	TESTQ K, K
+	JZ    edgeStore
+	KSTEP8(0)
+
+edgeStore:
+	// Accumulate mode adds the old C; overwrite mode never reads it.
+	TESTQ $1, FLAGS
+	JZ    edgeWrite
+	TILE_ROWS4(ROW_ADD)
+	CMPQ  ROWS, $8
+	JNE   edgeWrite
+	TILE_ROWS4TO8(ROW_ADD)
+
+edgeWrite:
+	TILE_ROWS4(ROW_STORE)
+	CMPQ ROWS, $8
+	JNE  edgeDone
+	TILE_ROWS4TO8(ROW_STORE)
+
+edgeDone:
 	VZEROUPPER
 	RET

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// TestGemmPanel2 checks each variant's two-panel kernel against two calls
-// of its one-panel kernel, bit for bit: random depths (across the
-// unrolled steps and the tail), one to four tiles, both flags, C rows
-// wider than the tile, and guards around C.
+// TestGemmPanel2 checks each variant's two-panel kernel, and its 4- and
+// 8-row edge kernel, against two calls of its one-panel kernel, bit for
+// bit: random depths (across the unrolled steps and the tail), one to
+// four tiles, both flags, C rows wider than the tile, and guards around
+// C (the edge kernels must not write past their rows).
 func TestGemmPanel2(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	found := false
@@ -45,6 +46,21 @@ func TestGemmPanel2(t *testing.T) {
 			for i, w := range want[:len(got.Data)] {
 				if math.Float32bits(got.Data[i]) != math.Float32bits(w) {
 					t.Fatalf("%s: C[%d][%d] = %v, want %v (the one-panel kernel's bits)", name, i/ldc, i%ldc, got.Data[i], w)
+				}
+			}
+			if v.edge2 == nil {
+				continue
+			}
+			for _, rows := range []int{4, 8} {
+				// Rows 0..rows-1 of the first tile, from the same A panel.
+				edge := newGuarded((rows-1)*ldc+2*nr, 0)
+				copy(edge.Data, c0)
+				v.edge2(rows, k, &a[0], &b0[0], &b1[0], &edge.Data[0], ldc, flags)
+				edge.check(t, fmt.Sprintf("%s edge %d", name, rows))
+				for i, w := range want[:len(edge.Data)] {
+					if math.Float32bits(edge.Data[i]) != math.Float32bits(w) {
+						t.Fatalf("%s edge %d: C[%d][%d] = %v, want %v", name, rows, i/ldc, i%ldc, edge.Data[i], w)
+					}
 				}
 			}
 		}

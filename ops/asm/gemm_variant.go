@@ -34,6 +34,11 @@ type panelKernel func(tiles, k int, a, b, c *float32, ldc int, flags uint)
 // panelKernel calls.
 type panel2Kernel func(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
 
+// edge2Kernel computes rows 0..rows-1 (rows 4 or 8) of one panel2Kernel
+// tile from the same MR-row A panel, with the same bits, writing only
+// those rows of C.
+type edge2Kernel func(rows, k int, a, b0, b1, c *float32, ldc int, flags uint)
+
 // panelRowAKernel is panelKernel for a rowAKernel: tile t reads A rows
 // MR·t on.
 type panelRowAKernel func(tiles, k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
@@ -112,6 +117,7 @@ type GemmVariant struct {
 	panel      panelKernel     // optional: micro over a column of full tiles
 	panelRowA  panelRowAKernel // optional: microRowA over a column of full tiles
 	panel2     panel2Kernel    // optional: panel over two column panels at once
+	edge2      edge2Kernel     // with panel2: rows 0-3 or 0-7 of its tile, same bits
 }
 
 // Tile returns the micro-tile shape (rows, columns).
