@@ -474,13 +474,20 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 					var width int // columns done
 					if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= mr {
 						// Two full column panels at once: the full tiles
-						// through the two-panel kernel, the edge rows
-						// one panel at a time.
+						// through the two-panel kernel, 4 or 8 edge rows
+						// through its edge kernel, others one panel at a
+						// time.
 						b0, b1 := bp[jr*kc:][:nr*kc], bp[(jr+nr)*kc:][:nr*kc]
 						rows := mc / mr * mr
 						_ = ap[rows*kc-1]
 						_ = c[ci+(rows-1)*ldc+2*nr-1] // every tile is inside C
 						v.panel2(rows/mr, kc, &ap[0], &b0[0], &b1[0], &c[ci], ldc, flags)
+						if e := mc - rows; (e == 4 || e == 8) && v.edge2 != nil {
+							_ = ap[(rows+mr)*kc-1] // the edge rows' A panel
+							_ = c[ci+(mc-1)*ldc+2*nr-1]
+							v.edge2(e, kc, &ap[rows*kc], &b0[0], &b1[0], &c[ci+rows*ldc], ldc, flags)
+							rows = mc
+						}
 						g.columnTiles(s, kc, ap, b0, ai, ci, rows, mc, inPlace, nr, flags)
 						g.columnTiles(s, kc, ap, b1, ai, ci+nr, rows, mc, inPlace, nr, flags)
 						width = 2 * nr
