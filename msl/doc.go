@@ -3,10 +3,14 @@
 //
 // It mirrors package ptx: emitters (Elementwise, Reduce, Softmax, Norm,
 // Copy, Concat, Gather, Pad, Gemm, Attention, Conv, Pool, CumSum, Arg,
-// BatchNorm, RoPE) take plain shape
-// descriptions and return a Kernel: the source of one kernel function, its
-// buffer list (buffer i is argument i, out first) and its dispatch
-// geometry. Shapes and strides are baked into the source as constants
+// BatchNorm, RoPE) take the descriptors internal/kdesc makes from graph
+// nodes (these types are kdesc's own) and return a Kernel: the source of
+// one kernel function, its buffer list (buffer i is argument i, out
+// first) and its dispatch geometry. Emit dispatches any descriptor
+// through one table keyed by its kind, EmitNode runs a node through
+// kdesc.Describe and Emit, and Ops, Supports and CheckNode, derived from
+// that table, say what Metal can lower on any OS (kiln inspect --device
+// metal). Shapes and strides are baked into the source as constants
 // (kiln compiles a graph for fixed shapes), so the only arguments are
 // buffers. The package needs no Metal and no darwin: it is plain text
 // generation, tested on every OS, and its index arithmetic lives in Go

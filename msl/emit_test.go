@@ -6,19 +6,14 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// TestOps: the emitters cover every op kiln builds or fuses but the
-// sources; Metal runs no custom ops.
+// TestOps: the emitter covers every op kdesc describes, every
+// elementwise formula included; Metal runs no custom ops.
 func TestOps(t *testing.T) {
-	var want []graph.Op
-	for _, op := range append(graph.Ops(), graph.FusedOps()...) {
-		if !op.IsSource() {
-			want = append(want, op)
-		}
-	}
-	if got := Ops(); !slices.Equal(got, want) {
+	if got, want := Ops(), kdesc.DescribedOps(); !slices.Equal(got, want) {
 		t.Errorf("Ops() = %v\nwant %v", got, want)
 	}
 	if Supports(graph.OpCustom) || !Supports(graph.OpAttention) {

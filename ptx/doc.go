@@ -3,8 +3,14 @@
 //
 // Emitters (Elementwise, Softmax, Norm, Reduce, Copy, Concat, Gather, Pad,
 // Gemm, Attention, Conv, Pool, BatchNorm, RoPE, Arg, CumSum) take plain
-// shape descriptions and return a Kernel:
-// the text of one .entry, its parameter list and its launch geometry.
+// shape descriptions and return a Kernel: the text of one .entry, its
+// parameter list and its launch geometry. Each description embeds the
+// backend-neutral descriptor internal/kdesc makes from a graph node,
+// adding only ptx's launch choices (a block, a tile); Emit writes the
+// kernel of any kdesc descriptor through one table keyed by its kind,
+// EmitNode runs a node through kdesc.Describe and Emit, and Ops,
+// Supports and CheckNode say what CUDA can lower, derived from that
+// table, before anything is compiled (kiln inspect --device cuda).
 // Shapes and strides are baked into the code as immediates (kiln compiles
 // a graph for fixed shapes), so index arithmetic divides by constants and
 // the only parameters are device pointers. Every kernel targets PTX ISA

@@ -6,20 +6,14 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// TestOps: the emitters cover every op kiln builds or fuses but the
-// sources, and custom ops run the user's PTX.
+// TestOps: the emitter covers every op kdesc describes, every
+// elementwise formula included, and custom ops run the user's PTX.
 func TestOps(t *testing.T) {
-	var want []graph.Op
-	for _, op := range append(graph.Ops(), graph.FusedOps()...) {
-		if !op.IsSource() {
-			want = append(want, op)
-		}
-	}
-	want = append(want, graph.OpCustom)
-	if got := Ops(); !slices.Equal(got, want) {
+	if got, want := Ops(), append(kdesc.DescribedOps(), graph.OpCustom); !slices.Equal(got, want) {
 		t.Errorf("Ops() = %v\nwant %v", got, want)
 	}
 	if Supports(graph.OpInput) || !Supports(graph.OpGelu) || !Supports(graph.OpFusedConv2D) {

@@ -10,7 +10,8 @@
 //
 // Layers, kept apart: objc_darwin.go is the thin typed binding (selectors
 // registered once, one message per method), device_other.go its stub;
-// lower.go (no Metal needed) turns a graph into MSL and dispatches;
+// lower.go (no Metal needed) turns a graph into MSL and dispatches, each
+// node through kdesc.Describe and msl.Emit;
 // backend.go implements exec.Backend, pipeline.go pipelined commits.
 //
 // Memory: every buffer uses shared storage, so on unified memory the

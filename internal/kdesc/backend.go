@@ -1,15 +1,86 @@
 package kdesc
 
 import (
+	"fmt"
+	"slices"
+	"sync"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// What a GPU backend is, seen from here: an emitter, a function writing
-// the kernel of a descriptor (ptx.Emit, msl.Emit). Lower runs a node
-// through Describe and the emitter; SupportedOps asks the emitter which
-// ops it covers, so a backend's list of ops is its emitter's, never a
-// second list kept by hand.
+// Emitter is a GPU backend as this package sees it: a table of kernel
+// writers, one per descriptor kind, producing kernels of type K
+// (*ptx.Kernel, *msl.Kernel). Emit dispatches through the table, Lower
+// runs a node through Describe and Emit, and Ops derives from the table
+// which ops the backend lowers, so a backend's list of ops is its
+// emitter's, never a second list kept by hand.
+type Emitter[K any] struct {
+	pkg, device string // for errors: "ptx", "CUDA"
+	write       map[Kind]func(Desc) (K, error)
+	ops         func() []graph.Op
+}
+
+// NewEmitter makes the emitter of package pkg, whose kernels run on
+// device, from its writers; extra are ops the backend runs without a
+// descriptor (OpCustom on CUDA).
+func NewEmitter[K any](pkg, device string, write map[Kind]func(Desc) (K, error), extra ...graph.Op) *Emitter[K] {
+	e := &Emitter[K]{pkg: pkg, device: device, write: write}
+	e.ops = sync.OnceValue(func() []graph.Op {
+		return append(SupportedOps(func(k Kind) bool { return write[k] != nil }, e.Emit), extra...)
+	})
+	return e
+}
+
+// Writes adapts a writer of one descriptor type to an Emitter's table.
+func Writes[D Desc, K any](write func(D) (K, error)) func(Desc) (K, error) {
+	return func(d Desc) (K, error) {
+		dd, ok := d.(D)
+		if !ok {
+			var k K
+			return k, fmt.Errorf("a %T is not a %v descriptor", d, d.Kind())
+		}
+		return write(dd)
+	}
+}
+
+// Emit writes the kernel of a descriptor.
+func (e *Emitter[K]) Emit(d Desc) (K, error) {
+	var k K
+	if d == nil {
+		return k, fmt.Errorf("%s: no descriptor", e.pkg)
+	}
+	write := e.write[d.Kind()]
+	if write == nil {
+		return k, fmt.Errorf("%s: no %s kernel for a %v yet (the CPU backend has one)", e.pkg, e.device, d.Kind())
+	}
+	return write(d)
+}
+
+// Lower describes n and writes its kernel; ins are the nodes the kernel
+// reads after out.
+func (e *Emitter[K]) Lower(name string, n *graph.Node) (K, []*graph.Node, error) {
+	return Lower(name, n, e.Emit)
+}
+
+// Ops lists the ops whose nodes the backend lowers, in op order (see
+// SupportedOps), then the extra ones.
+func (e *Emitter[K]) Ops() []graph.Op { return slices.Clone(e.ops()) }
+
+// Supports reports whether Ops lists op.
+func (e *Emitter[K]) Supports(op graph.Op) bool { return slices.Contains(e.ops(), op) }
+
+// Check reports why n would not lower, or nil when it would or needs no
+// kernel (NeedsKernel): what compiling for the backend would find, asked
+// with no device. It writes the kernel to learn it, so dtype and size
+// limits count too.
+func (e *Emitter[K]) Check(n *graph.Node) error {
+	if !NeedsKernel(n) {
+		return nil
+	}
+	_, _, err := e.Lower(n.Op.String(), n)
+	return err
+}
 
 // Lower describes n (Describe) and writes its kernel with emit: a
 // backend's whole node → kernel step. ins are the nodes the kernel reads
@@ -23,6 +94,18 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 	return k, ins, err
 }
 
+// DescribedOps lists, in op order, every op Describe covers: all that
+// kiln builds or fuses but the sources and OpCustom.
+func DescribedOps() []graph.Op {
+	var out []graph.Op
+	for _, op := range append(graph.Ops(), graph.FusedOps()...) {
+		if KindOf(op) != KindNone {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // SupportedOps lists, in op order, the ops whose nodes a backend lowers:
 // those whose descriptor kind handles accepts and, for a single
 // elementwise op, whose Probe chain emit writes (the emitter has a
@@ -30,9 +113,8 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // size past its grid) show only when a node is lowered.
 func SupportedOps[K any](handles func(Kind) bool, emit func(Desc) (K, error)) []graph.Op {
 	var out []graph.Op
-	for _, op := range append(graph.Ops(), graph.FusedOps()...) {
-		k := KindOf(op)
-		if k == KindNone || !handles(k) {
+	for _, op := range DescribedOps() {
+		if !handles(KindOf(op)) {
 			continue
 		}
 		if op.IsElementwise() {

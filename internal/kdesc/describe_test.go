@@ -2,6 +2,7 @@ package kdesc
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -171,5 +172,38 @@ func TestProbe(t *testing.T) {
 	}
 	if p := Probe(graph.OpLess); p.Out != tensor.Bool || p.Body[0].DType != tensor.Bool {
 		t.Errorf("Probe(Less) stores %v", p.Out)
+	}
+}
+
+// TestEmitter: a backend writing only copies dispatches them, refuses
+// other kinds by name, lists the copy and view ops and its extra op,
+// and checks nodes as compiling would.
+func TestEmitter(t *testing.T) {
+	e := NewEmitter("fake", "Dev", map[Kind]func(Desc) (string, error){
+		KindCopy: Writes(func(c *Copy) (string, error) { return fmt.Sprintf("copy %v of %v", c.Shape, c.DType), nil }),
+	}, graph.OpCustom)
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 2, 3)
+	tr := g.Transpose(x, 1, 0)
+	sm := g.Softmax(x, 1)
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if k, ins, err := e.Lower("k", tr); err != nil || k != "copy [3 2] of f32" || !slices.Equal(ins, []*graph.Node{x}) {
+		t.Errorf("Lower(Transpose) = %q %v %v", k, ins, err)
+	}
+	if err := e.Check(sm); err == nil || err.Error() != "fake: no Dev kernel for a softmax yet (the CPU backend has one)" {
+		t.Errorf("Check(Softmax) = %v", err)
+	}
+	if err := e.Check(x); err != nil {
+		t.Errorf("Check(Input) = %v, want nil (no kernel)", err)
+	}
+	if _, err := Writes(func(*Gemm) (string, error) { return "", nil })(&Copy{}); err == nil {
+		t.Error("a Copy written as a Gemm: no error")
+	}
+	want := []graph.Op{graph.OpReshape, graph.OpTranspose, graph.OpSplit, graph.OpSlice, graph.OpExpand,
+		graph.OpSqueeze, graph.OpUnsqueeze, graph.OpFlatten, graph.OpTile, graph.OpCustom}
+	if got := e.Ops(); !slices.Equal(got, want) || !e.Supports(graph.OpTile) || e.Supports(graph.OpSoftmax) {
+		t.Errorf("Ops() = %v, want %v", got, want)
 	}
 }

@@ -7,11 +7,11 @@
 // (dim collapsing, broadcast strides, offsets, windows, lines) their
 // emitters share.
 //
-// A backend is an emitter: ptx and msl embed (or alias) these types,
-// adding only their own launch choices (a block, a tile), and implement
-// Emit(Desc) through a table keyed by Kind. Lower runs a node through
-// Describe and an emitter; SupportedOps derives a backend's list of ops
-// from its emitter, so what CUDA or Metal can run is known before
+// A backend is an Emitter: ptx and msl embed (or alias) these types,
+// adding only their own launch choices (a block, a tile), and give
+// NewEmitter one kernel writer per Kind. The Emitter runs a node through
+// Describe and its writer (Lower) and derives the backend's list of ops
+// from its table (Ops), so what CUDA or Metal can run is known before
 // compiling (kiln inspect --device). The package has no device or
 // purego dependency and runs on every OS.
 package kdesc
