@@ -22,6 +22,11 @@ imports and compiles it and prints kiln's graph, the fusion report, the
 arena plan and the kernel variants chosen. When some ops cannot be
 imported, every one is listed (node, op, opset, what is missing) and the
 command exits with status 1 after printing the rest.
+
+With --device cuda or metal it first asks that backend's kernel emitter
+about every node of the fused graph, with no GPU needed, and lists each
+node that would not lower and why (then exits with status 1); it
+compiles on the device only where one can be opened.
 `
 
 // errUnsupported ends an inspection that listed unsupported ops.
@@ -73,6 +78,9 @@ func runInspect(args []string) error {
 		len(m.Graph.Nodes), opCounts(kilnOps(m.Graph)))
 	sess, err := mf.session()
 	if err != nil {
+		return err
+	}
+	if compile, err := inspectDevice(stdout, m.Graph, sess.Device()); !compile || err != nil {
 		return err
 	}
 	t0 = time.Now()

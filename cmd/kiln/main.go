@@ -4,7 +4,8 @@
 //	kiln demo      compile and run a built-in MiniLM-sized encoder
 //	kiln run       run an ONNX model on .npy inputs, write .npy outputs
 //	kiln bench     time an ONNX model: median, p90 and min latency
-//	kiln inspect   an ONNX model's ops, fusion, memory plan and kernels
+//	kiln inspect   an ONNX model's ops, fusion, memory plan and kernels;
+//	               with --device cuda or metal, the nodes that would not lower
 //
 // Exit status: 0 on success, 1 when the command fails (a missing or bad
 // file, a model kiln cannot import, an input of the wrong shape), 2 for a
@@ -32,7 +33,7 @@ const usage = `usage: kiln <command> [flags]
   demo      compile and run a built-in MiniLM-sized encoder
   run       kiln run model.onnx [--input name=file.npy ...] [--output dir]
   bench     kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N]
-  inspect   kiln inspect model.onnx
+  inspect   kiln inspect model.onnx [--device D]
 
 kiln <command> -h describes a command's flags.`
 
