@@ -53,7 +53,7 @@ func init() {
 	avx512.feature = cpu.AVX512
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
-	convKernelsAsm = append(convKernelsAsm, avx512, avx2)
+	convFamily.add(&avx512, &avx2)
 }
 
 // maxPairsAVX2 runs whole groups of eight outputs in assembly, the rest

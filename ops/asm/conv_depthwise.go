@@ -1,10 +1,6 @@
 package asm
 
-import (
-	"slices"
-
-	"github.com/kilnml/kiln/ops/cpu"
-)
+import "github.com/kilnml/kiln/ops/cpu"
 
 // The direct path of Conv2D for one input channel per group (depthwise
 // convolutions, channel multipliers included). It has two paths, chosen
@@ -95,32 +91,13 @@ var depthwiseGo = &depthwiseKernels{
 	chanTaps: dwChanTapsGo, chanIn: dwChanInGo, chanOut: dwChanOutGo,
 }
 
-// depthwiseAsm is filled by the architecture's init, best first.
-var depthwiseAsm []*depthwiseKernels
-
 // depthwiseVariants lists the variants this CPU and build can run, best
 // first, ending with "go" (KILN_CPU does not shorten it: tests run all).
-func depthwiseVariants() []*depthwiseKernels {
-	in := cpu.Detect()
-	var vs []*depthwiseKernels
-	for _, v := range depthwiseAsm {
-		if slices.Contains(in.Supported, v.feature) {
-			vs = append(vs, v)
-		}
-	}
-	return append(vs, depthwiseGo)
-}
+func depthwiseVariants() []*depthwiseKernels { return depthwiseFamily.variants() }
 
 // bestDepthwise is the variant depthwise convolutions dispatch to: the
-// best one cpu.Allows (which honours KILN_CPU).
-func bestDepthwise() *depthwiseKernels {
-	for _, v := range depthwiseAsm {
-		if cpu.Allows(v.feature) {
-			return v
-		}
-	}
-	return depthwiseGo
-}
+// best one cpu.Allows (which honours KILN_CPU), chosen once.
+func bestDepthwise() *depthwiseKernels { return depthwiseFamily.best() }
 
 // depthwiseFor is the variant a convolution given row kernels k runs:
 // the Go twins with the Go row kernels (a caller asking for pure Go gets

@@ -131,7 +131,7 @@ func dwChanOutAVX2(dst *float32, ldd int, src *float32, n, lanes int) {
 }
 
 func init() {
-	depthwiseAsm = append(depthwiseAsm,
+	depthwiseFamily.add(
 		&depthwiseKernels{
 			name: "avx512", feature: cpu.AVX512, block: 128, taps: dwTaps128AVX512,
 			split2:   dwSplit2AVX512,

@@ -92,7 +92,7 @@ func dwChanOutNEON(dst *float32, ldd int, src *float32, n, lanes int) {
 }
 
 func init() {
-	depthwiseAsm = append(depthwiseAsm, &depthwiseKernels{
+	depthwiseFamily.add(&depthwiseKernels{
 		name: "neon", feature: cpu.NEON, block: 64,
 		taps: dwTaps64NEON, split2: dwSplit2NEON, copy2: dwCopy2NEON,
 		chanTaps: dwChanTapsNEON, chanIn: dwChanInNEON, chanOut: dwChanOutNEON,

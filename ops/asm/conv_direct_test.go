@@ -14,7 +14,7 @@ import (
 func TestConvDirectKernel(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	kernels := map[string]convDirectKernel{"go": convDirectGo}
-	for _, ks := range convKernelsAsm {
+	for _, ks := range convFamily.asm {
 		if ks.direct != nil {
 			kernels[string(ks.feature)] = ks.direct
 		}

@@ -13,7 +13,7 @@ import (
 // last offset reaching the last cell of src and guards around dst.
 func TestConvTaps(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, taps := range append([]convKernels{convKernelsGo}, convKernelsAsm...) {
+	for _, taps := range append([]*convKernels{convKernelsGo}, convFamily.asm...) {
 		for _, stride := range []int{1, 2} {
 			for _, n := range []int{1, 2, 7, 30} {
 				src := randFloats(r, 200)

@@ -22,7 +22,7 @@ func specialFloats(r *rand.Rand, n int) []float32 {
 
 func TestMaxPool2x2Pairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 5))
-	for _, ks := range append([]convKernels{convKernelsGo}, convKernelsAsm...) {
+	for _, ks := range append([]*convKernels{convKernelsGo}, convFamily.asm...) {
 		for n := range 41 {
 			x0, x1 := specialFloats(r, 2*n+1), specialFloats(r, 2*n+1)
 			y := newGuarded(n, 1)

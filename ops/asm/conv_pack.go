@@ -194,23 +194,12 @@ func (k *convKernels) rowsKernel(sw int) convRowsKernel {
 	return nil
 }
 
-// convKernelsAsm is filled by the architecture's init; convKernelsGo are
-// the pure-Go twins.
-var (
-	convKernelsAsm []convKernels
-	convKernelsGo  = convKernels{feature: cpu.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
-)
+// convKernelsGo are the pure-Go twins (convFamily, variant.go).
+var convKernelsGo = &convKernels{feature: cpu.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
 
 // convKernelsFor returns the kernels of feature f (the Go twins when
 // there are none).
-func convKernelsFor(f cpu.Variant) *convKernels {
-	for i := range convKernelsAsm {
-		if convKernelsAsm[i].feature == f {
-			return &convKernelsAsm[i]
-		}
-	}
-	return &convKernelsGo
-}
+func convKernelsFor(f cpu.Variant) *convKernels { return convFamily.forFeature(f) }
 
 func convTaps16S1Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 1) }
 func convTaps16S2Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 2) }

@@ -15,7 +15,7 @@ import (
 func TestConvRowsKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	found := false
-	for _, ks := range convKernelsAsm {
+	for _, ks := range convFamily.asm {
 		for _, stride := range []int{1, 2} {
 			k := ks.rowsKernel(stride)
 			if k == nil {

@@ -16,5 +16,5 @@ func winoIn8AVX2(src *float32, wp int, dst *float32, dstride int, acc *[8]float3
 func winoOut8AVX2(src *float32, sstride int, y *float32, ldy int, bias float32)
 
 func init() {
-	winoKernelsAsm = append(winoKernelsAsm, winoKernels{cpu.AVX2, winoIn8AVX2, winoOut8AVX2})
+	winoFamily.add(&winoKernels{cpu.AVX2, winoIn8AVX2, winoOut8AVX2})
 }

@@ -47,19 +47,11 @@ type winoKernels struct {
 	out     winoOutKernel
 }
 
-// winoKernelsAsm is filled by the architecture's init. Features without
-// transforms in assembly do not take the Winograd path: in Go the
-// transforms would cost more than the products they save.
-var winoKernelsAsm []winoKernels
-
-func winoKernelsFor(f cpu.Variant) *winoKernels {
-	for i := range winoKernelsAsm {
-		if winoKernelsAsm[i].feature == f {
-			return &winoKernelsAsm[i]
-		}
-	}
-	return nil
-}
+// winoKernelsFor returns the transforms of feature f, nil where f has
+// none (winoFamily, variant.go). Features without transforms in assembly
+// do not take the Winograd path: in Go the transforms would cost more
+// than the products they save.
+func winoKernelsFor(f cpu.Variant) *winoKernels { return winoFamily.forFeature(f) }
 
 // f32At is p[i] for a float32 pointer (callers check the bounds).
 func f32At(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }

@@ -12,7 +12,7 @@ import (
 func TestWinoKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	const wp, dstride = 37, 11
-	for _, wk := range winoKernelsAsm {
+	for _, wk := range winoFamily.asm {
 		for trial := range 200 {
 			src := make([]float32, 3*wp+18+5)
 			for i := range src {

@@ -22,8 +22,7 @@ import "github.com/kilnml/kiln/ops/cpu"
 // VMAXPS with x as the operand returned on a tie or NaN.
 
 func init() {
-	// Registered first: ewAsm is best first.
-	ewAsm = append([]*EwKernels{{
+	ewFamily.add(&EwKernels{
 		Name: "avx512", Feature: cpu.AVX512, block: 16,
 		unary: [ewNumUnary]ewUnaryFunc{
 			EwExp: ewExpAVX512, EwLog: ewLogAVX512, EwTanh: ewTanhAVX512, EwSigmoid: ewSigmoidAVX512,
@@ -36,7 +35,7 @@ func init() {
 			EwDiv: ewDivVSAVX512, EwMax: ewMaxVSAVX512, EwMin: ewMinVSAVX512},
 		sv: [ewNumBinary]ewSVFunc{EwAdd: ewAddSVAVX512, EwSub: ewSubSVAVX512, EwMul: ewMulSVAVX512,
 			EwDiv: ewDivSVAVX512, EwMax: ewMaxSVAVX512, EwMin: ewMinSVAVX512},
-	}}, ewAsm...)
+	})
 }
 
 // Unary kernels: for i < n, dst[i] = f(x[i]) with f the scalar twin

@@ -12,7 +12,7 @@ import "github.com/kilnml/kiln/ops/cpu"
 // (and fenced), which spares reading the output lines into the cache.
 
 func init() {
-	ewAsm = append(ewAsm, &EwKernels{
+	ewFamily.add(&EwKernels{
 		Name: "avx2", Feature: cpu.AVX2, block: 8,
 		unary: [ewNumUnary]ewUnaryFunc{
 			EwExp: ewExpAVX2, EwLog: ewLogAVX2, EwTanh: ewTanhAVX2, EwSigmoid: ewSigmoidAVX2,

@@ -26,7 +26,7 @@ func init() {
 	for op := range EwBinary(ewNumBinary) {
 		k.vv[op], k.vs[op], k.sv[op] = ewBinaryForms(op)
 	}
-	ewAsm = append(ewAsm, k)
+	ewFamily.add(k)
 }
 
 // The operations of ewBitsNEON.

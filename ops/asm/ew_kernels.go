@@ -3,8 +3,6 @@ package asm
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/kilnml/kiln/ops/cpu"
@@ -106,32 +104,13 @@ type EwKernels struct {
 var ewGo = &EwKernels{Name: "go", Feature: cpu.Generic, block: 1,
 	unary: ewUnaryGo, vv: ewVVGo, vs: ewVSGo, sv: ewSVGo}
 
-// ewAsm is filled by the architecture's init, best first.
-var ewAsm []*EwKernels
-
 // EwVariants lists the variants this CPU and build can run, best first,
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
-func EwVariants() []*EwKernels {
-	in := cpu.Detect()
-	var vs []*EwKernels
-	for _, v := range ewAsm {
-		if slices.Contains(in.Supported, v.Feature) {
-			vs = append(vs, v)
-		}
-	}
-	return append(vs, ewGo)
-}
+func EwVariants() []*EwKernels { return ewFamily.variants() }
 
 // BestEw is the variant kernels should use: the best one cpu.Allows
 // (which honours KILN_CPU), chosen once.
-var BestEw = sync.OnceValue(func() *EwKernels {
-	for _, v := range ewAsm {
-		if cpu.Allows(v.Feature) {
-			return v
-		}
-	}
-	return ewGo
-})
+func BestEw() *EwKernels { return ewFamily.best() }
 
 // ErrEwAlias is returned when an output partly overlaps an input: the
 // kernels allow an output to be exactly an input (in place) or disjoint

@@ -10,19 +10,15 @@ type fmaPeak struct {
 	run     func(int) // n iterations
 }
 
-// fmaPeaks is filled by the architecture's init, best first.
-var fmaPeaks []fmaPeak
-
 // FMAPeak runs the best FMA loop that cpu.Allows for n iterations and
 // returns the floating-point operations it did (two per FMA lane) and
 // the variant it ran; 0 and cpu.Generic where there is none (benchmarks
 // then have no peak to print).
 func FMAPeak(n int) (flops float64, v cpu.Variant) {
-	for _, p := range fmaPeaks {
-		if cpu.Allows(p.feature) {
-			p.run(n)
-			return 2 * float64(p.fmas) * float64(max(n, 0)), p.feature
-		}
+	p := fmaPeakFamily.best()
+	if p == nil {
+		return 0, cpu.Generic
 	}
-	return 0, cpu.Generic
+	p.run(n)
+	return 2 * float64(p.fmas) * float64(max(n, 0)), p.feature
 }

@@ -17,7 +17,7 @@ func fmaPeakAVX512(n int)
 func fmaPeakAVX2(n int)
 
 func init() {
-	fmaPeaks = append(fmaPeaks,
-		fmaPeak{cpu.AVX512, 384, fmaPeakAVX512},
-		fmaPeak{cpu.AVX2, 96, fmaPeakAVX2})
+	fmaPeakFamily.add(
+		&fmaPeak{cpu.AVX512, 384, fmaPeakAVX512},
+		&fmaPeak{cpu.AVX2, 96, fmaPeakAVX2})
 }

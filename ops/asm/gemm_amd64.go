@@ -122,7 +122,7 @@ func gemmPackB64AVX2(k int, src *float32, ld int, dst *float32, pstride int)
 // block), N=1024 2%, N=512 loses 3%; MC = 384 and KC = 384 are within
 // noise of this choice; KC = 128 and NC = 512 lose 2-5%.
 func init() {
-	gemmAsm = append(gemmAsm, &GemmVariant{
+	gemmFamily.add(&GemmVariant{
 		Name: "avx2", Feature: cpu.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA6AVX2, packB64: gemmPackB64AVX2,

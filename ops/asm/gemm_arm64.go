@@ -90,7 +90,7 @@ func gemmPackB64NEON(k int, src *float32, ld int, dst *float32, pstride int)
 // L1, the 288 KiB A block in a 1 MiB or larger L2). They are not yet
 // measured on arm64 hardware; BenchmarkGemmBlocking re-measures them.
 func init() {
-	gemmAsm = append(gemmAsm, &GemmVariant{
+	gemmFamily.add(&GemmVariant{
 		Name: "neon", Feature: cpu.NEON,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16NEON, gemv: gemv16NEON, packB16: gemmPackB16NEON, gemvRows4: gemvRows4NEON, packA: gemmPackA6NEON, packB64: gemmPackB64NEON,

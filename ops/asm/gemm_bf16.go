@@ -97,36 +97,27 @@ type bf16ConvertKernel func(rows, n32 int, src *float32, lds int, dst *uint32, l
 // GemmBF16Variant is one implementation of the BF16 kernels.
 type GemmBF16Variant struct {
 	// Name is what reports show: "avx512bf16" or "go-bf16".
-	Name    string
+	Name string
+	// Feature is the ops/cpu variant the kernels need (the assembly also
+	// needs AVX512_BF16: cpu.HasBF16).
+	Feature cpu.Variant
+
 	panel   bf16PanelKernel
 	gemv    bf16GemvKernel
 	convert bf16ConvertKernel
 }
 
 // gemmBF16Go is the pure-Go variant (the twins).
-var gemmBF16Go = &GemmBF16Variant{Name: "go-bf16", panel: gemmPanelBF16Go, gemv: gemvBF16Go, convert: bf16ConvertRowsGo}
-
-// gemmBF16Asm is set by the architecture's init where the assembly exists.
-var gemmBF16Asm *GemmBF16Variant
+var gemmBF16Go = &GemmBF16Variant{Name: "go-bf16", Feature: cpu.Generic, panel: gemmPanelBF16Go, gemv: gemvBF16Go, convert: bf16ConvertRowsGo}
 
 // GemmBF16Variants lists the BF16 variants this CPU and build can run
 // (the assembly where cpu.HasBF16), ending with the pure-Go twin.
-func GemmBF16Variants() []*GemmBF16Variant {
-	if gemmBF16Asm != nil && cpu.HasBF16() {
-		return []*GemmBF16Variant{gemmBF16Asm, gemmBF16Go}
-	}
-	return []*GemmBF16Variant{gemmBF16Go}
-}
+func GemmBF16Variants() []*GemmBF16Variant { return gemmBF16Family.variants() }
 
 // BestGemmBF16 is the variant BF16 weights should run on, or nil where
 // the CPU (or KILN_CPU) rules out AVX512_BF16: there the twin would be far
 // slower than the float32 kernels, so callers keep float32.
-func BestGemmBF16() *GemmBF16Variant {
-	if gemmBF16Asm != nil && cpu.HasBF16() {
-		return gemmBF16Asm
-	}
-	return nil
-}
+func BestGemmBF16() *GemmBF16Variant { return gemmBF16Family.best() }
 
 // PackedBF16 is op(B) rounded to bf16 and packed for GemmBF16: blocks of
 // bf16KC steps (the last may be shorter, an odd one padded with a zero

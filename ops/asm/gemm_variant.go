@@ -1,10 +1,6 @@
 package asm
 
-import (
-	"slices"
-
-	"github.com/kilnml/kiln/ops/cpu"
-)
+import "github.com/kilnml/kiln/ops/cpu"
 
 // microKernel computes one MR×NR tile of C from a packed A panel (k steps
 // of MR values) and a packed B panel (k steps of NR values):
@@ -155,40 +151,14 @@ var gemmGo = &GemmVariant{
 	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA: gemmPackA6Go, packB64: gemmPackB64Go,
 }
 
-// gemmAsm is filled by the architecture's init, best first.
-var gemmAsm []*GemmVariant
-
 // GemmVariants lists the variants this CPU and build can run, best first,
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
-func GemmVariants() []*GemmVariant {
-	in := cpu.Detect()
-	var vs []*GemmVariant
-	for _, v := range gemmAsm {
-		if slices.Contains(in.Supported, v.Feature) {
-			vs = append(vs, v)
-		}
-	}
-	return append(vs, gemmGo)
-}
+func GemmVariants() []*GemmVariant { return gemmFamily.variants() }
 
 // BestGemm is the variant kernels should use: the best one cpu.Allows
-// (which honours KILN_CPU).
-func BestGemm() *GemmVariant {
-	for _, v := range gemmAsm {
-		if cpu.Allows(v.Feature) {
-			return v
-		}
-	}
-	return gemmGo
-}
+// (which honours KILN_CPU), chosen once.
+func BestGemm() *GemmVariant { return gemmFamily.best() }
 
 // GemmVariantNamed returns the variant called name if this machine can run
 // it, else nil.
-func GemmVariantNamed(name string) *GemmVariant {
-	for _, v := range GemmVariants() {
-		if v.Name == name {
-			return v
-		}
-	}
-	return nil
-}
+func GemmVariantNamed(name string) *GemmVariant { return gemmFamily.named(name) }

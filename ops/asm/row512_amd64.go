@@ -147,12 +147,11 @@ func transpose8AVX512(dst *uint32, ldd int, src *uint32, lds int, rows, cols int
 func addU32(p *uint32, i int) *uint32 { return (*uint32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
 
 func init() {
-	// Registered first: rowsAsm is best first.
-	rowsAsm = append([]*RowKernels{{
+	rowFamily.add(&RowKernels{
 		Name: "avx512", Feature: cpu.AVX512,
 		sum: sumF32AVX512, sumSqDev: sumSqDevF32AVX512, max: maxF32AVX512, min: minF32AVX512, maxNum: maxNumF32AVX512,
 		accAdd: accAddF64AVX512, accMax: accMaxF32AVX512, accMin: accMinF32AVX512,
 		expShift: expShiftF32AVX512, expScale: expScaleF32AVX512, scaleAddMax: scaleAddMaxF32AVX512, scale: scaleF32AVX512, norm: normF32AVX512,
 		axpy: axpyF32AVX512, transpose8: transpose8AVX512,
-	}}, rowsAsm...)
+	})
 }

@@ -43,7 +43,7 @@ func scaleAddMaxF32AVX2(y, add *float32, n int, s float32) float32
 func normF32AVX2(y, x, scale, bias *float32, n, sstep, bstep int, mhi, mlo, r float32)
 
 func init() {
-	rowsAsm = append(rowsAsm, &RowKernels{
+	rowFamily.add(&RowKernels{
 		Name: "avx2", Feature: cpu.AVX2,
 		sum: sumF32AVX2, sumSqDev: sumSqDevF32AVX2, max: maxF32AVX2, min: minF32AVX2, maxNum: maxNumF32AVX2,
 		accAdd: accAddF64AVX2, accMax: accMaxF32AVX2, accMin: accMinF32AVX2,

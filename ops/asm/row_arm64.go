@@ -38,7 +38,7 @@ func normF32NEON(y, x, scale, bias *float32, n, sstep, bstep int, mhi, mlo, r fl
 func axpyF32NEON(y, x *float32, n int, a float32)
 
 func init() {
-	rowsAsm = append(rowsAsm, &RowKernels{
+	rowFamily.add(&RowKernels{
 		Name: "neon", Feature: cpu.NEON,
 		sum: sumF32NEON, sumSqDev: sumSqDevF32NEON, max: maxF32NEON, min: minF32NEON,
 		accAdd: accAddF64NEON, accMax: accMaxF32NEON, accMin: accMinF32NEON,

@@ -13,7 +13,7 @@ import (
 // tolerances of row_test.go. Rows mix ordinary values with far-away ones
 // (whose x - m loses bits to rounding), ±Inf, NaN, ±0 and subnormals.
 func TestNeonRowsMatchTwins(t *testing.T) {
-	k := rowsAsm[0]
+	k := rowFamily.asm[0]
 	if k.Name != "neon" {
 		t.Fatalf("first arm64 row variant is %s", k.Name)
 	}

@@ -1,10 +1,6 @@
 package asm
 
-import (
-	"slices"
-
-	"github.com/kilnml/kiln/ops/cpu"
-)
+import "github.com/kilnml/kiln/ops/cpu"
 
 // RowKernels is one implementation of the row-wise kernel families:
 // reductions (reduce_*), softmax and normalisation rows (row_*), the
@@ -68,29 +64,10 @@ var rowsGo = &RowKernels{
 	transpose8: transpose8Go,
 }
 
-// rowsAsm is filled by the architecture's init, best first.
-var rowsAsm []*RowKernels
-
 // RowVariants lists the variants this CPU and build can run, best first,
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
-func RowVariants() []*RowKernels {
-	in := cpu.Detect()
-	var vs []*RowKernels
-	for _, v := range rowsAsm {
-		if slices.Contains(in.Supported, v.Feature) {
-			vs = append(vs, v)
-		}
-	}
-	return append(vs, rowsGo)
-}
+func RowVariants() []*RowKernels { return rowFamily.variants() }
 
 // BestRows is the variant kernels should use: the best one cpu.Allows
-// (which honours KILN_CPU).
-func BestRows() *RowKernels {
-	for _, v := range rowsAsm {
-		if cpu.Allows(v.Feature) {
-			return v
-		}
-	}
-	return rowsGo
-}
+// (which honours KILN_CPU), chosen once.
+func BestRows() *RowKernels { return rowFamily.best() }

@@ -1,0 +1,272 @@
+package asm
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/kilnml/kiln/ops/cpu"
+)
+
+// The variant registry: every CPU kernel family keeps its
+// implementations in one variantSet, and picks among them only through
+// it. An architecture's init adds its assembly variants (add); the
+// pure-Go twins are the set's fallback. Dispatch (best) is the first
+// assembly variant cpu.Allows (the CPU has its feature and KILN_CPU does
+// not rule it out), chosen once; the variants a test runs (variants) are
+// every one this CPU and build can run, whatever KILN_CPU says.
+//
+// The families, in the order reports list them (families), each filled
+// by the init of the files named:
+//
+//	gemm        gemm_amd64.go (avx2), gemm512_amd64.go (avx512), gemm_arm64.go (neon)
+//	gemm-bf16   gemm_bf16_amd64.go (avx512 with AVX512_BF16); optional
+//	elementwise ew_amd64.go (avx2), ew512_amd64.go (avx512), ew_arm64.go (neon)
+//	rows        row_amd64.go (avx2), row512_amd64.go (avx512), row_arm64.go (neon)
+//	depthwise   conv_depthwise_amd64.go (avx512, avx2), conv_depthwise_arm64.go (neon)
+//	conv        conv_amd64.go (avx512, avx2): patch packers, by the GEMM's feature
+//	winograd    conv_wino_amd64.go (avx2): transforms, by the GEMM's feature; optional
+//	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
+var (
+	gemmFamily = &variantSet[*GemmVariant]{
+		family: "gemm", twin: gemmGo,
+		feature: func(v *GemmVariant) cpu.Variant { return v.Feature },
+		name:    func(v *GemmVariant) string { return v.Name },
+	}
+	gemmBF16Family = &variantSet[*GemmBF16Variant]{
+		family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpu.HasBF16,
+		feature: func(v *GemmBF16Variant) cpu.Variant { return v.Feature },
+		name:    func(v *GemmBF16Variant) string { return v.Name },
+	}
+	ewFamily = &variantSet[*EwKernels]{
+		family: "elementwise", twin: ewGo,
+		feature: func(v *EwKernels) cpu.Variant { return v.Feature },
+		name:    func(v *EwKernels) string { return v.Name },
+	}
+	rowFamily = &variantSet[*RowKernels]{
+		family: "rows", twin: rowsGo,
+		feature: func(v *RowKernels) cpu.Variant { return v.Feature },
+		name:    func(v *RowKernels) string { return v.Name },
+	}
+	depthwiseFamily = &variantSet[*depthwiseKernels]{
+		family: "depthwise", twin: depthwiseGo,
+		feature: func(v *depthwiseKernels) cpu.Variant { return v.feature },
+		name:    func(v *depthwiseKernels) string { return v.name },
+	}
+	convFamily = &variantSet[*convKernels]{
+		family: "conv", twin: convKernelsGo, follows: gemmFamily,
+		feature: func(v *convKernels) cpu.Variant { return v.feature },
+	}
+	winoFamily = &variantSet[*winoKernels]{
+		family: "winograd", optional: true, follows: gemmFamily,
+		feature: func(v *winoKernels) cpu.Variant { return v.feature },
+	}
+	fmaPeakFamily = &variantSet[*fmaPeak]{
+		family: "fma-peak", optional: true,
+		feature: func(v *fmaPeak) cpu.Variant { return v.feature },
+	}
+)
+
+// families lists every set for reports (Families) and the dispatch test.
+var families = []family{gemmFamily, gemmBF16Family, ewFamily, rowFamily, depthwiseFamily, convFamily, winoFamily, fmaPeakFamily}
+
+// variantSet is one kernel family's implementations: the assembly
+// variants, best first, and the pure-Go twin (nil where the family has
+// none). V is a pointer to the family's kernel table.
+type variantSet[V comparable] struct {
+	family string // what reports call it
+	twin   V      // the pure-Go twins, listed last; nil for none
+	// optional: the family's assembly is a speed-up its callers can do
+	// without. Where no assembly variant is allowed, best is nil (the
+	// callers take another path) rather than the twin, and
+	// KILN_TEST_REQUIRE does not hold the family to a feature.
+	optional bool
+	// gate is a CPU check that every assembly variant needs beyond its
+	// feature (nil: none).
+	gate func() bool
+	// follows is the family whose choice this one takes (forFeature
+	// with its feature) rather than choosing by itself; nil for none.
+	follows family
+	feature func(V) cpu.Variant
+	name    func(V) string // nil: the feature's name
+
+	asm    []V // filled by add, best first
+	once   sync.Once
+	chosen V
+	frozen bool // best has chosen: add would come too late
+}
+
+// featureOrder ranks the features best first; add keeps a family's
+// assembly in this order whatever order the inits run in.
+var featureOrder = []cpu.Variant{cpu.AVX512, cpu.AVX2, cpu.NEON, cpu.Generic}
+
+// add registers assembly variants; only architecture inits call it.
+func (s *variantSet[V]) add(vs ...V) {
+	if s.frozen {
+		panic("asm: " + s.family + " variant registered after dispatch chose")
+	}
+	for _, v := range vs {
+		rank := slices.Index(featureOrder, s.feature(v))
+		at := len(s.asm)
+		for i, w := range s.asm {
+			if slices.Index(featureOrder, s.feature(w)) > rank {
+				at = i
+				break
+			}
+		}
+		s.asm = slices.Insert(s.asm, at, v)
+	}
+}
+
+// runs reports whether this CPU and build can run v (KILN_CPU aside).
+func (s *variantSet[V]) runs(v V) bool {
+	return slices.Contains(cpu.Detect().Supported, s.feature(v)) && (s.gate == nil || s.gate())
+}
+
+// variants lists the variants this CPU and build can run, best first,
+// ending with the twin. KILN_CPU does not shorten it (tests run them
+// all).
+func (s *variantSet[V]) variants() []V {
+	var vs []V
+	for _, v := range s.asm {
+		if s.runs(v) {
+			vs = append(vs, v)
+		}
+	}
+	var none V
+	if s.twin != none {
+		vs = append(vs, s.twin)
+	}
+	return vs
+}
+
+// best is the variant kernels dispatch to, chosen once: the first
+// assembly variant cpu.Allows (which honours KILN_CPU) and the gate
+// passes, else the twin (nil for an optional family); for a family that
+// follows another, the variant of that family's chosen feature.
+func (s *variantSet[V]) best() V {
+	s.once.Do(func() {
+		s.frozen = true
+		if s.follows != nil {
+			s.chosen = s.forFeature(s.follows.chosenFeature())
+			return
+		}
+		for _, v := range s.asm {
+			if cpu.Allows(s.feature(v)) && (s.gate == nil || s.gate()) {
+				s.chosen = v
+				return
+			}
+		}
+		if !s.optional {
+			s.chosen = s.twin
+		}
+	})
+	return s.chosen
+}
+
+// forFeature is the variant of feature f, for a family that follows
+// another's choice (conv and winograd follow the GEMM's): the twin (nil
+// for an optional family) where f has none.
+func (s *variantSet[V]) forFeature(f cpu.Variant) V {
+	for _, v := range s.asm {
+		if s.feature(v) == f {
+			return v
+		}
+	}
+	if s.optional {
+		var none V
+		return none
+	}
+	return s.twin
+}
+
+// named is the variant called name if this machine can run it, else nil.
+func (s *variantSet[V]) named(name string) V {
+	for _, v := range s.variants() {
+		if s.nameOf(v) == name {
+			return v
+		}
+	}
+	var none V
+	return none
+}
+
+// nameOf is what reports call v.
+func (s *variantSet[V]) nameOf(v V) string {
+	if s.name != nil {
+		return s.name(v)
+	}
+	if f := s.feature(v); f != cpu.Generic {
+		return string(f)
+	}
+	return "go"
+}
+
+// family is a variantSet of any kernel type, as reports and followers
+// see it.
+type family interface {
+	familyName() string
+	report() Family
+	chosenFeature() cpu.Variant
+}
+
+// familyName is what reports call the family.
+func (s *variantSet[V]) familyName() string { return s.family }
+
+// chosenFeature is the feature of the variant best chose (Generic where
+// none).
+func (s *variantSet[V]) chosenFeature() cpu.Variant {
+	var none V
+	if v := s.best(); v != none {
+		return s.feature(v)
+	}
+	return cpu.Generic
+}
+
+// report describes the set.
+func (s *variantSet[V]) report() Family {
+	f := Family{Name: s.family, Chosen: -1, Optional: s.optional}
+	if s.follows != nil {
+		f.Follows = s.follows.familyName()
+	}
+	best := s.best()
+	for i, v := range s.variants() {
+		f.Variants = append(f.Variants, VariantInfo{Name: s.nameOf(v), Feature: s.feature(v)})
+		if v == best {
+			f.Chosen = i
+		}
+	}
+	return f
+}
+
+// Family describes one kernel family for reports (kiln info).
+type Family struct {
+	Name string
+	// Variants are those this CPU and build can run, best first, the
+	// pure-Go twins last.
+	Variants []VariantInfo
+	// Chosen indexes the variant kernels dispatch to; -1 where an
+	// optional family has none (the CPU or KILN_CPU rules its assembly
+	// out and callers take another path).
+	Chosen int
+	// Optional families' assembly is a speed-up callers can do without;
+	// the others always run some variant, at worst the twins.
+	Optional bool
+	// Follows names the family whose chosen feature picks this one's
+	// variant (conv and winograd run beside the GEMM); "" for none.
+	Follows string
+}
+
+// VariantInfo names one variant of a family and the CPU feature it needs.
+type VariantInfo struct {
+	Name    string
+	Feature cpu.Variant
+}
+
+// Families reports every kernel family: its variants and the one chosen.
+func Families() []Family {
+	fs := make([]Family, len(families))
+	for i, f := range families {
+		fs[i] = f.report()
+	}
+	return fs
+}
