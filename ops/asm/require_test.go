@@ -11,7 +11,7 @@ import (
 )
 
 // dispatchedFeatures reports the variant every kernel family dispatches
-// to by default: the Best* choices, and the variants the constructors
+// to by default: the registry's choices, and the variants the constructors
 // pick when given nil (a constructor wired to the wrong default would
 // slip past the Best* functions).
 func dispatchedFeatures(t *testing.T) []familyFeature {
@@ -39,26 +39,31 @@ func dispatchedFeatures(t *testing.T) []familyFeature {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gemms := featuresOf(GemmVariants(), func(v *GemmVariant) cpu.Variant { return v.Feature })
-	rows := featuresOf(RowVariants(), func(v *RowKernels) cpu.Variant { return v.Feature })
-	ews := featuresOf(EwVariants(), func(v *EwKernels) cpu.Variant { return v.Feature })
-	return []familyFeature{
-		{"gemm", BestGemm().Feature, gemms},
-		{"gemm plan", gemm.v.Feature, gemms},
-		{"elementwise", BestEw().Feature, ews},
-		{"rows (softmax, norms, reductions)", BestRows().Feature, rows},
-		{"transpose", tr.k.Feature, rows},
-		{"conv (implicit gemm)", conv.v.Feature, gemms},
-		{"conv (depthwise)", depthwise.dw.k.feature, featuresOf(depthwiseVariants(), func(v *depthwiseKernels) cpu.Variant { return v.feature })},
-		{"pool", pool.k.Feature, rows},
+	// Every family that picks its own variant and must run one (not an
+	// optional speed-up, not one that follows the GEMM's choice: "conv
+	// (implicit gemm)" below checks that choice), as the registry
+	// reports it.
+	var fs []familyFeature
+	for _, f := range Families() {
+		if !f.Optional && f.Follows == "" {
+			fs = append(fs, familyFeature{f.Name, f.Variants[f.Chosen].Feature, featuresOf(f)})
+		}
 	}
+	gemms, rows, depthwises := featuresOf(gemmFamily.report()), featuresOf(rowFamily.report()), featuresOf(depthwiseFamily.report())
+	return append(fs,
+		familyFeature{"gemm plan", gemm.v.Feature, gemms},
+		familyFeature{"transpose", tr.k.Feature, rows},
+		familyFeature{"conv (implicit gemm)", conv.v.Feature, gemms},
+		familyFeature{"conv (depthwise)", depthwise.dw.k.feature, depthwises},
+		familyFeature{"pool", pool.k.Feature, rows},
+	)
 }
 
 // featuresOf lists the features of a family's variants.
-func featuresOf[V any](vs []V, feature func(V) cpu.Variant) []cpu.Variant {
-	fs := make([]cpu.Variant, len(vs))
-	for i, v := range vs {
-		fs[i] = feature(v)
+func featuresOf(f Family) []cpu.Variant {
+	fs := make([]cpu.Variant, len(f.Variants))
+	for i, v := range f.Variants {
+		fs[i] = v.Feature
 	}
 	return fs
 }
