@@ -3,9 +3,17 @@
 // A program builds a graph with package graph (or imports one), and kiln
 // fuses it, plans all of its memory into one arena and runs it through a
 // flat, slot-indexed dispatch loop. On the CPU the kernels are Go assembly
-// chosen at run time (AVX-512, AVX2+FMA, NEON) with a pure-Go twin for
-// each; GPU drivers are loaded at run time without cgo, so a program that
-// uses only the CPU links statically with CGO_ENABLED=0.
+// chosen once per kernel family at run time from the CPU's features
+// (KILN_CPU narrows the choice). On amd64 every family has an AVX-512
+// variant (GEMM, with AVX-512 BF16 for BF16 weights; elementwise math;
+// rows, reductions and transposes; depthwise convolution; the
+// implicit-GEMM convolution's patch packing) but the optional Winograd
+// convolution, which is AVX2 only, and every family has an AVX2+FMA
+// variant; on arm64 the GEMM, elementwise, row and depthwise families
+// have NEON variants. Every kernel has a pure-Go twin, and `kiln info`
+// lists the families and the variant this CPU runs of each. GPU drivers
+// are loaded at run time without cgo, so a program that uses only the
+// CPU links statically with CGO_ENABLED=0.
 //
 // The stages live in their own packages, in pipeline order:
 //

@@ -15,9 +15,13 @@ import (
 
 // Step is one kernel call with its views resolved.
 type Step struct {
-	Node    *graph.Node
-	Kernel  ops.Kernel
-	Variant string // "reference", "go-blocked", "avx512", ...
+	Node   *graph.Node
+	Kernel ops.Kernel
+	// Variant is "reference" (no fast kernel took the node) or the fast
+	// kernel's variant: its family's ("avx512", "avx2", "neon", "go"),
+	// prefixed by the kernel where an op has several ("ew-avx2",
+	// "flash-go", "conv-avx512+epilogue"); `kiln info` lists the families.
+	Variant string
 	Ins     []tensor.Tensor
 	Out     tensor.Tensor
 	// Static: computed from weights only; runs when the weights changed

@@ -133,7 +133,9 @@ func PrepareReference(n *graph.Node) (Kernel, error) {
 // FastPrepare prepares an optimised kernel (multi-threaded, assembly) for
 // a node, or returns a nil Kernel when it has none for this node's dtype or
 // shapes; the executor then uses the reference kernel. variant names the
-// implementation chosen (e.g. "go", "avx512").
+// implementation chosen: its kernel family's variant ("avx512", "avx2",
+// "neon", or "go" for the pure-Go twin), prefixed by the kernel where an
+// op has several ("ew-avx2", "flash-go").
 type FastPrepare func(n *graph.Node, env Env) (k Kernel, variant string, err error)
 
 var fast = map[graph.Op][]FastPrepare{}

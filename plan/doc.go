@@ -20,12 +20,14 @@
 // over input 0 when the op allows it and nothing reads that buffer
 // afterwards (see Make for the exact rule).
 //
-// The planner is a pure function of the graph and Options: no kernels run
-// and nothing is allocated for the arena itself. Check re-derives the
-// lifetimes from the graph and verifies that no two live buffers overlap;
-// tests call it on every plan, and callers may too. Report prints the
-// arena size against the naive layout and the lower bound.
-//
-// KILN_PLAN=naive (options.go) switches placement off for debugging: every
-// value gets its own buffer, back to back.
+// The planner is deterministic: its result depends only on the graph,
+// Options and two debugging variables, read once per process (FromEnv),
+// that Make applies on top of Options: KILN_PLAN=naive switches placement
+// off (every value gets its own buffer, back to back) and KILN_DEBUG=guard
+// pads every buffer with a guard zone for the executor's canaries. No
+// kernels run and nothing is allocated for the arena itself. Check
+// re-derives the lifetimes from the graph and verifies that no two live
+// buffers overlap; tests call it on every plan, and callers may too.
+// Report prints the arena size against the naive layout and the lower
+// bound.
 package plan

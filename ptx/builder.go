@@ -200,12 +200,10 @@ type redReg struct {
 
 var regF32 = redReg{cF32, "f32", 4}
 
-// warpReduce folds v across the 32 lanes of a warp with op (e.g.
-// "add.f32", "max.NaN.f32"); every lane ends with the result.
-func (f *fn) warpReduce(v, op string) string { return f.warpReduceT(v, op, regF32) }
-
-// warpReduceT is warpReduce for a value of type rt.
-func (f *fn) warpReduceT(v, op string, rt redReg) string {
+// warpReduce folds v, a value of type rt, across the 32 lanes of a warp
+// with op (e.g. "add.f32", "max.NaN.f32"); every lane ends with the
+// result.
+func (f *fn) warpReduce(v, op string, rt redReg) string {
 	for off := 16; off >= 1; off /= 2 {
 		o := f.reg(rt.c)
 		if rt.c == cB64 { // shuffles move 32 bits: two halves
@@ -234,7 +232,7 @@ func (f *fn) blockReduce(v, op, tid, scratch string, threads int, identity float
 // blockReduceT is blockReduce for a value of type rt; identity is an
 // immediate of that type and scratch holds 32 of them.
 func (f *fn) blockReduceT(v, op, tid, scratch string, threads int, identity string, rt redReg) string {
-	v = f.warpReduceT(v, op, rt)
+	v = f.warpReduce(v, op, rt)
 	if threads <= 32 {
 		return v
 	}
@@ -260,5 +258,5 @@ func (f *fn) blockReduceT(v, op, tid, scratch string, threads int, identity stri
 	q := f.reg(cPred)
 	f.op("setp.lt.u32 %s, %s, %d", q, lane, warps)
 	f.op("@%s ld.shared.%s %s, [%s]", q, rt.t, w, la)
-	return f.warpReduceT(w, op, rt)
+	return f.warpReduce(w, op, rt)
 }

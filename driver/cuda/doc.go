@@ -9,8 +9,10 @@
 // is an error with a hint, never a panic.
 //
 // Layers, kept apart: lib*.go and call*.go are the thin typed bindings
-// (symbol table, one check for every CUresult), device.go to launch.go
-// wrap them in Go types, backend.go and lower.go implement exec.Backend.
+// (symbol table, one check for every CUresult); device.go, memory.go,
+// module.go and stream.go wrap them in Go types; lower.go (no GPU
+// needed) turns a planned graph into PTX launches, each node through
+// kdesc.Describe and ptx.Emit, and backend.go implements exec.Backend.
 //
 // Threads: a CUDA context is current per OS thread. Every call sequence
 // runs under Device.do, which locks the goroutine to its thread and makes
