@@ -27,44 +27,52 @@ import (
 //	winograd    conv_wino_amd64.go (avx2): transforms, by the GEMM's feature; optional
 //	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
 var (
-	gemmFamily = &variantSet[*GemmVariant]{
-		family: "gemm", twin: gemmGo,
-		feature: func(v *GemmVariant) cpu.Variant { return v.Feature },
-		name:    func(v *GemmVariant) string { return v.Name },
-	}
-	gemmBF16Family = &variantSet[*GemmBF16Variant]{
-		family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpu.HasBF16,
-		feature: func(v *GemmBF16Variant) cpu.Variant { return v.Feature },
-		name:    func(v *GemmBF16Variant) string { return v.Name },
-	}
-	ewFamily = &variantSet[*EwKernels]{
-		family: "elementwise", twin: ewGo,
-		feature: func(v *EwKernels) cpu.Variant { return v.Feature },
-		name:    func(v *EwKernels) string { return v.Name },
-	}
-	rowFamily = &variantSet[*RowKernels]{
-		family: "rows", twin: rowsGo,
-		feature: func(v *RowKernels) cpu.Variant { return v.Feature },
-		name:    func(v *RowKernels) string { return v.Name },
-	}
-	depthwiseFamily = &variantSet[*depthwiseKernels]{
-		family: "depthwise", twin: depthwiseGo,
-		feature: func(v *depthwiseKernels) cpu.Variant { return v.feature },
-		name:    func(v *depthwiseKernels) string { return v.name },
-	}
-	convFamily = &variantSet[*convKernels]{
-		family: "conv", twin: convKernelsGo, follows: gemmFamily,
-		feature: func(v *convKernels) cpu.Variant { return v.feature },
-	}
-	winoFamily = &variantSet[*winoKernels]{
-		family: "winograd", optional: true, follows: gemmFamily,
-		feature: func(v *winoKernels) cpu.Variant { return v.feature },
-	}
-	fmaPeakFamily = &variantSet[*fmaPeak]{
-		family: "fma-peak", optional: true,
-		feature: func(v *fmaPeak) cpu.Variant { return v.feature },
-	}
+	gemmFamily      = &variantSet[*GemmVariant]{family: "gemm", twin: gemmGo}
+	gemmBF16Family  = &variantSet[*GemmBF16Variant]{family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpu.HasBF16}
+	ewFamily        = &variantSet[*EwKernels]{family: "elementwise", twin: ewGo}
+	rowFamily       = &variantSet[*RowKernels]{family: "rows", twin: rowsGo}
+	depthwiseFamily = &variantSet[*depthwiseKernels]{family: "depthwise", twin: depthwiseGo}
+	convFamily      = &variantSet[*convKernels]{family: "conv", twin: convKernelsGo, follows: gemmFamily}
+	winoFamily      = &variantSet[*winoKernels]{family: "winograd", optional: true, follows: gemmFamily}
+	fmaPeakFamily   = &variantSet[*fmaPeak]{family: "fma-peak", optional: true}
 )
+
+// kernelTable is what the registry needs of a family's kernel table: a
+// pointer (nil for none) that names itself and the feature it needs.
+type kernelTable interface {
+	comparable
+	variantID() (name string, feature cpu.Variant)
+}
+
+// The families' kernel tables as the registry sees them.
+func (v *GemmVariant) variantID() (string, cpu.Variant)      { return v.Name, v.Feature }
+func (v *GemmBF16Variant) variantID() (string, cpu.Variant)  { return v.Name, v.Feature }
+func (v *EwKernels) variantID() (string, cpu.Variant)        { return v.Name, v.Feature }
+func (v *RowKernels) variantID() (string, cpu.Variant)       { return v.Name, v.Feature }
+func (v *depthwiseKernels) variantID() (string, cpu.Variant) { return v.name, v.feature }
+func (v *convKernels) variantID() (string, cpu.Variant)      { return featureName(v.feature), v.feature }
+func (v *winoKernels) variantID() (string, cpu.Variant)      { return featureName(v.feature), v.feature }
+func (v *fmaPeak) variantID() (string, cpu.Variant)          { return featureName(v.feature), v.feature }
+
+// featureName names a variant after its feature, the twins "go".
+func featureName(f cpu.Variant) string {
+	if f == cpu.Generic {
+		return "go"
+	}
+	return string(f)
+}
+
+// featureOf is the feature variant v needs.
+func featureOf[V kernelTable](v V) cpu.Variant {
+	_, f := v.variantID()
+	return f
+}
+
+// nameOf is what reports call variant v.
+func nameOf[V kernelTable](v V) string {
+	n, _ := v.variantID()
+	return n
+}
 
 // families lists every set for reports (Families) and the dispatch test.
 var families = []family{gemmFamily, gemmBF16Family, ewFamily, rowFamily, depthwiseFamily, convFamily, winoFamily, fmaPeakFamily}
@@ -72,7 +80,7 @@ var families = []family{gemmFamily, gemmBF16Family, ewFamily, rowFamily, depthwi
 // variantSet is one kernel family's implementations: the assembly
 // variants, best first, and the pure-Go twin (nil where the family has
 // none). V is a pointer to the family's kernel table.
-type variantSet[V comparable] struct {
+type variantSet[V kernelTable] struct {
 	family string // what reports call it
 	twin   V      // the pure-Go twins, listed last; nil for none
 	// optional: the family's assembly is a speed-up its callers can do
@@ -86,8 +94,6 @@ type variantSet[V comparable] struct {
 	// follows is the family whose choice this one takes (forFeature
 	// with its feature) rather than choosing by itself; nil for none.
 	follows family
-	feature func(V) cpu.Variant
-	name    func(V) string // nil: the feature's name
 
 	asm    []V // filled by add, best first
 	once   sync.Once
@@ -105,10 +111,10 @@ func (s *variantSet[V]) add(vs ...V) {
 		panic("asm: " + s.family + " variant registered after dispatch chose")
 	}
 	for _, v := range vs {
-		rank := slices.Index(featureOrder, s.feature(v))
+		rank := slices.Index(featureOrder, featureOf(v))
 		at := len(s.asm)
 		for i, w := range s.asm {
-			if slices.Index(featureOrder, s.feature(w)) > rank {
+			if slices.Index(featureOrder, featureOf(w)) > rank {
 				at = i
 				break
 			}
@@ -119,7 +125,7 @@ func (s *variantSet[V]) add(vs ...V) {
 
 // runs reports whether this CPU and build can run v (KILN_CPU aside).
 func (s *variantSet[V]) runs(v V) bool {
-	return slices.Contains(cpu.Detect().Supported, s.feature(v)) && (s.gate == nil || s.gate())
+	return slices.Contains(cpu.Detect().Supported, featureOf(v)) && (s.gate == nil || s.gate())
 }
 
 // variants lists the variants this CPU and build can run, best first,
@@ -151,7 +157,7 @@ func (s *variantSet[V]) best() V {
 			return
 		}
 		for _, v := range s.asm {
-			if cpu.Allows(s.feature(v)) && (s.gate == nil || s.gate()) {
+			if cpu.Allows(featureOf(v)) && (s.gate == nil || s.gate()) {
 				s.chosen = v
 				return
 			}
@@ -168,7 +174,7 @@ func (s *variantSet[V]) best() V {
 // for an optional family) where f has none.
 func (s *variantSet[V]) forFeature(f cpu.Variant) V {
 	for _, v := range s.asm {
-		if s.feature(v) == f {
+		if featureOf(v) == f {
 			return v
 		}
 	}
@@ -182,23 +188,12 @@ func (s *variantSet[V]) forFeature(f cpu.Variant) V {
 // named is the variant called name if this machine can run it, else nil.
 func (s *variantSet[V]) named(name string) V {
 	for _, v := range s.variants() {
-		if s.nameOf(v) == name {
+		if nameOf(v) == name {
 			return v
 		}
 	}
 	var none V
 	return none
-}
-
-// nameOf is what reports call v.
-func (s *variantSet[V]) nameOf(v V) string {
-	if s.name != nil {
-		return s.name(v)
-	}
-	if f := s.feature(v); f != cpu.Generic {
-		return string(f)
-	}
-	return "go"
 }
 
 // family is a variantSet of any kernel type, as reports and followers
@@ -217,7 +212,7 @@ func (s *variantSet[V]) familyName() string { return s.family }
 func (s *variantSet[V]) chosenFeature() cpu.Variant {
 	var none V
 	if v := s.best(); v != none {
-		return s.feature(v)
+		return featureOf(v)
 	}
 	return cpu.Generic
 }
@@ -230,7 +225,7 @@ func (s *variantSet[V]) report() Family {
 	}
 	best := s.best()
 	for i, v := range s.variants() {
-		f.Variants = append(f.Variants, VariantInfo{Name: s.nameOf(v), Feature: s.feature(v)})
+		f.Variants = append(f.Variants, VariantInfo{Name: nameOf(v), Feature: featureOf(v)})
 		if v == best {
 			f.Chosen = i
 		}

@@ -10,11 +10,10 @@ import (
 // testVariant is a kernel table for registry tests.
 type testVariant struct{ f cpu.Variant }
 
+func (v *testVariant) variantID() (string, cpu.Variant) { return featureName(v.f), v.f }
+
 func newTestSet(optional bool) *variantSet[*testVariant] {
-	return &variantSet[*testVariant]{
-		family: "test", optional: optional,
-		feature: func(v *testVariant) cpu.Variant { return v.f },
-	}
+	return &variantSet[*testVariant]{family: "test", optional: optional}
 }
 
 // TestVariantSetOrder checks add keeps the assembly best first whatever
@@ -123,7 +122,7 @@ func TestFamilies(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"gemm": BestGemm().Name, "gemm-bf16": bf16, "elementwise": BestEw().Name, "rows": BestRows().Name,
-		"depthwise": bestDepthwise().name, "conv": convFamily.nameOf(convKernelsFor(BestGemm().Feature)), "winograd": wino,
+		"depthwise": bestDepthwise().name, "conv": nameOf(convKernelsFor(BestGemm().Feature)), "winograd": wino,
 	} {
 		if got, ok := chosen[name]; !ok || got != want {
 			t.Errorf("family %s reports %q (listed %v), want %q", name, got, ok, want)
