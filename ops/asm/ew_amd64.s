@@ -8,8 +8,35 @@
 // (SV), and relu, neg, abs, for n a multiple of 8 (checked in Go). The
 // loops take 4 vectors (32 floats) per step, then single vectors. Every
 // vector is loaded before its result is stored, so dst may be x or y.
-// With stream set (R8), dst is 32-byte aligned and the stores are
+// With stream set (STREAM), dst is 32-byte aligned and the stores are
 // non-temporal, fenced at the end.
+
+// Registers. The general ones have one role in every kernel:
+#define DST    DI // dst, advanced as results are stored
+#define SRC    SI // the vector operand streamed in: x (y for SV)
+#define SRCY   DX // VV's second vector operand, y
+#define STEPS4 BX // steps of four vectors (32 floats) left
+#define STEPS1 CX // then steps of one vector (8 floats) left
+#define STREAM R8 // nonzero: non-temporal stores (dst 32-byte aligned)
+
+// The vector registers: IN0-IN3 the four vectors loaded from SRC,
+// INY0-INY3 VV's four from SRCY (scratch in the other kernels), OUT0-OUT3
+// the results STORE4 writes (OUT0 for STORE1), BCAST the scalar (VS, SV)
+// or constant (UN) in every lane (scratch in VV). Y12-Y15 and the unused
+// ones above are scratch for OP_MAX and OP_MIN, named as they are.
+#define IN0   Y0
+#define IN1   Y1
+#define IN2   Y2
+#define IN3   Y3
+#define INY0  Y4
+#define INY1  Y5
+#define INY2  Y6
+#define INY3  Y7
+#define OUT0  Y8
+#define OUT1  Y9
+#define OUT2  Y10
+#define OUT3  Y11
+#define BCAST Y15
 
 // Each OP_* computes D = A op B, keeping A and B; T and U are scratch.
 #define OP_ADD(B, A, D, T, U) VADDPS B, A, D
@@ -19,224 +46,220 @@
 
 // OP_MAX and OP_MIN: minmax_amd64.h.
 
-// STORE4 and STORE1 write Y8..Y11 (Y8) at DI, non-temporally if R8 != 0.
+// STORE4 and STORE1 write OUT0-OUT3 (OUT0) at DST, non-temporally if
+// STREAM is set.
 #define STORE4 \
-	TESTQ    R8, R8      \
-	JNZ      nt4         \
-	VMOVUPS  Y8, (DI)    \
-	VMOVUPS  Y9, 32(DI)  \
-	VMOVUPS  Y10, 64(DI) \
-	VMOVUPS  Y11, 96(DI) \
-	JMP      adv4        \
-nt4:                     \
-	VMOVNTPS Y8, (DI)    \
-	VMOVNTPS Y9, 32(DI)  \
-	VMOVNTPS Y10, 64(DI) \
-	VMOVNTPS Y11, 96(DI) \
+	TESTQ    STREAM, STREAM  \
+	JNZ      nt4             \
+	VMOVUPS  OUT0, (DST)     \ // cached stores
+	VMOVUPS  OUT1, 32(DST)   \
+	VMOVUPS  OUT2, 64(DST)   \
+	VMOVUPS  OUT3, 96(DST)   \
+	JMP      adv4            \
+nt4:                         \
+	VMOVNTPS OUT0, (DST)     \ // around the cache
+	VMOVNTPS OUT1, 32(DST)   \
+	VMOVNTPS OUT2, 64(DST)   \
+	VMOVNTPS OUT3, 96(DST)   \
 adv4:
 
 #define STORE1 \
-	TESTQ    R8, R8   \
-	JNZ      nt1      \
-	VMOVUPS  Y8, (DI) \
-	JMP      adv1     \
-nt1:                  \
-	VMOVNTPS Y8, (DI) \
+	TESTQ    STREAM, STREAM \
+	JNZ      nt1            \
+	VMOVUPS  OUT0, (DST)    \
+	JMP      adv1           \
+nt1:                        \
+	VMOVNTPS OUT0, (DST)    \
 adv1:
 
+// SPLIT turns STEPS1, the element count n (a multiple of 8), into
+// STEPS4 four-vector steps and STEPS1 = 0-3 single vectors after them,
+// and jumps to tail when there are no four-vector steps.
+#define SPLIT \
+	SHRQ  $3, STEPS1     \ // vectors of 8
+	MOVQ  STEPS1, STEPS4 \
+	SHRQ  $2, STEPS4     \ // steps of four vectors
+	ANDQ  $3, STEPS1     \ // and the 0-3 left over
+	TESTQ STEPS4, STEPS4 \
+	JZ    tail
+
+// FINISH fences non-temporal stores (they are weakly ordered) before
+// returning.
 #define FINISH \
-	TESTQ R8, R8 \
-	JZ    ret    \
-	SFENCE       \
-ret:             \
-	VZEROUPPER   \
+	TESTQ STREAM, STREAM \
+	JZ    ret            \
+	SFENCE               \
+ret:                     \
+	VZEROUPPER           \
 	RET
 
-// dst = DI, x = SI, y = DX; CX counts 8-float blocks.
+// VV: dst[i] = x[i] op y[i].
 #define VV(NAME, OP) \
 TEXT NAME(SB), NOSPLIT, $0-33 \
-	MOVQ dst+0(FP), DI         \
-	MOVQ x+8(FP), SI           \
-	MOVQ y+16(FP), DX          \
-	MOVQ n+24(FP), CX          \
-	MOVBLZX stream+32(FP), R8  \
-	SHRQ $3, CX                \
-	MOVQ CX, BX                \
-	SHRQ $2, BX                \
-	ANDQ $3, CX                \
-	TESTQ BX, BX               \
-	JZ   tail                  \
-loop4:                         \
-	VMOVUPS (SI), Y0           \
-	VMOVUPS 32(SI), Y1         \
-	VMOVUPS 64(SI), Y2         \
-	VMOVUPS 96(SI), Y3         \
-	VMOVUPS (DX), Y4           \
-	VMOVUPS 32(DX), Y5         \
-	VMOVUPS 64(DX), Y6         \
-	VMOVUPS 96(DX), Y7         \
-	OP(Y4, Y0, Y8, Y12, Y13)   \
-	OP(Y5, Y1, Y9, Y14, Y15)   \
-	OP(Y6, Y2, Y10, Y12, Y13)  \
-	OP(Y7, Y3, Y11, Y14, Y15)  \
-	STORE4                     \
-	ADDQ $128, SI              \
-	ADDQ $128, DX              \
-	ADDQ $128, DI              \
-	DECQ BX                    \
-	JNZ  loop4                 \
-tail:                          \
-	TESTQ CX, CX               \
-	JZ   done                  \
-loop1:                         \
-	VMOVUPS (SI), Y0           \
-	VMOVUPS (DX), Y4           \
-	OP(Y4, Y0, Y8, Y12, Y13)   \
-	STORE1                     \
-	ADDQ $32, SI               \
-	ADDQ $32, DX               \
-	ADDQ $32, DI               \
-	DECQ CX                    \
-	JNZ  loop1                 \
-done:                          \
+	MOVQ    dst+0(FP), DST          \
+	MOVQ    x+8(FP), SRC            \
+	MOVQ    y+16(FP), SRCY          \
+	MOVQ    n+24(FP), STEPS1        \
+	MOVBLZX stream+32(FP), STREAM   \
+	SPLIT                           \
+loop4:                              \ // four vectors of x and of y a step
+	VMOVUPS (SRC), IN0              \
+	VMOVUPS 32(SRC), IN1            \
+	VMOVUPS 64(SRC), IN2            \
+	VMOVUPS 96(SRC), IN3            \
+	VMOVUPS (SRCY), INY0            \
+	VMOVUPS 32(SRCY), INY1          \
+	VMOVUPS 64(SRCY), INY2          \
+	VMOVUPS 96(SRCY), INY3          \
+	OP(INY0, IN0, OUT0, Y12, Y13)   \
+	OP(INY1, IN1, OUT1, Y14, Y15)   \
+	OP(INY2, IN2, OUT2, Y12, Y13)   \
+	OP(INY3, IN3, OUT3, Y14, Y15)   \
+	STORE4                          \
+	ADDQ    $128, SRC               \
+	ADDQ    $128, SRCY              \
+	ADDQ    $128, DST               \
+	DECQ    STEPS4                  \
+	JNZ     loop4                   \
+tail:                               \ // then one vector a step
+	TESTQ   STEPS1, STEPS1          \
+	JZ      done                    \
+loop1:                              \
+	VMOVUPS (SRC), IN0              \
+	VMOVUPS (SRCY), INY0            \
+	OP(INY0, IN0, OUT0, Y12, Y13)   \
+	STORE1                          \
+	ADDQ    $32, SRC                \
+	ADDQ    $32, SRCY               \
+	ADDQ    $32, DST                \
+	DECQ    STEPS1                  \
+	JNZ     loop1                   \
+done:                               \
 	FINISH
 
-// VS: the scalar s, broadcast into Y15, is the B operand.
+// VS: dst[i] = x[i] op s, the scalar broadcast into BCAST as the B
+// operand.
 #define VS(NAME, OP) \
 TEXT NAME(SB), NOSPLIT, $0-33 \
-	MOVQ dst+0(FP), DI         \
-	MOVQ x+8(FP), SI           \
-	VBROADCASTSS s+16(FP), Y15 \
-	MOVQ n+24(FP), CX          \
-	MOVBLZX stream+32(FP), R8  \
-	SHRQ $3, CX                \
-	MOVQ CX, BX                \
-	SHRQ $2, BX                \
-	ANDQ $3, CX                \
-	TESTQ BX, BX               \
-	JZ   tail                  \
-loop4:                         \
-	VMOVUPS (SI), Y0           \
-	VMOVUPS 32(SI), Y1         \
-	VMOVUPS 64(SI), Y2         \
-	VMOVUPS 96(SI), Y3         \
-	OP(Y15, Y0, Y8, Y12, Y13)  \
-	OP(Y15, Y1, Y9, Y4, Y5)    \
-	OP(Y15, Y2, Y10, Y6, Y7)   \
-	OP(Y15, Y3, Y11, Y12, Y13) \
-	STORE4                     \
-	ADDQ $128, SI              \
-	ADDQ $128, DI              \
-	DECQ BX                    \
-	JNZ  loop4                 \
-tail:                          \
-	TESTQ CX, CX               \
-	JZ   done                  \
-loop1:                         \
-	VMOVUPS (SI), Y0           \
-	OP(Y15, Y0, Y8, Y12, Y13)  \
-	STORE1                     \
-	ADDQ $32, SI               \
-	ADDQ $32, DI               \
-	DECQ CX                    \
-	JNZ  loop1                 \
-done:                          \
+	MOVQ    dst+0(FP), DST          \
+	MOVQ    x+8(FP), SRC            \
+	VBROADCASTSS s+16(FP), BCAST    \
+	MOVQ    n+24(FP), STEPS1        \
+	MOVBLZX stream+32(FP), STREAM   \
+	SPLIT                           \
+loop4:                              \ // four vectors of x a step
+	VMOVUPS (SRC), IN0              \
+	VMOVUPS 32(SRC), IN1            \
+	VMOVUPS 64(SRC), IN2            \
+	VMOVUPS 96(SRC), IN3            \
+	OP(BCAST, IN0, OUT0, Y12, Y13)  \
+	OP(BCAST, IN1, OUT1, Y4, Y5)    \
+	OP(BCAST, IN2, OUT2, Y6, Y7)    \
+	OP(BCAST, IN3, OUT3, Y12, Y13)  \
+	STORE4                          \
+	ADDQ    $128, SRC               \
+	ADDQ    $128, DST               \
+	DECQ    STEPS4                  \
+	JNZ     loop4                   \
+tail:                               \ // then one vector a step
+	TESTQ   STEPS1, STEPS1          \
+	JZ      done                    \
+loop1:                              \
+	VMOVUPS (SRC), IN0              \
+	OP(BCAST, IN0, OUT0, Y12, Y13)  \
+	STORE1                          \
+	ADDQ    $32, SRC                \
+	ADDQ    $32, DST                \
+	DECQ    STEPS1                  \
+	JNZ     loop1                   \
+done:                               \
 	FINISH
 
-// SV: the scalar s, broadcast into Y15, is the A operand.
+// SV: dst[i] = s op y[i], the scalar broadcast into BCAST as the A
+// operand; y streams in through SRC.
 #define SV(NAME, OP) \
 TEXT NAME(SB), NOSPLIT, $0-33 \
-	MOVQ dst+0(FP), DI         \
-	VBROADCASTSS s+8(FP), Y15  \
-	MOVQ y+16(FP), SI          \
-	MOVQ n+24(FP), CX          \
-	MOVBLZX stream+32(FP), R8  \
-	SHRQ $3, CX                \
-	MOVQ CX, BX                \
-	SHRQ $2, BX                \
-	ANDQ $3, CX                \
-	TESTQ BX, BX               \
-	JZ   tail                  \
-loop4:                         \
-	VMOVUPS (SI), Y0           \
-	VMOVUPS 32(SI), Y1         \
-	VMOVUPS 64(SI), Y2         \
-	VMOVUPS 96(SI), Y3         \
-	OP(Y0, Y15, Y8, Y12, Y13)  \
-	OP(Y1, Y15, Y9, Y4, Y5)    \
-	OP(Y2, Y15, Y10, Y6, Y7)   \
-	OP(Y3, Y15, Y11, Y12, Y13) \
-	STORE4                     \
-	ADDQ $128, SI              \
-	ADDQ $128, DI              \
-	DECQ BX                    \
-	JNZ  loop4                 \
-tail:                          \
-	TESTQ CX, CX               \
-	JZ   done                  \
-loop1:                         \
-	VMOVUPS (SI), Y0           \
-	OP(Y0, Y15, Y8, Y12, Y13)  \
-	STORE1                     \
-	ADDQ $32, SI               \
-	ADDQ $32, DI               \
-	DECQ CX                    \
-	JNZ  loop1                 \
-done:                          \
+	MOVQ    dst+0(FP), DST          \
+	VBROADCASTSS s+8(FP), BCAST     \
+	MOVQ    y+16(FP), SRC           \
+	MOVQ    n+24(FP), STEPS1        \
+	MOVBLZX stream+32(FP), STREAM   \
+	SPLIT                           \
+loop4:                              \ // four vectors of y a step
+	VMOVUPS (SRC), IN0              \
+	VMOVUPS 32(SRC), IN1            \
+	VMOVUPS 64(SRC), IN2            \
+	VMOVUPS 96(SRC), IN3            \
+	OP(IN0, BCAST, OUT0, Y12, Y13)  \
+	OP(IN1, BCAST, OUT1, Y4, Y5)    \
+	OP(IN2, BCAST, OUT2, Y6, Y7)    \
+	OP(IN3, BCAST, OUT3, Y12, Y13)  \
+	STORE4                          \
+	ADDQ    $128, SRC               \
+	ADDQ    $128, DST               \
+	DECQ    STEPS4                  \
+	JNZ     loop4                   \
+tail:                               \ // then one vector a step
+	TESTQ   STEPS1, STEPS1          \
+	JZ      done                    \
+loop1:                              \
+	VMOVUPS (SRC), IN0              \
+	OP(IN0, BCAST, OUT0, Y12, Y13)  \
+	STORE1                          \
+	ADDQ    $32, SRC                \
+	ADDQ    $32, DST                \
+	DECQ    STEPS1                  \
+	JNZ     loop1                   \
+done:                               \
 	FINISH
 
-// UN: dst = OP(x) for a one-operand OP(A, D, K) with K a constant
-// register it loads with INIT.
+// UN: dst[i] = OP(x[i]) for a one-operand OP(A, D, K, T) with K the
+// constant INIT loads into BCAST and T scratch.
 #define UN(NAME, INIT, OP) \
 TEXT NAME(SB), NOSPLIT, $0-25 \
-	MOVQ dst+0(FP), DI         \
-	MOVQ x+8(FP), SI           \
-	MOVQ n+16(FP), CX          \
-	MOVBLZX stream+24(FP), R8  \
-	INIT                       \
-	SHRQ $3, CX                \
-	MOVQ CX, BX                \
-	SHRQ $2, BX                \
-	ANDQ $3, CX                \
-	TESTQ BX, BX               \
-	JZ   tail                  \
-loop4:                         \
-	VMOVUPS (SI), Y0           \
-	VMOVUPS 32(SI), Y1         \
-	VMOVUPS 64(SI), Y2         \
-	VMOVUPS 96(SI), Y3         \
-	OP(Y0, Y8, Y15, Y4)        \
-	OP(Y1, Y9, Y15, Y5)        \
-	OP(Y2, Y10, Y15, Y6)       \
-	OP(Y3, Y11, Y15, Y7)       \
-	STORE4                     \
-	ADDQ $128, SI              \
-	ADDQ $128, DI              \
-	DECQ BX                    \
-	JNZ  loop4                 \
-tail:                          \
-	TESTQ CX, CX               \
-	JZ   done                  \
-loop1:                         \
-	VMOVUPS (SI), Y0           \
-	OP(Y0, Y8, Y15, Y4)        \
-	STORE1                     \
-	ADDQ $32, SI               \
-	ADDQ $32, DI               \
-	DECQ CX                    \
-	JNZ  loop1                 \
-done:                          \
+	MOVQ    dst+0(FP), DST          \
+	MOVQ    x+8(FP), SRC            \
+	MOVQ    n+16(FP), STEPS1        \
+	MOVBLZX stream+24(FP), STREAM   \
+	INIT                            \
+	SPLIT                           \
+loop4:                              \ // four vectors of x a step
+	VMOVUPS (SRC), IN0              \
+	VMOVUPS 32(SRC), IN1            \
+	VMOVUPS 64(SRC), IN2            \
+	VMOVUPS 96(SRC), IN3            \
+	OP(IN0, OUT0, BCAST, Y4)        \
+	OP(IN1, OUT1, BCAST, Y5)        \
+	OP(IN2, OUT2, BCAST, Y6)        \
+	OP(IN3, OUT3, BCAST, Y7)        \
+	STORE4                          \
+	ADDQ    $128, SRC               \
+	ADDQ    $128, DST               \
+	DECQ    STEPS4                  \
+	JNZ     loop4                   \
+tail:                               \ // then one vector a step
+	TESTQ   STEPS1, STEPS1          \
+	JZ      done                    \
+loop1:                              \
+	VMOVUPS (SRC), IN0              \
+	OP(IN0, OUT0, BCAST, Y4)        \
+	STORE1                          \
+	ADDQ    $32, SRC                \
+	ADDQ    $32, DST                \
+	DECQ    STEPS1                  \
+	JNZ     loop1                   \
+done:                               \
 	FINISH
 
 // relu: x < 0 ? 0 : x (K = 0; NaN and -0 compare false and pass).
-#define INIT_ZERO VXORPS Y15, Y15, Y15
+#define INIT_ZERO VXORPS BCAST, BCAST, BCAST
 #define OP_RELU(A, D, K, T) \
 	VCMPPS  $1, K, A, T \
 	VANDNPS A, T, D
 
 // neg and abs: the sign bit flipped or cleared (K the mask).
-#define INIT_SIGN VBROADCASTSS signbit<>(SB), Y15
-#define INIT_ABS VBROADCASTSS absmask<>(SB), Y15
+#define INIT_SIGN VBROADCASTSS signbit<>(SB), BCAST
+#define INIT_ABS VBROADCASTSS absmask<>(SB), BCAST
 #define OP_XOR(A, D, K, T) VXORPS K, A, D
 #define OP_AND(A, D, K, T) VANDPS K, A, D
 
