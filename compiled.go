@@ -15,12 +15,10 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// TensorInfo describes a graph input or output.
-type TensorInfo struct {
-	Name  string
-	DType tensor.DType
-	Shape tensor.Shape
-}
+// TensorInfo describes a graph input, output or param (tensor.Info, so
+// that packages which only set params, onnx and safetensors, need not
+// import this one).
+type TensorInfo = tensor.Info
 
 // Span locates an output in the arena: Offset in bytes from the start of
 // Arena(), Len in elements. An output that lives outside the arena (a

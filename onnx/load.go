@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/mmapfile"
 	"github.com/kilnml/kiln/tensor"
@@ -158,10 +157,18 @@ func (m *Model) Weight(name string) (tensor.Tensor, bool) {
 	return t, ok && !m.closed
 }
 
+// ParamSetter is what SetParams needs of a compiled graph:
+// *kiln.CompiledGraph has it. An interface, so that parsing a model does
+// not link the executor and the kernels.
+type ParamSetter interface {
+	Params() []tensor.Info
+	SetParamTyped(name string, data []byte, dt tensor.DType) error
+}
+
 // SetParams sets every param of cg from the model's initializers, by name.
 // cg must come from compiling m.Graph (or a graph whose params are a
 // subset of its initializers).
-func (m *Model) SetParams(cg *kiln.CompiledGraph) error {
+func (m *Model) SetParams(cg ParamSetter) error {
 	if m.closed {
 		return errors.New("onnx: SetParams on a closed model")
 	}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/internal/mmapfile"
+	"github.com/kilnml/kiln/tensor"
 )
 
 // Report says what SetParams did.
@@ -30,6 +30,14 @@ func (r Report) String() string {
 	return s
 }
 
+// ParamSetter is what SetParams needs of a compiled graph:
+// *kiln.CompiledGraph has it. An interface, so that reading weights does
+// not link the executor and the kernels.
+type ParamSetter interface {
+	Params() []tensor.Info
+	SetParamTyped(name string, data []byte, dt tensor.DType) error
+}
+
 // SetParams sets every param of cg that has a tensor of the same name,
 // converting dtypes at the boundary (BF16 weights into an F32 graph, say).
 // Shapes must match exactly. Params without a tensor (which a sharded
@@ -37,7 +45,7 @@ func (r Report) String() string {
 // listed in the report, not errors; check Report.Complete once all shards
 // are applied. An error means a tensor could not be used: a shape or
 // dtype mismatch, which is reported for every such param at once.
-func (f *File) SetParams(cg *kiln.CompiledGraph) (Report, error) {
+func (f *File) SetParams(cg ParamSetter) (Report, error) {
 	var r Report
 	var bad []string
 	var buf []byte

@@ -144,3 +144,11 @@ func (t Tensor) must(dt DType) {
 		panic(fmt.Sprintf("tensor: %v accessed as %v", t, dt))
 	}
 }
+
+// Info names a tensor and gives its dtype and shape: a graph's input,
+// output or param as a compiled graph describes it.
+type Info struct {
+	Name  string
+	DType DType
+	Shape Shape
+}
