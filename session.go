@@ -8,6 +8,7 @@ import (
 	"github.com/kilnml/kiln/fuse"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/sysmem"
+	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/plan"
 )
 
@@ -95,6 +96,9 @@ func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error
 	po := plan.FromEnv()
 	if s.opts.Plan != nil {
 		po = *s.opts.Plan
+	}
+	if po.InPlace == nil {
+		po.InPlace = ops.InPlace
 	}
 	p, err := plan.Make(work, po)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/plan"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -18,7 +19,7 @@ func guardedChain(t *testing.T) (*graph.Graph, *exec.Program) {
 	g := graph.New()
 	x := g.Input("x", tensor.F32, 5)
 	g.Output(g.Neg(g.Relu(g.Mul(x, x))))
-	p, err := plan.Make(g, plan.Options{Guard: 1})
+	p, err := plan.Make(g, plan.Options{Guard: 1, InPlace: ops.InPlace})
 	if err != nil {
 		t.Fatal(err)
 	}

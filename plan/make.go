@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kilnml/kiln/graph"
-	"github.com/kilnml/kiln/ops"
 )
 
 // Align is the byte alignment of every buffer in both regions: a cache
@@ -19,13 +18,6 @@ func nbytes(n *graph.Node) int { return n.Shape.NumElements() * n.DType.Size() }
 // isWeight reports whether a source lives in the Weights region.
 func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == graph.OpConstant }
 
-// catalogueInPlace is the default Options.InPlace: the ops catalogue's
-// flag, false for an op without a kernel.
-func catalogueInPlace(n *graph.Node) bool {
-	e, err := ops.Lookup(n.Op)
-	return err == nil && e.InPlace
-}
-
 // Make plans g: it verifies the graph, schedules it, computes lifetimes
 // and places every value.
 //
@@ -36,9 +28,10 @@ func catalogueInPlace(n *graph.Node) bool {
 // of the schedule it is given.
 //
 // A node writes its output over input 0 (in place, Slot.Alias = input 0)
-// when all of these hold: Options.InPlace allows it (default: the ops
-// catalogue), planning is not naive, input 0's buffer (its root, through
-// views) is an arena intermediate (not a graph input, param or constant),
+// when all of these hold: Options.InPlace allows it (nil allows no node;
+// the session passes ops.InPlace, the catalogue's flag), planning is not
+// naive, input 0's buffer (its root, through views) is an arena
+// intermediate (not a graph input, param or constant),
 // no value in that buffer is a graph output, this step is the buffer's
 // last use, the node has input 0's dtype and byte size, and every other
 // input sharing that buffer has input 0's shape (so elementwise reads
@@ -61,9 +54,6 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 	guard := 0
 	if opt.Guard > 0 {
 		guard = alignUp(opt.Guard)
-	}
-	if opt.InPlace == nil {
-		opt.InPlace = catalogueInPlace
 	}
 	lv := liveness(g, order)
 	bufs := share(g, order, lv, opt)
@@ -182,5 +172,5 @@ func inPlace(g *graph.Graph, v *graph.Node, lv lifetimes, b buffers, opt Options
 			return false
 		}
 	}
-	return opt.InPlace(v)
+	return opt.InPlace != nil && opt.InPlace(v)
 }

@@ -36,8 +36,8 @@ type Options struct {
 	// Naive gives every value its own buffer (no reuse, no in-place;
 	// views still alias). KILN_PLAN=naive forces it on in every Make.
 	Naive bool
-	// InPlace reports whether a node may write its output over input 0.
-	// Nil means the ops catalogue's flag.
+	// InPlace reports whether a node may write its output over input 0
+	// (ops.InPlace: the ops catalogue's flag). Nil: no node does.
 	InPlace func(n *graph.Node) bool
 	// Guard pads every root buffer (arena and weights) with a zone of at
 	// least this many bytes before and after it, rounded up to Align, so

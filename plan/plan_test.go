@@ -384,9 +384,10 @@ func TestMakeErrors(t *testing.T) {
 	}
 }
 
-// TestCatalogueInPlace uses the default predicate: whatever the ops
-// catalogue says, a step goes in place exactly when its entry is flagged,
-// and never over a graph input.
+// TestCatalogueInPlace uses the session's predicate, ops.InPlace:
+// whatever the ops catalogue says, a step goes in place exactly when its
+// entry is flagged, and never over a graph input; without a predicate no
+// step does.
 func TestCatalogueInPlace(t *testing.T) {
 	skipIfNaiveEnv(t)
 	g := graph.New()
@@ -395,16 +396,20 @@ func TestCatalogueInPlace(t *testing.T) {
 	b := g.Relu(a)
 	c := g.Tanh(g.Reshape(b, 64))
 	g.Output(c)
-	p := mustPlan(t, g, plan.Options{})
+	p := mustPlan(t, g, plan.Options{InPlace: ops.InPlace})
 	flagged := func(op graph.Op) bool {
 		e, err := ops.Lookup(op)
 		return err == nil && e.InPlace
 	}
+	none := mustPlan(t, g, plan.Options{})
 	for _, n := range []*graph.Node{a, b, c} {
 		s := p.Slots[n.ID]
 		want := flagged(n.Op) && n != a // a reads the graph input
 		if got := s.Alias != nil; got != want {
 			t.Errorf("%s (%v): in place %v, want %v (catalogue flag %v)", n.Name, n.Op, got, want, flagged(n.Op))
+		}
+		if s := none.Slots[n.ID]; s.Alias != nil && !n.Op.IsView() {
+			t.Errorf("%s (%v): in place with no InPlace predicate", n.Name, n.Op)
 		}
 	}
 }
