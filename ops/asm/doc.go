@@ -14,8 +14,9 @@
 // Lengths, strides and buffer sizes are validated in Go before any
 // assembly call: the assembly never sees an unchecked length.
 //
-// GEMM (gemm*.go, gemm_amd64.s, gemm_arm64.s): Gemm is a prepared single-precision
-// matrix product with BLIS-style packing, any shape and layout, optional
+// GEMM (gemm*.go, gemm_amd64.s, gemm_arm64.s, gemm_pack_arm64.s): Gemm
+// is a prepared single-precision matrix product with BLIS-style
+// packing, any shape and layout, optional
 // pre-packed B (weights), a GEMV path for one-row products, an epilogue
 // (bias, activation, residual) applied to tiles as they are finished, and
 // multi-threading that shares one packed B between workers handing out
