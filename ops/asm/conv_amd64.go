@@ -29,10 +29,10 @@ func convTaps16S2AVX2(dst, src *float32, off *int, n int)
 // convRowsKernels (conv_rows.go) for strides 1 and 2.
 //
 //go:noescape
-func convRows16S1AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+func convRows16S1AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 
 //go:noescape
-func convRows16S2AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+func convRows16S2AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 
 // maxPairs8AVX2 is the AVX2 maxPairsKernel (conv_maxpool.go) for n a
 // multiple of 8: two vectors of each row, the rows' max, then the max of

@@ -241,7 +241,7 @@ func (c *Conv2D) packRows(d, xg []float32, j, cols int, taps []int) {
 		i += n
 	}
 	if k := c.taps.rowsKernel(g.SW); k != nil && nr == 16 {
-		var ks [16]convSeg
+		var ks convSegs
 		reach := 0 // the furthest cell a segment reads past its tap
 		for i, sg := range segs[:nseg] {
 			ks[i] = makeConvSeg(sg.at, sg.n, sg.src, g.SW)
@@ -250,7 +250,7 @@ func (c *Conv2D) packRows(d, xg []float32, j, cols int, taps []int) {
 		n := len(taps)
 		_ = d[16*n-1]
 		_ = xg[taps[n-1]+reach] // koff ascends
-		k(&d[0], &xg[0], &taps[0], n, &ks[0], nseg)
+		k(&d[0], &xg[0], &taps[0], n, nseg, ks)
 		return
 	}
 	for s, off := range taps {

@@ -20,14 +20,19 @@ type convSeg struct {
 	_           uint16
 }
 
-// convRowsKernel packs n panel rows of sixteen positions given as nseg
-// segments (nseg >= 1, n >= 1) at a fixed stride:
+// convSegs are a panel's segments: at most one per lane.
+type convSegs [16]convSeg
+
+// convRowsKernel packs n panel rows of sixteen positions given as the
+// first nseg segments (1 <= nseg <= 16, n >= 1) at a fixed stride:
 //
 //	for s < n: dst[16s+t] = src[off[s] + segs[i].delta + t·stride] for the lanes t of segment i, 0 elsewhere
 //
 // The caller checks that every cell read is inside src and that dst
-// holds 16n floats.
-type convRowsKernel func(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+// holds 16n floats. The segments come by value: a pointer to them,
+// passed through a func value, would move them to the heap on every
+// call.
+type convRowsKernel func(dst, src *float32, off *int, n, nseg int, segs convSegs)
 
 // makeConvSeg is the segment of lanes [at, at+n) whose first lane reads
 // the tap's cell src, at the given stride (1 or 2).

@@ -3,8 +3,8 @@
 #include "textflag.h"
 
 // ---------------------------------------------------------------------
-// func convRows16S1AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
-// func convRows16S2AVX512(dst, src *float32, off *int, n int, segs *convSeg, nseg int)
+// func convRows16S1AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
+// func convRows16S2AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 // Patch panels whose sixteen positions span output rows (conv_rows.go):
 // for every tap s < n, a zeroed vector takes each segment's lanes with
 // one masked load (stride 1) or two masked loads of the 32-float window
@@ -32,13 +32,13 @@
 #define SEG_HI    12
 #define SEG_SIZE  16
 
-TEXT ·convRows16S1AVX512(SB), NOSPLIT, $0-48
+TEXT ·convRows16S1AVX512(SB), NOSPLIT, $0-296
 	MOVQ dst+0(FP), DST
 	MOVQ src+8(FP), SRC
 	MOVQ off+16(FP), OFF
 	MOVQ n+24(FP), N
-	MOVQ segs+32(FP), SEGS
-	MOVQ nseg+40(FP), NSEG
+	MOVQ nseg+32(FP), NSEG
+	LEAQ segs+40(FP), SEGS // the segments, by value in the frame
 
 rows1Tap:
 	MOVQ   (OFF), TAP
@@ -67,13 +67,13 @@ rows1Seg:
 #define WLO  Z1  // the segment's 32-float window
 #define WHI  Z2
 
-TEXT ·convRows16S2AVX512(SB), NOSPLIT, $0-48
+TEXT ·convRows16S2AVX512(SB), NOSPLIT, $0-296
 	MOVQ      dst+0(FP), DST
 	MOVQ      src+8(FP), SRC
 	MOVQ      off+16(FP), OFF
 	MOVQ      n+24(FP), N
-	MOVQ      segs+32(FP), SEGS
-	MOVQ      nseg+40(FP), NSEG
+	MOVQ      nseg+32(FP), NSEG
+	LEAQ      segs+40(FP), SEGS // the segments, by value in the frame
 	VMOVDQU32 ·evenLanes16(SB), EVEN
 
 rows2Tap:

@@ -62,7 +62,7 @@ func checkConvRows(t *testing.T, name string, k convRowsKernel, r *rand.Rand, st
 	for i := range src {
 		src[i] = float32(r.NormFloat64())
 	}
-	ks := make([]convSeg, len(segs))
+	var ks convSegs
 	for i, s := range segs {
 		ks[i] = makeConvSeg(s.at, s.n, s.src, stride)
 	}
@@ -70,7 +70,7 @@ func checkConvRows(t *testing.T, name string, k convRowsKernel, r *rand.Rand, st
 	for i := range dst.Data {
 		dst.Data[i] = -7 // not zero: the kernel must clear the lanes past cols
 	}
-	k(&dst.Data[0], &src[0], &off[0], n, &ks[0], len(ks))
+	k(&dst.Data[0], &src[0], &off[0], n, len(segs), ks)
 	dst.check(t, name)
 	for s := range n {
 		want := make([]float32, 16)
