@@ -199,20 +199,7 @@ func inferReduce(op Op, a *Attrs, x *Node) (tensor.DType, tensor.Shape, error) {
 			}
 		}
 	}
-	return x.DType, reducedShape(x.Shape, axes, a.KeepDims), nil
-}
-
-func reducedShape(s tensor.Shape, axes []int, keep bool) tensor.Shape {
-	out := tensor.Shape{}
-	for i, d := range s {
-		switch {
-		case !slices.Contains(axes, i):
-			out = append(out, d)
-		case keep:
-			out = append(out, 1)
-		}
-	}
-	return out
+	return x.DType, x.Shape.Reduced(axes, a.KeepDims), nil
 }
 
 func inferArg(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
@@ -228,7 +215,7 @@ func inferArg(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 		return 0, nil, fmt.Errorf("empty axis %d", ax)
 	}
 	a.Axis = ax
-	return tensor.I64, reducedShape(x.Shape, []int{ax}, a.KeepDims), nil
+	return tensor.I64, x.Shape.Reduced([]int{ax}, a.KeepDims), nil
 }
 
 // inferAxisSame covers Softmax, LogSoftmax (float only) and CumSum: one

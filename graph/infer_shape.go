@@ -180,7 +180,7 @@ func inferSqueeze(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 		}
 	}
 	a.Axes = axes
-	return x.DType, reducedShape(x.Shape, axes, false), nil
+	return x.DType, x.Shape.Reduced(axes, false), nil
 }
 
 func inferUnsqueeze(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {

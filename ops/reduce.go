@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -85,7 +84,7 @@ func prepareReduce(n *graph.Node) (Kernel, error) {
 			return nil, fmt.Errorf("axes %v are not sorted, unique and in [0, %d)", axes, x.Shape.Rank())
 		}
 	}
-	if want := keptShape(x.Shape, axes, n.Attrs.KeepDims); n.DType != x.DType || !n.Shape.Equal(want) {
+	if want := x.Shape.Reduced(axes, n.Attrs.KeepDims); n.DType != x.DType || !n.Shape.Equal(want) {
 		return nil, fmt.Errorf("result %v%v, want %v%v", n.DType, n.Shape, x.DType, want)
 	}
 	p := newReducePlan(x.Shape, axes)
@@ -118,20 +117,6 @@ func prepareReduce(n *graph.Node) (Kernel, error) {
 		return nil, err
 	}
 	return sizeChecked(n, k), nil
-}
-
-// keptShape is s without the axes, or with them as 1 when keep is set.
-func keptShape(s tensor.Shape, axes []int, keep bool) tensor.Shape {
-	out := tensor.Shape{}
-	for i, d := range s {
-		switch {
-		case !slices.Contains(axes, i):
-			out = append(out, d)
-		case keep:
-			out = append(out, 1)
-		}
-	}
-	return out
 }
 
 // reduceKernel folds into a scratch accumulator of outN W (lowest and
@@ -191,7 +176,7 @@ func prepareArg(n *graph.Node) (Kernel, error) {
 		return nil, err
 	}
 	ax := n.Attrs.Axis
-	if want := keptShape(x.Shape, []int{ax}, n.Attrs.KeepDims); n.DType != tensor.I64 || !n.Shape.Equal(want) {
+	if want := x.Shape.Reduced([]int{ax}, n.Attrs.KeepDims); n.DType != tensor.I64 || !n.Shape.Equal(want) {
 		return nil, fmt.Errorf("result %v%v, want i64%v", n.DType, n.Shape, want)
 	}
 	outer, size, inner := axisSplit(x.Shape, ax)

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -148,4 +149,19 @@ func BroadcastStrides(s, out Shape) []int {
 		}
 	}
 	return st
+}
+
+// Reduced is s without the given axes (a reduction's output shape), or
+// with them as 1 when keep is set.
+func (s Shape) Reduced(axes []int, keep bool) Shape {
+	out := Shape{}
+	for i, d := range s {
+		switch {
+		case !slices.Contains(axes, i):
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
 }
