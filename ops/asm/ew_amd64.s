@@ -137,25 +137,24 @@ loop1:                              \
 done:                               \
 	FINISH
 
-// VS: dst[i] = x[i] op s, the scalar broadcast into BCAST as the B
-// operand.
-#define VS(NAME, OP) \
-TEXT NAME(SB), NOSPLIT, $0-33 \
-	MOVQ    dst+0(FP), DST          \
-	MOVQ    x+8(FP), SRC            \
-	VBROADCASTSS s+16(FP), BCAST    \
-	MOVQ    n+24(FP), STEPS1        \
-	MOVBLZX stream+32(FP), STREAM   \
+// XS and SX apply OP to a vector V and the scalar in BCAST, V on the A
+// side (x op s) or on the B side (s op y).
+#define XS(OP, V, D, T, U) OP(BCAST, V, D, T, U)
+#define SX(OP, V, D, T, U) OP(V, BCAST, D, T, U)
+
+// SCALAR is VS's and SV's body once the arguments are in: the vector
+// operand streams in through SRC, SIDE (XS or SX) places it.
+#define SCALAR(OP, SIDE) \
 	SPLIT                           \
-loop4:                              \ // four vectors of x a step
+loop4:                              \ // four vectors a step
 	VMOVUPS (SRC), IN0              \
 	VMOVUPS 32(SRC), IN1            \
 	VMOVUPS 64(SRC), IN2            \
 	VMOVUPS 96(SRC), IN3            \
-	OP(BCAST, IN0, OUT0, Y12, Y13)  \
-	OP(BCAST, IN1, OUT1, Y4, Y5)    \
-	OP(BCAST, IN2, OUT2, Y6, Y7)    \
-	OP(BCAST, IN3, OUT3, Y12, Y13)  \
+	SIDE(OP, IN0, OUT0, Y12, Y13)   \
+	SIDE(OP, IN1, OUT1, Y4, Y5)     \
+	SIDE(OP, IN2, OUT2, Y6, Y7)     \
+	SIDE(OP, IN3, OUT3, Y12, Y13)   \
 	STORE4                          \
 	ADDQ    $128, SRC               \
 	ADDQ    $128, DST               \
@@ -166,7 +165,7 @@ tail:                               \ // then one vector a step
 	JZ      done                    \
 loop1:                              \
 	VMOVUPS (SRC), IN0              \
-	OP(BCAST, IN0, OUT0, Y12, Y13)  \
+	SIDE(OP, IN0, OUT0, Y12, Y13)   \
 	STORE1                          \
 	ADDQ    $32, SRC                \
 	ADDQ    $32, DST                \
@@ -175,8 +174,17 @@ loop1:                              \
 done:                               \
 	FINISH
 
-// SV: dst[i] = s op y[i], the scalar broadcast into BCAST as the A
-// operand; y streams in through SRC.
+// VS: dst[i] = x[i] op s.
+#define VS(NAME, OP) \
+TEXT NAME(SB), NOSPLIT, $0-33 \
+	MOVQ    dst+0(FP), DST          \
+	MOVQ    x+8(FP), SRC            \
+	VBROADCASTSS s+16(FP), BCAST    \
+	MOVQ    n+24(FP), STEPS1        \
+	MOVBLZX stream+32(FP), STREAM   \
+	SCALAR(OP, XS)
+
+// SV: dst[i] = s op y[i].
 #define SV(NAME, OP) \
 TEXT NAME(SB), NOSPLIT, $0-33 \
 	MOVQ    dst+0(FP), DST          \
@@ -184,34 +192,7 @@ TEXT NAME(SB), NOSPLIT, $0-33 \
 	MOVQ    y+16(FP), SRC           \
 	MOVQ    n+24(FP), STEPS1        \
 	MOVBLZX stream+32(FP), STREAM   \
-	SPLIT                           \
-loop4:                              \ // four vectors of y a step
-	VMOVUPS (SRC), IN0              \
-	VMOVUPS 32(SRC), IN1            \
-	VMOVUPS 64(SRC), IN2            \
-	VMOVUPS 96(SRC), IN3            \
-	OP(IN0, BCAST, OUT0, Y12, Y13)  \
-	OP(IN1, BCAST, OUT1, Y4, Y5)    \
-	OP(IN2, BCAST, OUT2, Y6, Y7)    \
-	OP(IN3, BCAST, OUT3, Y12, Y13)  \
-	STORE4                          \
-	ADDQ    $128, SRC               \
-	ADDQ    $128, DST               \
-	DECQ    STEPS4                  \
-	JNZ     loop4                   \
-tail:                               \ // then one vector a step
-	TESTQ   STEPS1, STEPS1          \
-	JZ      done                    \
-loop1:                              \
-	VMOVUPS (SRC), IN0              \
-	OP(IN0, BCAST, OUT0, Y12, Y13)  \
-	STORE1                          \
-	ADDQ    $32, SRC                \
-	ADDQ    $32, DST                \
-	DECQ    STEPS1                  \
-	JNZ     loop1                   \
-done:                               \
-	FINISH
+	SCALAR(OP, SX)
 
 // UN: dst[i] = OP(x[i]) for a one-operand OP(A, D, K, T) with K the
 // constant INIT loads into BCAST and T scratch.

@@ -123,6 +123,27 @@ packb64:
 #define LDAB   R2 // lda in bytes
 #define DSTPTR R3 // dst
 
+// PACK4STEPS stores four steps of the six rows, row r's four values in
+// vector INr: it transposes rows 0-3 (4×4), pairs up rows 4-5, then lays
+// the four 24-byte steps out as six vectors (V12-V25 scratch).
+#define PACK4STEPS(IN0, IN1, IN2, IN3, IN4, IN5) \
+	VTRN1 IN1.S4, IN0.S4, V12.S4  \ // r0[0] r1[0] r0[2] r1[2]
+	VTRN2 IN1.S4, IN0.S4, V13.S4  \ // r0[1] r1[1] r0[3] r1[3]
+	VTRN1 IN3.S4, IN2.S4, V14.S4  \ // r2[0] r3[0] r2[2] r3[2]
+	VTRN2 IN3.S4, IN2.S4, V15.S4  \ // r2[1] r3[1] r2[3] r3[3]
+	VZIP1 IN5.S4, IN4.S4, V16.S4  \ // r4[0] r5[0] r4[1] r5[1]
+	VZIP2 IN5.S4, IN4.S4, V17.S4  \ // r4[2] r5[2] r4[3] r5[3]
+	VTRN1 V14.D2, V12.D2, V20.D2  \ // step 0, rows 0-3
+	VTRN1 V15.D2, V13.D2, V18.D2  \ // step 1
+	VTRN2 V14.D2, V12.D2, V23.D2  \ // step 2
+	VTRN2 V15.D2, V13.D2, V19.D2  \ // step 3
+	VTRN1 V18.D2, V16.D2, V21.D2  \ // step 0 rows 4-5, step 1 rows 0-1
+	VTRN2 V16.D2, V18.D2, V22.D2  \ // step 1 rows 2-5
+	VTRN1 V19.D2, V17.D2, V24.D2  \ // step 2 rows 4-5, step 3 rows 0-1
+	VTRN2 V17.D2, V19.D2, V25.D2  \ // step 3 rows 2-5
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(DSTPTR) \
+	VST1.P [V24.S4, V25.S4], 32(DSTPTR)
+
 TEXT ·gemmPackA6NEON(SB), NOSPLIT, $0-32
 	// Arguments; lda from floats to bytes, rows 1-5 from row 0.
 	MOVD k8+0(FP), BLOCKS
@@ -144,41 +165,8 @@ packa6:
 	VLD1.P 32(AROW3), [V6.S4, V7.S4]
 	VLD1.P 32(AROW4), [V8.S4, V9.S4]
 	VLD1.P 32(AROW5), [V10.S4, V11.S4]
-	// Steps 0-3: transpose rows 0-3 (4×4), pair up rows 4-5, then lay the
-	// four 24-byte steps out as six vectors.
-	VTRN1 V2.S4, V0.S4, V12.S4 // r0[0] r1[0] r0[2] r1[2]
-	VTRN2 V2.S4, V0.S4, V13.S4 // r0[1] r1[1] r0[3] r1[3]
-	VTRN1 V6.S4, V4.S4, V14.S4 // r2[0] r3[0] r2[2] r3[2]
-	VTRN2 V6.S4, V4.S4, V15.S4 // r2[1] r3[1] r2[3] r3[3]
-	VZIP1 V10.S4, V8.S4, V16.S4 // r4[0] r5[0] r4[1] r5[1]
-	VZIP2 V10.S4, V8.S4, V17.S4 // r4[2] r5[2] r4[3] r5[3]
-	VTRN1 V14.D2, V12.D2, V20.D2 // step 0, rows 0-3
-	VTRN1 V15.D2, V13.D2, V18.D2 // step 1
-	VTRN2 V14.D2, V12.D2, V23.D2 // step 2
-	VTRN2 V15.D2, V13.D2, V19.D2 // step 3
-	VTRN1 V18.D2, V16.D2, V21.D2 // step 0 rows 4-5, step 1 rows 0-1
-	VTRN2 V16.D2, V18.D2, V22.D2 // step 1 rows 2-5
-	VTRN1 V19.D2, V17.D2, V24.D2 // step 2 rows 4-5, step 3 rows 0-1
-	VTRN2 V17.D2, V19.D2, V25.D2 // step 3 rows 2-5
-	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(DSTPTR)
-	VST1.P [V24.S4, V25.S4], 32(DSTPTR)
-	// Steps 4-7 the same from the upper vectors.
-	VTRN1 V3.S4, V1.S4, V12.S4 // r0[0] r1[0] r0[2] r1[2]
-	VTRN2 V3.S4, V1.S4, V13.S4 // r0[1] r1[1] r0[3] r1[3]
-	VTRN1 V7.S4, V5.S4, V14.S4 // r2[0] r3[0] r2[2] r3[2]
-	VTRN2 V7.S4, V5.S4, V15.S4 // r2[1] r3[1] r2[3] r3[3]
-	VZIP1 V11.S4, V9.S4, V16.S4 // r4[0] r5[0] r4[1] r5[1]
-	VZIP2 V11.S4, V9.S4, V17.S4 // r4[2] r5[2] r4[3] r5[3]
-	VTRN1 V14.D2, V12.D2, V20.D2 // step 0, rows 0-3
-	VTRN1 V15.D2, V13.D2, V18.D2 // step 1
-	VTRN2 V14.D2, V12.D2, V23.D2 // step 2
-	VTRN2 V15.D2, V13.D2, V19.D2 // step 3
-	VTRN1 V18.D2, V16.D2, V21.D2 // step 0 rows 4-5, step 1 rows 0-1
-	VTRN2 V16.D2, V18.D2, V22.D2 // step 1 rows 2-5
-	VTRN1 V19.D2, V17.D2, V24.D2 // step 2 rows 4-5, step 3 rows 0-1
-	VTRN2 V17.D2, V19.D2, V25.D2 // step 3 rows 2-5
-	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(DSTPTR)
-	VST1.P [V24.S4, V25.S4], 32(DSTPTR)
+	PACK4STEPS(V0, V2, V4, V6, V8, V10)  // steps 0-3
+	PACK4STEPS(V1, V3, V5, V7, V9, V11)  // steps 4-7
 	SUBS $1, BLOCKS
 	BNE  packa6
 	RET
@@ -192,3 +180,4 @@ packa6:
 #undef AROW5
 #undef LDAB
 #undef DSTPTR
+#undef PACK4STEPS
