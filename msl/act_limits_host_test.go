@@ -4,13 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
-	osexec "os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/mslhost"
 )
 
 // TestHostGatedActivationLimits compiles the MSL forms of the x·gate(x)
@@ -20,47 +17,32 @@ import (
 // The forms are the plain formulas, so they give these values without a
 // gate; a limit gate added later (-0 at -Inf) would fail here.
 func TestHostGatedActivationLimits(t *testing.T) {
-	cxx, err := osexec.LookPath("g++")
-	if err != nil {
-		t.Skipf("no g++ to run the MSL forms on the host: %v", err)
+	if _, err := mslhost.Compiler(); err != nil {
+		t.Skipf("no C++ compiler to run the MSL forms on the host: %v", err)
 	}
 	inf := math.Inf(1)
 	xs := []float64{-inf, inf, math.NaN(), -1e30, 1e30}
 	ops := []graph.Op{graph.OpGelu, graph.OpGeluTanh, graph.OpSilu}
-	var b strings.Builder
-	b.WriteString(hostShim)
-	b.WriteString("namespace precise { using std::tanh; }\n")
-	b.WriteString(Header[strings.Index(Header, "using namespace metal;")+len("using namespace metal;"):])
-	b.WriteString("int main() {\n")
+	in := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(x)))
+	}
+	var progs []*mslhost.Program
 	for _, op := range ops {
 		expr, err := floatUnary(op, "x", graph.Attrs{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, x := range xs {
-			fmt.Fprintf(&b, "  { float x = as_type<float>(0x%08xu); float y = %s; fwrite(&y, 4, 1, stdout); }\n",
-				math.Float32bits(float32(x)), expr)
-		}
+		k := &mslhost.Kernel{Name: "act", Buffers: []string{"float", "float"}, Groups: [3]int{1, 1, 1}, Threads: [3]int{len(xs), 1, 1},
+			Source: fmt.Sprintf("kernel void act(device float* y [[buffer(0)]], device const float* xs [[buffer(1)]], uint gid [[thread_position_in_grid]]) {\n    float x = xs[gid];\n    y[gid] = %s;\n}\n", expr)}
+		progs = append(progs, &mslhost.Program{Regions: [][]byte{make([]byte, len(in)), in}, Steps: []mslhost.Step{{Kernel: k, Args: []mslhost.Arg{{Region: 0}, {Region: 1}}}}})
 	}
-	b.WriteString("  return 0;\n}\n")
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "act.cpp"), filepath.Join(dir, "act")
-	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+	if err := mslhost.Run(Header, progs); err != nil {
 		t.Fatal(err)
-	}
-	if msg, err := osexec.Command(cxx, "-std=c++17", "-O1", "-fno-strict-aliasing", "-Wno-attributes", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("g++: %v\n%s", err, msg)
-	}
-	raw, err := osexec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raw) != 4*len(ops)*len(xs) {
-		t.Fatalf("host program wrote %d bytes, want %d", len(raw), 4*len(ops)*len(xs))
 	}
 	for i, op := range ops {
 		for j, x := range xs {
-			got := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(i*len(xs)+j):])))
+			got := float64(math.Float32frombits(binary.LittleEndian.Uint32(progs[i].Regions[0][4*j:])))
 			var ok bool
 			switch {
 			case math.IsInf(x, -1), math.IsNaN(x):

@@ -15,9 +15,9 @@
 // buffers. The package needs no Metal and no darwin: it is plain text
 // generation, tested on every OS, and its index arithmetic lives in Go
 // functions (Collapse, Offset, PadSource, kdesc.Window) that tests check
-// against independent references. The one-thread-per-element kernels are
-// also compiled as C++ (host_test.go, when g++ is present) and run
-// against the CPU reference kernels of package ops.
+// against independent references. The kernels are also compiled as C++
+// and run on the host (internal/mslhost, when a C++ compiler is present),
+// threadgroups and all, against the CPU reference kernels of package ops.
 //
 // It is a top-level package, beside ptx, rather than inside driver/metal
 // so that tools and tests can generate and inspect kernels without
