@@ -3,6 +3,7 @@ package mslhost
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,10 +114,10 @@ func TestRunThreadgroups(t *testing.T) {
 			}
 		}
 	}
-	if out := floats(p1.Regions[0][48:]); !equal(out[:10], twiceOf(x[:10])) || out[10] != 0 || out[11] != 0 {
+	if out := floats(p1.Regions[0][48:]); !slices.Equal(out[:10], twiceOf(x[:10])) || out[10] != 0 || out[11] != 0 {
 		t.Errorf("one thread per element: %v", out)
 	}
-	if got := floats(p1.Regions[0][:48]); !equal(got, x[:12]) {
+	if got := floats(p1.Regions[0][:48]); !slices.Equal(got, x[:12]) {
 		t.Errorf("the input changed: %v", got)
 	}
 }
@@ -127,18 +128,6 @@ func twiceOf(v []float32) []float32 {
 		out[i] = 2 * x
 	}
 	return out
-}
-
-func equal(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRunErrors checks what Run refuses before compiling anything it
