@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/kilnml/kiln/graph"
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 func main() {
@@ -68,7 +68,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fuzz: unknown -mode %q\n", *mode)
 		os.Exit(2)
 	}
-	st.print(cpu.Chosen())
+	st.print(cpuid.Chosen())
 	if st.failed > 0 {
 		os.Exit(1)
 	}
@@ -77,7 +77,7 @@ func main() {
 // parent reruns this command once per supported KILN_CPU variant, each
 // with its share of the budget, and fails if any child failed.
 func parent(seed uint64, d time.Duration) int {
-	variants := cpu.Detect().Supported
+	variants := cpuid.Detect().Supported
 	rc := 0
 	for _, v := range variants {
 		args := []string{"-child", fmt.Sprintf("-seed=%d", seed), fmt.Sprintf("-duration=%s", d/time.Duration(len(variants)))}
@@ -115,7 +115,7 @@ func (s *stats) fail(stage, line string) {
 	s.buckets[stage] = append(s.buckets[stage], line)
 }
 
-func (s *stats) print(v cpu.Variant) {
+func (s *stats) print(v cpuid.Variant) {
 	fmt.Printf("fuzz [%s]: %d cases, %d failed (%d ill-conditioned mismatches passed, see reanchor)\n", v, s.cases, s.failed, illConditioned)
 	stages := make([]string, 0, len(s.buckets))
 	for k := range s.buckets {

@@ -10,7 +10,7 @@ import (
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/ops/asm"
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 func runInfo(args []string) error {
@@ -19,7 +19,7 @@ func runInfo(args []string) error {
 }
 
 func writeInfo(w io.Writer) {
-	in := cpu.Detect()
+	in := cpuid.Detect()
 	fmt.Fprintf(w, "kiln %s (%s, %s/%s)\n", kiln.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "cpu: %s, %d cores, %d threads\n", in.Model, in.Cores, in.Threads)
 	fmt.Fprintf(w, "simd: %s\n", simdFeatures(in.Features))

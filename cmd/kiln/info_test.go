@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"github.com/kilnml/kiln/ops/asm"
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // TestWriteFamilies pins the kernel-family lines of `kiln info`.
 func TestWriteFamilies(t *testing.T) {
 	var b strings.Builder
 	writeFamilies(&b, []asm.Family{
-		{Name: "gemm", Variants: []asm.VariantInfo{{Name: "avx512", Feature: cpu.AVX512}, {Name: "avx2", Feature: cpu.AVX2}, {Name: "go", Feature: cpu.Generic}}},
-		{Name: "gemm-bf16", Variants: []asm.VariantInfo{{Name: "go-bf16", Feature: cpu.Generic}}, Chosen: -1, Optional: true},
-		{Name: "conv", Variants: []asm.VariantInfo{{Name: "avx2", Feature: cpu.AVX2}, {Name: "go", Feature: cpu.Generic}}, Chosen: 1, Follows: "gemm"},
+		{Name: "gemm", Variants: []asm.VariantInfo{{Name: "avx512", Feature: cpuid.AVX512}, {Name: "avx2", Feature: cpuid.AVX2}, {Name: "go", Feature: cpuid.Generic}}},
+		{Name: "gemm-bf16", Variants: []asm.VariantInfo{{Name: "go-bf16", Feature: cpuid.Generic}}, Chosen: -1, Optional: true},
+		{Name: "conv", Variants: []asm.VariantInfo{{Name: "avx2", Feature: cpuid.AVX2}, {Name: "go", Feature: cpuid.Generic}}, Chosen: 1, Follows: "gemm"},
 		{Name: "winograd", Chosen: -1, Optional: true, Follows: "gemm"},
 	})
 	want := `kernel families (variants this CPU runs, best first; * chosen):

@@ -5,7 +5,7 @@ package asm
 import (
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // axpyF32AVX2 does y[i] += a·x[i] for i < n with fused multiply-adds, the
@@ -43,14 +43,14 @@ func convRows16S2AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
 func init() {
-	avx2 := convKernels{feature: cpu.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
+	avx2 := convKernels{feature: cpuid.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
 	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
 	// patch packers are these, but for the panels that span rows, which
 	// opmasks pack (conv_rows_amd64.s). It has no direct kernel: packing
 	// and its two-panel GEMM kernel beat the AVX2 direct one by 1.1-1.8×
 	// (CPU time on Zen 5: MobileNet's 1×1 convs at 112², 3×3 at 32-64²).
 	avx512 := avx2
-	avx512.feature = cpu.AVX512
+	avx512.feature = cpuid.AVX512
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
 	convFamily.add(&avx512, &avx2)

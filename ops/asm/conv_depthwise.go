@@ -1,6 +1,6 @@
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // The direct path of Conv2D for one input channel per group (depthwise
 // convolutions, channel multipliers included). It has two paths, chosen
@@ -53,7 +53,7 @@ type dwTapsKernel func(y, x *float32, off *int, w *float32, taps, blocks int, bi
 // depthwiseKernels is one implementation of the depthwise kernel family.
 type depthwiseKernels struct {
 	name    string
-	feature cpu.Variant
+	feature cpuid.Variant
 	// taps computes whole blocks of block outputs, which its
 	// accumulators hold. Every taps run is a multiple of block long: a
 	// plane's last block computes up to block-1 outputs past its rows
@@ -86,7 +86,7 @@ const dwBandFloats = 2048
 
 // depthwiseGo is the pure-Go variant: the twins of the assembly.
 var depthwiseGo = &depthwiseKernels{
-	name: "go", feature: cpu.Generic, block: 16,
+	name: "go", feature: cpuid.Generic, block: 16,
 	taps: dwTaps16Go, split2: dwSplit2Go, copy2: dwCopy2Go,
 	chanTaps: dwChanTapsGo, chanIn: dwChanInGo, chanOut: dwChanOutGo,
 }
@@ -96,14 +96,14 @@ var depthwiseGo = &depthwiseKernels{
 func depthwiseVariants() []*depthwiseKernels { return depthwiseFamily.variants() }
 
 // bestDepthwise is the variant depthwise convolutions dispatch to: the
-// best one cpu.Allows (which honours KILN_CPU), chosen once.
+// best one cpuid.Allows (which honours KILN_CPU), chosen once.
 func bestDepthwise() *depthwiseKernels { return depthwiseFamily.best() }
 
 // depthwiseFor is the variant a convolution given row kernels k runs:
 // the Go twins with the Go row kernels (a caller asking for pure Go gets
 // pure Go), else the best one (its vector width need not be k's).
 func depthwiseFor(k *RowKernels) *depthwiseKernels {
-	if k.Feature == cpu.Generic {
+	if k.Feature == cpuid.Generic {
 		return depthwiseGo
 	}
 	return bestDepthwise()

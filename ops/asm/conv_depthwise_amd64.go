@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // dwTaps128AVX512 is the AVX-512 dwTapsKernel (conv_depthwise.go): for
 // each block of 128 outputs, eight zmm accumulators start at the bias and
@@ -133,13 +133,13 @@ func dwChanOutAVX2(dst *float32, ldd int, src *float32, n, lanes int) {
 func init() {
 	depthwiseFamily.add(
 		&depthwiseKernels{
-			name: "avx512", feature: cpu.AVX512, block: 128, taps: dwTaps128AVX512,
+			name: "avx512", feature: cpuid.AVX512, block: 128, taps: dwTaps128AVX512,
 			split2:   dwSplit2AVX512,
 			copy2:    dwCopy2AVX512,
 			chanTaps: dwChanTapsAVX512, chanIn: dwChanInAVX512, chanOut: dwChanOutAVX512,
 		},
 		&depthwiseKernels{
-			name: "avx2", feature: cpu.AVX2, block: 64, taps: dwTaps64AVX2,
+			name: "avx2", feature: cpuid.AVX2, block: 64, taps: dwTaps64AVX2,
 			split2:   dwSplit2AVX2,
 			copy2:    dwCopy2AVX2,
 			chanTaps: dwChanTapsAVX2, chanIn: dwChanInAVX2, chanOut: dwChanOutAVX2,

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // dwTaps64NEON is the NEON dwTapsKernel (conv_depthwise.go): for each
 // block of 64 outputs, sixteen accumulators start at the bias and every
@@ -93,7 +93,7 @@ func dwChanOutNEON(dst *float32, ldd int, src *float32, n, lanes int) {
 
 func init() {
 	depthwiseFamily.add(&depthwiseKernels{
-		name: "neon", feature: cpu.NEON, block: 64,
+		name: "neon", feature: cpuid.NEON, block: 64,
 		taps: dwTaps64NEON, split2: dwSplit2NEON, copy2: dwCopy2NEON,
 		chanTaps: dwChanTapsNEON, chanIn: dwChanInNEON, chanOut: dwChanOutNEON,
 	})

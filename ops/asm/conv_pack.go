@@ -4,7 +4,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // Packing input patches straight into the GEMM's B panels: panel row s
@@ -176,7 +176,7 @@ type convTapsKernel func(dst, src *float32, off *int, n int)
 // convKernels are the packers (and the 2×2 max-pool fold) of one
 // feature: those of the GEMM or row variant of that feature go with it.
 type convKernels struct {
-	feature      cpu.Variant
+	feature      cpuid.Variant
 	s1, s2       convTapsKernel
 	maxPairs     maxPairsKernel
 	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
@@ -195,11 +195,11 @@ func (k *convKernels) rowsKernel(sw int) convRowsKernel {
 }
 
 // convKernelsGo are the pure-Go twins (convFamily, variant.go).
-var convKernelsGo = &convKernels{feature: cpu.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
+var convKernelsGo = &convKernels{feature: cpuid.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
 
 // convKernelsFor returns the kernels of feature f (the Go twins when
 // there are none).
-func convKernelsFor(f cpu.Variant) *convKernels { return convFamily.forFeature(f) }
+func convKernelsFor(f cpuid.Variant) *convKernels { return convFamily.forFeature(f) }
 
 func convTaps16S1Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 1) }
 func convTaps16S2Go(dst, src *float32, off *int, n int) { convTaps16Go(dst, src, off, n, 2) }

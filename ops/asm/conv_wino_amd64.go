@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // winoIn8AVX2 and winoOut8AVX2 are the AVX2 winoInKernel and
 // winoOutKernel (conv_wino_kernels.go): one tile per lane, the patch
@@ -16,5 +16,5 @@ func winoIn8AVX2(src *float32, wp int, dst *float32, dstride int, acc *[8]float3
 func winoOut8AVX2(src *float32, sstride int, y *float32, ldy int, bias float32)
 
 func init() {
-	winoFamily.add(&winoKernels{cpu.AVX2, winoIn8AVX2, winoOut8AVX2})
+	winoFamily.add(&winoKernels{cpuid.AVX2, winoIn8AVX2, winoOut8AVX2})
 }

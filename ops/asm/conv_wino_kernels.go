@@ -4,7 +4,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // The transforms of Winograd's F(2×2, 3×3) convolution (conv_wino.go),
@@ -42,7 +42,7 @@ type winoOutKernel func(src *float32, sstride int, y *float32, ldy int, bias flo
 
 // winoKernels are one feature's transforms.
 type winoKernels struct {
-	feature cpu.Variant
+	feature cpuid.Variant
 	in      winoInKernel
 	out     winoOutKernel
 }
@@ -51,7 +51,7 @@ type winoKernels struct {
 // none (winoFamily, variant.go). Features without transforms in assembly
 // do not take the Winograd path: in Go the transforms would cost more
 // than the products they save.
-func winoKernelsFor(f cpu.Variant) *winoKernels { return winoFamily.forFeature(f) }
+func winoKernelsFor(f cpuid.Variant) *winoKernels { return winoFamily.forFeature(f) }
 
 // f32At is p[i] for a float32 pointer (callers check the bounds).
 func f32At(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }

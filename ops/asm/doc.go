@@ -9,7 +9,7 @@
 // Each kernel family keeps its variants in one registry (variant.go): a
 // variantSet per family, the assembly best first and the Go twins last,
 // filled by the architectures' inits; its best method is the family's one
-// dispatch point, gated by ops/cpu (features read once, the KILN_CPU kill
+// dispatch point, gated by ops/cpuid (features read once, the KILN_CPU kill
 // switch) and chosen once. Families lists them for reports (kiln info).
 // Lengths, strides and buffer sizes are validated in Go before any
 // assembly call: the assembly never sees an unchecked length.

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // The AVX-512 elementwise kernels (ew512_amd64.s, math512_amd64.s): the
 // AVX2 kernels' steps on 16 lanes, with the same bits as the Go twins.
@@ -23,7 +23,7 @@ import "github.com/kilnml/kiln/ops/cpu"
 
 func init() {
 	ewFamily.add(&EwKernels{
-		Name: "avx512", Feature: cpu.AVX512, block: 16,
+		Name: "avx512", Feature: cpuid.AVX512, block: 16,
 		unary: [ewNumUnary]ewUnaryFunc{
 			EwExp: ewExpAVX512, EwLog: ewLogAVX512, EwTanh: ewTanhAVX512, EwSigmoid: ewSigmoidAVX512,
 			EwErf: ewErfAVX512, EwGelu: ewGeluAVX512, EwGeluTanh: ewGeluTanhAVX512, EwSilu: ewSiluAVX512,

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // The AVX2+FMA elementwise kernels (ew_amd64.s, math_amd64.s).
 // Each processes n elements, n a multiple of 8 (the EwKernels methods
@@ -13,7 +13,7 @@ import "github.com/kilnml/kiln/ops/cpu"
 
 func init() {
 	ewFamily.add(&EwKernels{
-		Name: "avx2", Feature: cpu.AVX2, block: 8,
+		Name: "avx2", Feature: cpuid.AVX2, block: 8,
 		unary: [ewNumUnary]ewUnaryFunc{
 			EwExp: ewExpAVX2, EwLog: ewLogAVX2, EwTanh: ewTanhAVX2, EwSigmoid: ewSigmoidAVX2,
 			EwErf: ewErfAVX2, EwGelu: ewGeluAVX2, EwGeluTanh: ewGeluTanhAVX2, EwSilu: ewSiluAVX2,

@@ -5,7 +5,7 @@ package asm
 import (
 	"math"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // The NEON elementwise kernels (ew_arm64.s, math_arm64.s). Each processes
@@ -16,7 +16,7 @@ import (
 
 func init() {
 	k := &EwKernels{
-		Name: "neon", Feature: cpu.NEON, block: 4,
+		Name: "neon", Feature: cpuid.NEON, block: 4,
 		unary: [ewNumUnary]ewUnaryFunc{
 			EwExp: ewExpNEON, EwLog: ewLogNEON, EwTanh: ewTanhNEON, EwSigmoid: ewSigmoidNEON,
 			EwErf: ewErfNEON, EwGelu: ewGeluNEON, EwGeluTanh: ewGeluTanhNEON, EwSilu: ewSiluNEON,

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // Edge cases of the elementwise kernels that the sampled sweeps of
@@ -60,7 +60,7 @@ func TestEwVariantsExhaustive(t *testing.T) {
 		t.Skip("set KILN_EW_EXHAUSTIVE=1 to compare the variants over every float32")
 	}
 	vs := EwVariants()
-	for i := 0; i+1 < len(vs) && vs[i].Feature != cpu.Generic; i++ {
+	for i := 0; i+1 < len(vs) && vs[i].Feature != cpuid.Generic; i++ {
 		a, b := vs[i], vs[i+1]
 		if b == ewGo && os.Getenv("KILN_EW_EXHAUSTIVE") != "go" {
 			continue // KILN_EW_EXHAUSTIVE=go: against the twins too

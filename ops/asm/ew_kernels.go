@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // EwUnary names a float32 elementwise function.
@@ -90,8 +90,8 @@ type EwKernels struct {
 	// Name is what reports show: "avx512", "avx2", "neon" (assembly) or
 	// "go" (pure Go).
 	Name string
-	// Feature is the ops/cpu variant the kernels need.
-	Feature cpu.Variant
+	// Feature is the ops/cpuid variant the kernels need.
+	Feature cpuid.Variant
 
 	block int // elements per assembly step (1 for Go)
 	unary [ewNumUnary]ewUnaryFunc
@@ -101,14 +101,14 @@ type EwKernels struct {
 }
 
 // ewGo is the pure-Go variant: the twins.
-var ewGo = &EwKernels{Name: "go", Feature: cpu.Generic, block: 1,
+var ewGo = &EwKernels{Name: "go", Feature: cpuid.Generic, block: 1,
 	unary: ewUnaryGo, vv: ewVVGo, vs: ewVSGo, sv: ewSVGo}
 
 // EwVariants lists the variants this CPU and build can run, best first,
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
 func EwVariants() []*EwKernels { return ewFamily.variants() }
 
-// BestEw is the variant kernels should use: the best one cpu.Allows
+// BestEw is the variant kernels should use: the best one cpuid.Allows
 // (which honours KILN_CPU), chosen once.
 func BestEw() *EwKernels { return ewFamily.best() }
 

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // fmaPeakAVX512 runs n iterations of 24 independent zmm FMA chains
 // (384 FMAs each) on registers only.
@@ -18,6 +18,6 @@ func fmaPeakAVX2(n int)
 
 func init() {
 	fmaPeakFamily.add(
-		&fmaPeak{cpu.AVX512, 384, fmaPeakAVX512},
-		&fmaPeak{cpu.AVX2, 96, fmaPeakAVX2})
+		&fmaPeak{cpuid.AVX512, 384, fmaPeakAVX512},
+		&fmaPeak{cpuid.AVX2, 96, fmaPeakAVX2})
 }

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // gemmPanel12x16AVX512 is the AVX-512 micro-kernel, run over a column of
 // tiles that share one B panel. For t < tiles it computes
@@ -79,7 +79,7 @@ func init() {
 	// The one-row, B-packing kernels are the AVX2 ones (16 columns are one
 	// ymm pair; a GEMV is bound by memory, not by vector width).
 	gemmFamily.add(&GemmVariant{
-		Name: "avx512", Feature: cpu.AVX512,
+		Name: "avx512", Feature: cpuid.AVX512,
 		mr: 12, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // gemmPanel6x16AVX2 is the AVX2+FMA micro-kernel, run over a column of
 // tiles that share one B panel. For t < tiles it computes
@@ -123,7 +123,7 @@ func gemmPackB64AVX2(k int, src *float32, ld int, dst *float32, pstride int)
 // noise of this choice; KC = 128 and NC = 512 lose 2-5%.
 func init() {
 	gemmFamily.add(&GemmVariant{
-		Name: "avx2", Feature: cpu.AVX2,
+		Name: "avx2", Feature: cpuid.AVX2,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel6x16RowAAVX2, panel: gemmPanel6x16AVX2, panelRowA: gemmPanel6x16RowAAVX2,

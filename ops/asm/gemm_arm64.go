@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // gemmKernel6x16NEON is the NEON micro-kernel. It computes
 //
@@ -91,7 +91,7 @@ func gemmPackB64NEON(k int, src *float32, ld int, dst *float32, pstride int)
 // measured on arm64 hardware; BenchmarkGemmBlocking re-measures them.
 func init() {
 	gemmFamily.add(&GemmVariant{
-		Name: "neon", Feature: cpu.NEON,
+		Name: "neon", Feature: cpuid.NEON,
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16NEON, gemv: gemv16NEON, packB16: gemmPackB16NEON, gemvRows4: gemvRows4NEON, packA: gemmPackA6NEON, packB64: gemmPackB64NEON,
 	})

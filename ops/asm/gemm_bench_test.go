@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // gemmBenchShapes are the shapes: square N and the transformer
@@ -161,7 +161,7 @@ func BenchmarkGemmMicroPeak(b *testing.B) {
 // figures (BenchmarkGemmMicroPeak, BenchmarkSgemm).
 func BenchmarkFMAPeak(b *testing.B) {
 	var flops float64
-	var v cpu.Variant
+	var v cpuid.Variant
 	for b.Loop() {
 		f, fv := FMAPeak(1 << 12)
 		flops, v = flops+f, fv

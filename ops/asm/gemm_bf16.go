@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // BF16 products. GemmBF16 computes C = Alpha·op(A)·op(B) with op(B) a
@@ -98,9 +98,9 @@ type bf16ConvertKernel func(rows, n32 int, src *float32, lds int, dst *uint32, l
 type GemmBF16Variant struct {
 	// Name is what reports show: "avx512bf16" or "go-bf16".
 	Name string
-	// Feature is the ops/cpu variant the kernels need (the assembly also
-	// needs AVX512_BF16: cpu.HasBF16).
-	Feature cpu.Variant
+	// Feature is the ops/cpuid variant the kernels need (the assembly also
+	// needs AVX512_BF16: cpuid.HasBF16).
+	Feature cpuid.Variant
 
 	panel   bf16PanelKernel
 	gemv    bf16GemvKernel
@@ -108,10 +108,10 @@ type GemmBF16Variant struct {
 }
 
 // gemmBF16Go is the pure-Go variant (the twins).
-var gemmBF16Go = &GemmBF16Variant{Name: "go-bf16", Feature: cpu.Generic, panel: gemmPanelBF16Go, gemv: gemvBF16Go, convert: bf16ConvertRowsGo}
+var gemmBF16Go = &GemmBF16Variant{Name: "go-bf16", Feature: cpuid.Generic, panel: gemmPanelBF16Go, gemv: gemvBF16Go, convert: bf16ConvertRowsGo}
 
 // GemmBF16Variants lists the BF16 variants this CPU and build can run
-// (the assembly where cpu.HasBF16), ending with the pure-Go twin.
+// (the assembly where cpuid.HasBF16), ending with the pure-Go twin.
 func GemmBF16Variants() []*GemmBF16Variant { return gemmBF16Family.variants() }
 
 // BestGemmBF16 is the variant BF16 weights should run on, or nil where

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // gemmPanelBF16AVX512 is the BF16 micro-kernel (AVX512_BF16) run over a
 // column of tiles sharing one B panel. For t < tiles it computes
@@ -48,5 +48,5 @@ func bf16ConvertRowsAVX512(rows, n32 int, src *float32, lds int, dst *uint32, ld
 func gemvBF16AVX512(kp, panels int, a *uint32, b *uint32, pstride int, c *float32, flags uint)
 
 func init() {
-	gemmBF16Family.add(&GemmBF16Variant{Name: "avx512bf16", Feature: cpu.AVX512, panel: gemmPanelBF16AVX512, gemv: gemvBF16AVX512, convert: bf16ConvertRowsAVX512})
+	gemmBF16Family.add(&GemmBF16Variant{Name: "avx512bf16", Feature: cpuid.AVX512, panel: gemmPanelBF16AVX512, gemv: gemvBF16AVX512, convert: bf16ConvertRowsAVX512})
 }

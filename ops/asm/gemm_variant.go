@@ -1,6 +1,6 @@
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // microKernel computes one MR×NR tile of C from a packed A panel (k steps
 // of MR values) and a packed B panel (k steps of NR values):
@@ -96,8 +96,8 @@ const gemmPrefetchNext uint = 2
 type GemmVariant struct {
 	// Name is what reports show: "avx2" (assembly) or "go" (pure Go).
 	Name string
-	// Feature is the ops/cpu variant the kernels need.
-	Feature cpu.Variant
+	// Feature is the ops/cpuid variant the kernels need.
+	Feature cpuid.Variant
 
 	mr, nr     int // micro-tile rows and columns
 	kc, mc, nc int // depth, rows and columns of the cache blocks
@@ -146,7 +146,7 @@ func (v *GemmVariant) withBlocking(kc, mc, nc int) *GemmVariant {
 // gemmGo is the pure-Go variant: the twins of the assembly kernels, with
 // the AVX2 variant's tile so both pack the same way.
 var gemmGo = &GemmVariant{
-	Name: "go", Feature: cpu.Generic,
+	Name: "go", Feature: cpuid.Generic,
 	mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA: gemmPackA6Go, packB64: gemmPackB64Go,
 }
@@ -155,7 +155,7 @@ var gemmGo = &GemmVariant{
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
 func GemmVariants() []*GemmVariant { return gemmFamily.variants() }
 
-// BestGemm is the variant kernels should use: the best one cpu.Allows
+// BestGemm is the variant kernels should use: the best one cpuid.Allows
 // (which honours KILN_CPU), chosen once.
 func BestGemm() *GemmVariant { return gemmFamily.best() }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // dispatchedFeatures reports the variant every kernel family dispatches
@@ -60,8 +60,8 @@ func dispatchedFeatures(t *testing.T) []familyFeature {
 }
 
 // featuresOf lists the features of a family's variants.
-func featuresOf(f Family) []cpu.Variant {
-	fs := make([]cpu.Variant, len(f.Variants))
+func featuresOf(f Family) []cpuid.Variant {
+	fs := make([]cpuid.Variant, len(f.Variants))
 	for i, v := range f.Variants {
 		fs[i] = v.Feature
 	}
@@ -72,17 +72,17 @@ func featuresOf(f Family) []cpu.Variant {
 // variants it has on this machine.
 type familyFeature struct {
 	name string
-	v    cpu.Variant
-	has  []cpu.Variant
+	v    cpuid.Variant
+	has  []cpuid.Variant
 }
 
 // requiredFeature is what KILN_TEST_REQUIRE=want asks of a family that
 // has the variants in has: want itself, except that AVX-512 lands family
 // by family, so a family without an avx512 variant must still dispatch
 // to avx2 (never to its Go twins).
-func requiredFeature(want cpu.Variant, has []cpu.Variant) cpu.Variant {
-	if want == cpu.AVX512 && !slices.Contains(has, cpu.AVX512) {
-		return cpu.AVX2
+func requiredFeature(want cpuid.Variant, has []cpuid.Variant) cpuid.Variant {
+	if want == cpuid.AVX512 && !slices.Contains(has, cpuid.AVX512) {
+		return cpuid.AVX2
 	}
 	return want
 }
@@ -98,7 +98,7 @@ func TestRequireFeature(t *testing.T) {
 	for _, f := range got {
 		s = append(s, fmt.Sprintf("%s=%s", f.name, f.v))
 	}
-	want := cpu.Variant(os.Getenv("KILN_TEST_REQUIRE"))
+	want := cpuid.Variant(os.Getenv("KILN_TEST_REQUIRE"))
 	if want == "" {
 		t.Skipf("KILN_TEST_REQUIRE unset, dispatch not enforced (%s)", strings.Join(s, ", "))
 	}
@@ -106,7 +106,7 @@ func TestRequireFeature(t *testing.T) {
 	for _, f := range got {
 		if req := requiredFeature(want, f.has); f.v != req {
 			t.Errorf("KILN_TEST_REQUIRE=%s but %s dispatches to %s, not %s (family has %v; supported %v, chosen %s)",
-				want, f.name, f.v, req, f.has, cpu.Detect().Supported, cpu.Chosen())
+				want, f.name, f.v, req, f.has, cpuid.Detect().Supported, cpuid.Chosen())
 		}
 	}
 }
@@ -114,15 +114,15 @@ func TestRequireFeature(t *testing.T) {
 // TestRequiredFeature pins the family-by-family rule.
 func TestRequiredFeature(t *testing.T) {
 	for _, c := range []struct {
-		want cpu.Variant
-		has  []cpu.Variant
-		req  cpu.Variant
+		want cpuid.Variant
+		has  []cpuid.Variant
+		req  cpuid.Variant
 	}{
-		{cpu.AVX512, []cpu.Variant{cpu.AVX512, cpu.AVX2, cpu.Generic}, cpu.AVX512},
-		{cpu.AVX512, []cpu.Variant{cpu.AVX2, cpu.Generic}, cpu.AVX2},
-		{cpu.AVX512, []cpu.Variant{cpu.Generic}, cpu.AVX2}, // a family on its twins still fails
-		{cpu.AVX2, []cpu.Variant{cpu.AVX512, cpu.AVX2, cpu.Generic}, cpu.AVX2},
-		{cpu.NEON, []cpu.Variant{cpu.Generic}, cpu.NEON},
+		{cpuid.AVX512, []cpuid.Variant{cpuid.AVX512, cpuid.AVX2, cpuid.Generic}, cpuid.AVX512},
+		{cpuid.AVX512, []cpuid.Variant{cpuid.AVX2, cpuid.Generic}, cpuid.AVX2},
+		{cpuid.AVX512, []cpuid.Variant{cpuid.Generic}, cpuid.AVX2}, // a family on its twins still fails
+		{cpuid.AVX2, []cpuid.Variant{cpuid.AVX512, cpuid.AVX2, cpuid.Generic}, cpuid.AVX2},
+		{cpuid.NEON, []cpuid.Variant{cpuid.Generic}, cpuid.NEON},
 	} {
 		if got := requiredFeature(c.want, c.has); got != c.req {
 			t.Errorf("requiredFeature(%s, %v) = %s, want %s", c.want, c.has, got, c.req)

@@ -5,7 +5,7 @@ package asm
 import (
 	"unsafe"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // AVX-512 (F/BW/DQ/VL) row primitives: row512_amd64.s, reduce512_amd64.s,
@@ -148,7 +148,7 @@ func addU32(p *uint32, i int) *uint32 { return (*uint32)(unsafe.Add(unsafe.Point
 
 func init() {
 	rowFamily.add(&RowKernels{
-		Name: "avx512", Feature: cpu.AVX512,
+		Name: "avx512", Feature: cpuid.AVX512,
 		sum: sumF32AVX512, sumSqDev: sumSqDevF32AVX512, max: maxF32AVX512, min: minF32AVX512, maxNum: maxNumF32AVX512,
 		accAdd: accAddF64AVX512, accMax: accMaxF32AVX512, accMin: accMinF32AVX512,
 		expShift: expShiftF32AVX512, expScale: expScaleF32AVX512, scaleAddMax: scaleAddMaxF32AVX512, scale: scaleF32AVX512, norm: normF32AVX512,

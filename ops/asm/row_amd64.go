@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // AVX2+FMA row primitives (row_amd64.s); the Go callers check lengths.
 
@@ -44,7 +44,7 @@ func normF32AVX2(y, x, scale, bias *float32, n, sstep, bstep int, mhi, mlo, r fl
 
 func init() {
 	rowFamily.add(&RowKernels{
-		Name: "avx2", Feature: cpu.AVX2,
+		Name: "avx2", Feature: cpuid.AVX2,
 		sum: sumF32AVX2, sumSqDev: sumSqDevF32AVX2, max: maxF32AVX2, min: minF32AVX2, maxNum: maxNumF32AVX2,
 		accAdd: accAddF64AVX2, accMax: accMaxF32AVX2, accMin: accMinF32AVX2,
 		expShift: expShiftF32AVX2, expScale: expScaleF32AVX2, scaleAddMax: scaleAddMaxF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,

@@ -2,7 +2,7 @@
 
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // NEON row primitives (row_arm64.s); the Go callers check lengths.
 
@@ -39,7 +39,7 @@ func axpyF32NEON(y, x *float32, n int, a float32)
 
 func init() {
 	rowFamily.add(&RowKernels{
-		Name: "neon", Feature: cpu.NEON,
+		Name: "neon", Feature: cpuid.NEON,
 		sum: sumF32NEON, sumSqDev: sumSqDevF32NEON, max: maxF32NEON, min: minF32NEON,
 		accAdd: accAddF64NEON, accMax: accMaxF32NEON, accMin: accMinF32NEON,
 		expShift: expShiftF32NEON, scale: scaleF32NEON, norm: normF32NEON,

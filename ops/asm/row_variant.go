@@ -1,6 +1,6 @@
 package asm
 
-import "github.com/kilnml/kiln/ops/cpu"
+import "github.com/kilnml/kiln/ops/cpuid"
 
 // RowKernels is one implementation of the row-wise kernel families:
 // reductions (reduce_*), softmax and normalisation rows (row_*), the
@@ -13,8 +13,8 @@ type RowKernels struct {
 	// Name is what reports show: "avx512", "avx2", "neon" (assembly) or
 	// "go" (pure Go).
 	Name string
-	// Feature is the ops/cpu variant the primitives need.
-	Feature cpu.Variant
+	// Feature is the ops/cpuid variant the primitives need.
+	Feature cpuid.Variant
 
 	// sum returns Σ x[i], accumulated in float64.
 	sum func(x *float32, n int) float64
@@ -57,7 +57,7 @@ type RowKernels struct {
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.
 var rowsGo = &RowKernels{
-	Name: "go", Feature: cpu.Generic,
+	Name: "go", Feature: cpuid.Generic,
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
@@ -68,6 +68,6 @@ var rowsGo = &RowKernels{
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
 func RowVariants() []*RowKernels { return rowFamily.variants() }
 
-// BestRows is the variant kernels should use: the best one cpu.Allows
+// BestRows is the variant kernels should use: the best one cpuid.Allows
 // (which honours KILN_CPU), chosen once.
 func BestRows() *RowKernels { return rowFamily.best() }

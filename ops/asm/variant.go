@@ -4,14 +4,14 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // The variant registry: every CPU kernel family keeps its
 // implementations in one variantSet, and picks among them only through
 // it. An architecture's init adds its assembly variants (add); the
 // pure-Go twins are the set's fallback. Dispatch (best) is the first
-// assembly variant cpu.Allows (the CPU has its feature and KILN_CPU does
+// assembly variant cpuid.Allows (the CPU has its feature and KILN_CPU does
 // not rule it out), chosen once; the variants a test runs (variants) are
 // every one this CPU and build can run, whatever KILN_CPU says.
 //
@@ -28,7 +28,7 @@ import (
 //	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
 var (
 	gemmFamily      = &variantSet[*GemmVariant]{family: "gemm", twin: gemmGo}
-	gemmBF16Family  = &variantSet[*GemmBF16Variant]{family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpu.HasBF16}
+	gemmBF16Family  = &variantSet[*GemmBF16Variant]{family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpuid.HasBF16}
 	ewFamily        = &variantSet[*EwKernels]{family: "elementwise", twin: ewGo}
 	rowFamily       = &variantSet[*RowKernels]{family: "rows", twin: rowsGo}
 	depthwiseFamily = &variantSet[*depthwiseKernels]{family: "depthwise", twin: depthwiseGo}
@@ -41,29 +41,29 @@ var (
 // pointer (nil for none) that names itself and the feature it needs.
 type kernelTable interface {
 	comparable
-	variantID() (name string, feature cpu.Variant)
+	variantID() (name string, feature cpuid.Variant)
 }
 
 // The families' kernel tables as the registry sees them.
-func (v *GemmVariant) variantID() (string, cpu.Variant)      { return v.Name, v.Feature }
-func (v *GemmBF16Variant) variantID() (string, cpu.Variant)  { return v.Name, v.Feature }
-func (v *EwKernels) variantID() (string, cpu.Variant)        { return v.Name, v.Feature }
-func (v *RowKernels) variantID() (string, cpu.Variant)       { return v.Name, v.Feature }
-func (v *depthwiseKernels) variantID() (string, cpu.Variant) { return v.name, v.feature }
-func (v *convKernels) variantID() (string, cpu.Variant)      { return featureName(v.feature), v.feature }
-func (v *winoKernels) variantID() (string, cpu.Variant)      { return featureName(v.feature), v.feature }
-func (v *fmaPeak) variantID() (string, cpu.Variant)          { return featureName(v.feature), v.feature }
+func (v *GemmVariant) variantID() (string, cpuid.Variant)      { return v.Name, v.Feature }
+func (v *GemmBF16Variant) variantID() (string, cpuid.Variant)  { return v.Name, v.Feature }
+func (v *EwKernels) variantID() (string, cpuid.Variant)        { return v.Name, v.Feature }
+func (v *RowKernels) variantID() (string, cpuid.Variant)       { return v.Name, v.Feature }
+func (v *depthwiseKernels) variantID() (string, cpuid.Variant) { return v.name, v.feature }
+func (v *convKernels) variantID() (string, cpuid.Variant)      { return featureName(v.feature), v.feature }
+func (v *winoKernels) variantID() (string, cpuid.Variant)      { return featureName(v.feature), v.feature }
+func (v *fmaPeak) variantID() (string, cpuid.Variant)          { return featureName(v.feature), v.feature }
 
 // featureName names a variant after its feature, the twins "go".
-func featureName(f cpu.Variant) string {
-	if f == cpu.Generic {
+func featureName(f cpuid.Variant) string {
+	if f == cpuid.Generic {
 		return "go"
 	}
 	return string(f)
 }
 
 // featureOf is the feature variant v needs.
-func featureOf[V kernelTable](v V) cpu.Variant {
+func featureOf[V kernelTable](v V) cpuid.Variant {
 	_, f := v.variantID()
 	return f
 }
@@ -103,7 +103,7 @@ type variantSet[V kernelTable] struct {
 
 // featureOrder ranks the features best first; add keeps a family's
 // assembly in this order whatever order the inits run in.
-var featureOrder = []cpu.Variant{cpu.AVX512, cpu.AVX2, cpu.NEON, cpu.Generic}
+var featureOrder = []cpuid.Variant{cpuid.AVX512, cpuid.AVX2, cpuid.NEON, cpuid.Generic}
 
 // add registers assembly variants; only architecture inits call it.
 func (s *variantSet[V]) add(vs ...V) {
@@ -125,7 +125,7 @@ func (s *variantSet[V]) add(vs ...V) {
 
 // runs reports whether this CPU and build can run v (KILN_CPU aside).
 func (s *variantSet[V]) runs(v V) bool {
-	return slices.Contains(cpu.Detect().Supported, featureOf(v)) && (s.gate == nil || s.gate())
+	return slices.Contains(cpuid.Detect().Supported, featureOf(v)) && (s.gate == nil || s.gate())
 }
 
 // variants lists the variants this CPU and build can run, best first,
@@ -146,7 +146,7 @@ func (s *variantSet[V]) variants() []V {
 }
 
 // best is the variant kernels dispatch to, chosen once: the first
-// assembly variant cpu.Allows (which honours KILN_CPU) and the gate
+// assembly variant cpuid.Allows (which honours KILN_CPU) and the gate
 // passes, else the twin (nil for an optional family); for a family that
 // follows another, the variant of that family's chosen feature.
 func (s *variantSet[V]) best() V {
@@ -157,7 +157,7 @@ func (s *variantSet[V]) best() V {
 			return
 		}
 		for _, v := range s.asm {
-			if cpu.Allows(featureOf(v)) && (s.gate == nil || s.gate()) {
+			if cpuid.Allows(featureOf(v)) && (s.gate == nil || s.gate()) {
 				s.chosen = v
 				return
 			}
@@ -172,7 +172,7 @@ func (s *variantSet[V]) best() V {
 // forFeature is the variant of feature f, for a family that follows
 // another's choice (conv and winograd follow the GEMM's): the twin (nil
 // for an optional family) where f has none.
-func (s *variantSet[V]) forFeature(f cpu.Variant) V {
+func (s *variantSet[V]) forFeature(f cpuid.Variant) V {
 	for _, v := range s.asm {
 		if featureOf(v) == f {
 			return v
@@ -201,7 +201,7 @@ func (s *variantSet[V]) named(name string) V {
 type family interface {
 	familyName() string
 	report() Family
-	chosenFeature() cpu.Variant
+	chosenFeature() cpuid.Variant
 }
 
 // familyName is what reports call the family.
@@ -209,12 +209,12 @@ func (s *variantSet[V]) familyName() string { return s.family }
 
 // chosenFeature is the feature of the variant best chose (Generic where
 // none).
-func (s *variantSet[V]) chosenFeature() cpu.Variant {
+func (s *variantSet[V]) chosenFeature() cpuid.Variant {
 	var none V
 	if v := s.best(); v != none {
 		return featureOf(v)
 	}
-	return cpu.Generic
+	return cpuid.Generic
 }
 
 // report describes the set.
@@ -254,7 +254,7 @@ type Family struct {
 // VariantInfo names one variant of a family and the CPU feature it needs.
 type VariantInfo struct {
 	Name    string
-	Feature cpu.Variant
+	Feature cpuid.Variant
 }
 
 // Families reports every kernel family: its variants and the one chosen.

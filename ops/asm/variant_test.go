@@ -4,13 +4,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kilnml/kiln/ops/cpu"
+	"github.com/kilnml/kiln/ops/cpuid"
 )
 
 // testVariant is a kernel table for registry tests.
-type testVariant struct{ f cpu.Variant }
+type testVariant struct{ f cpuid.Variant }
 
-func (v *testVariant) variantID() (string, cpu.Variant) { return featureName(v.f), v.f }
+func (v *testVariant) variantID() (string, cpuid.Variant) { return featureName(v.f), v.f }
 
 func newTestSet(optional bool) *variantSet[*testVariant] {
 	return &variantSet[*testVariant]{family: "test", optional: optional}
@@ -18,12 +18,12 @@ func newTestSet(optional bool) *variantSet[*testVariant] {
 
 // TestVariantSetOrder checks add keeps the assembly best first whatever
 // order the inits register it in, and that best takes the first variant
-// cpu.Allows, once.
+// cpuid.Allows, once.
 func TestVariantSetOrder(t *testing.T) {
-	twin := &testVariant{cpu.Generic}
+	twin := &testVariant{cpuid.Generic}
 	s := newTestSet(false)
 	s.twin = twin
-	neon, avx2, avx512 := &testVariant{cpu.NEON}, &testVariant{cpu.AVX2}, &testVariant{cpu.AVX512}
+	neon, avx2, avx512 := &testVariant{cpuid.NEON}, &testVariant{cpuid.AVX2}, &testVariant{cpuid.AVX512}
 	s.add(avx2)
 	s.add(neon, avx512)
 	if want := []*testVariant{avx512, avx2, neon}; !slices.Equal(s.asm, want) {
@@ -32,10 +32,10 @@ func TestVariantSetOrder(t *testing.T) {
 	var want []*testVariant
 	var best *testVariant
 	for _, v := range s.asm {
-		if slices.Contains(cpu.Detect().Supported, v.f) {
+		if slices.Contains(cpuid.Detect().Supported, v.f) {
 			want = append(want, v)
 		}
-		if best == nil && cpu.Allows(v.f) {
+		if best == nil && cpuid.Allows(v.f) {
 			best = v
 		}
 	}
@@ -49,10 +49,10 @@ func TestVariantSetOrder(t *testing.T) {
 	if got := s.best(); got != best {
 		t.Errorf("best %v, want %v", got, best)
 	}
-	if got := s.forFeature(cpu.AVX2); got != avx2 {
+	if got := s.forFeature(cpuid.AVX2); got != avx2 {
 		t.Errorf("forFeature(avx2) = %v", got)
 	}
-	if got := s.forFeature(cpu.Generic); got != twin {
+	if got := s.forFeature(cpuid.Generic); got != twin {
 		t.Errorf("forFeature(generic) = %v, want the twin", got)
 	}
 	if got := s.named("go"); got != twin {
@@ -63,7 +63,7 @@ func TestVariantSetOrder(t *testing.T) {
 			t.Error("add after best did not panic")
 		}
 	}()
-	s.add(&testVariant{cpu.AVX2})
+	s.add(&testVariant{cpuid.AVX2})
 }
 
 // TestVariantSetOptional checks an optional family without a variant
@@ -71,22 +71,22 @@ func TestVariantSetOrder(t *testing.T) {
 func TestVariantSetOptional(t *testing.T) {
 	s := newTestSet(true)
 	s.gate = func() bool { return false }
-	s.add(&testVariant{cpu.AVX2}, &testVariant{cpu.NEON})
+	s.add(&testVariant{cpuid.AVX2}, &testVariant{cpuid.NEON})
 	if got := s.best(); got != nil {
 		t.Errorf("gated optional family chose %v", got)
 	}
 	if got := s.variants(); len(got) != 0 {
 		t.Errorf("gated optional family lists %v", got)
 	}
-	if got := s.forFeature(cpu.AVX512); got != nil {
+	if got := s.forFeature(cpuid.AVX512); got != nil {
 		t.Errorf("optional family has no avx512 variant, got %v", got)
 	}
 	leader := newTestSet(false)
-	leader.twin = &testVariant{cpu.Generic}
+	leader.twin = &testVariant{cpuid.Generic}
 	f := newTestSet(true)
 	f.follows = leader
-	f.add(&testVariant{cpu.AVX512}, &testVariant{cpu.AVX2}, &testVariant{cpu.NEON})
-	if got, want := f.best(), f.forFeature(cpu.Generic); got != want || got != nil {
+	f.add(&testVariant{cpuid.AVX512}, &testVariant{cpuid.AVX2}, &testVariant{cpuid.NEON})
+	if got, want := f.best(), f.forFeature(cpuid.Generic); got != want || got != nil {
 		t.Errorf("follower of a twin-only family chose %v", got)
 	}
 	if r := f.report(); r.Follows != "test" || r.Chosen != -1 || !r.Optional {

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package cpu
+package cpuid
 
 // buildHasAsm: assembly kernels are compiled in.
 const buildHasAsm = true

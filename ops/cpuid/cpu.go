@@ -1,4 +1,4 @@
-package cpu
+package cpuid
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/cpuid/v2"
+	features "github.com/klauspost/cpuid/v2"
 )
 
 // Variant is a family of kernels.
@@ -47,16 +47,16 @@ func Detect() Info {
 func Chosen() Variant { return Detect().Chosen }
 
 func detect(force string) Info {
-	c := cpuid.CPU
+	c := features.CPU
 	in := Info{Model: c.BrandName, Cores: c.PhysicalCores, Threads: runtime.NumCPU(), Forced: force}
 	in.Features = c.FeatureSet()
 	if buildHasAsm {
 		switch runtime.GOARCH {
 		case "amd64":
-			if c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX512VL, cpuid.FMA3) {
+			if c.Supports(features.AVX512F, features.AVX512BW, features.AVX512DQ, features.AVX512VL, features.FMA3) {
 				in.Supported = append(in.Supported, AVX512)
 			}
-			if c.Supports(cpuid.AVX2, cpuid.FMA3) {
+			if c.Supports(features.AVX2, features.FMA3) {
 				in.Supported = append(in.Supported, AVX2)
 			}
 		case "arm64":
@@ -88,7 +88,7 @@ func Allows(v Variant) bool {
 // the build has assembly, and KILN_CPU allows avx512.
 func HasBF16() bool {
 	bf16Once.Do(func() {
-		hasBF16 = buildHasAsm && runtime.GOARCH == "amd64" && cpuid.CPU.Supports(cpuid.AVX512BF16)
+		hasBF16 = buildHasAsm && runtime.GOARCH == "amd64" && features.CPU.Supports(features.AVX512BF16)
 	})
 	return hasBF16 && Allows(AVX512)
 }

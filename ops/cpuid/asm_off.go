@@ -1,6 +1,6 @@
 //go:build purego
 
-package cpu
+package cpuid
 
 // buildHasAsm: the purego tag removes all assembly.
 const buildHasAsm = false
