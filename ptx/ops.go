@@ -160,10 +160,15 @@ func (f *fn) binary(in Instr, a, b val) (val, error) {
 	if in.Op.IsCompare() {
 		cmp := map[graph.Op]string{graph.OpEqual: "eq", graph.OpLess: "lt", graph.OpLessOrEqual: "le",
 			graph.OpGreater: "gt", graph.OpGreaterOrEqual: "ge"}[in.Op]
-		if a.k == kPred {
-			return val{}, fmt.Errorf("%v of Bool", in.Op)
-		}
 		p := f.reg(cPred)
+		if a.k == kPred { // Bool: only Equal, as not(a xor b)
+			if in.Op != graph.OpEqual {
+				return val{}, fmt.Errorf("%v of Bool", in.Op)
+			}
+			f.op("xor.pred %s, %s, %s", p, a.r, b.r)
+			f.op("not.pred %s, %s", p, p)
+			return val{p, kPred, tensor.Bool}, nil
+		}
 		f.op("setp.%s.%s %s, %s, %s", cmp, selType(a.k), p, a.r, b.r)
 		return val{p, kPred, tensor.Bool}, nil
 	}
