@@ -30,7 +30,6 @@ typedef _Float16 half;
 namespace precise { using std::pow; using std::sin; using std::cos; using std::tanh; }
 namespace fast { using std::pow; }
 template <class T, class U> static inline T as_type(U u) { static_assert(sizeof(T) == sizeof(U), "as_type"); T t; memcpy(&t, &u, sizeof t); return t; }
-template <class T> static inline T clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 static inline float rsqrt(float x) { return 1.0f / sqrt(x); }
 struct int2 { int x, y; int2(int a, int b) : x(a), y(b) {} };
 static inline int2 operator+(int2 a, int b) { return int2(a.x + b, a.y + b); }
@@ -43,7 +42,7 @@ namespace mem_flags { const int mem_threadgroup = 0; }
 struct kilnGroup {
     std::mutex mu;
     std::condition_variable cv;
-    uint threads, live, waiting = 0, gen = 0;
+    uint threads, live, waiting = 0, gen = 0, done = 0;
     float lanes[32][32]; // [simdgroup][lane]
 };
 static thread_local kilnGroup* kilnCur;
@@ -62,13 +61,24 @@ static void kilnBarrier() {
     }
 }
 
-// kilnExit retires a thread; a barrier its group waits at opens when
-// every live thread has arrived.
-static void kilnExit() {
+// kilnNext retires a thread from its group (a barrier the group waits
+// at opens when every live thread has arrived), then waits until every
+// thread has, so that the next group starts with all of them live.
+static void kilnNext() {
     kilnGroup* g = kilnCur;
-    std::lock_guard<std::mutex> l(g->mu);
-    g->live--;
+    std::unique_lock<std::mutex> l(g->mu);
+    if (--g->live == 0) {
+        g->live = g->threads;
+        g->done++;
+        g->cv.notify_all();
+        return;
+    }
     if (g->waiting > 0 && g->waiting == g->live) { kilnRelease(g); }
+    uint done = g->done;
+    if (!g->cv.wait_for(l, std::chrono::seconds(30), [&] { return g->done != done; })) {
+        fprintf(stderr, "mslhost: thread %u finished, the rest of its threadgroup never does\n", kilnTid);
+        exit(3);
+    }
 }
 
 static inline void threadgroup_barrier(int) { kilnBarrier(); }
@@ -115,17 +125,23 @@ static inline void simdgroup_multiply_accumulate(simdgroup_float8x8& d, const si
 }
 
 // kilnLaunch runs f(group, thread) for every thread of every group, a
-// group at a time, its threads at once.
+// group at a time, its threads at once: one host thread per thread of
+// a group, running every group in turn.
 template <class F> static void kilnLaunch(uint gx, uint gy, uint gz, uint nt, F f) {
-    for (uint z = 0; z < gz; z++) { for (uint y = 0; y < gy; y++) { for (uint x = 0; x < gx; x++) {
-        kilnGroup g;
-        g.threads = g.live = nt;
-        std::vector<std::thread> ts;
-        for (uint t = 0; t < nt; t++) {
-            ts.emplace_back([&g, &f, x, y, z, t] { kilnCur = &g; kilnTid = t; f(uint3{x, y, z}, t); kilnExit(); });
-        }
-        for (auto& th : ts) { th.join(); }
-    } } }
+    kilnGroup g;
+    g.threads = g.live = nt;
+    std::vector<std::thread> ts;
+    for (uint t = 0; t < nt; t++) {
+        ts.emplace_back([&g, &f, gx, gy, gz, t] {
+            kilnCur = &g;
+            kilnTid = t;
+            for (uint z = 0; z < gz; z++) { for (uint y = 0; y < gy; y++) { for (uint x = 0; x < gx; x++) {
+                f(uint3{x, y, z}, t);
+                kilnNext();
+            } } }
+        });
+    }
+    for (auto& th : ts) { th.join(); }
 }
 
 static unsigned char* kilnRegion(size_t n) {
