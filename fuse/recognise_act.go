@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops"
 )
 
 // recogniseActivations finds activations that exporters spell out in
@@ -79,11 +80,8 @@ func unaryChain(r *graph.Node) bool {
 const maxCone = 14
 
 func knownActivation(op graph.Op) bool {
-	switch op {
-	case graph.OpGelu, graph.OpGeluTanh, graph.OpSilu, graph.OpSigmoid:
-		return true
-	}
-	return false
+	r, ok := ops.ElementwiseOp(op)
+	return ok && r.Role&ops.RoleRecognised != 0
 }
 
 // coneCandidates lists the nodes below r, within maxCone steps, that
@@ -155,19 +153,24 @@ func closedCone(v *view, r, x *graph.Node) ([]*graph.Node, bool) {
 	return cone, true
 }
 
-// activations are the functions identify looks for, as kiln defines the
-// ops: their formulas in IEEE arithmetic, at ±Inf and NaN too.
-var activations = []struct {
+// activation is an op identify can name, with its formula.
+type activation struct {
 	op graph.Op
 	f  func(x float64) float64
-}{
-	{graph.OpGelu, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
-	{graph.OpGeluTanh, func(x float64) float64 {
-		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-	}},
-	{graph.OpSilu, func(x float64) float64 { return x / (1 + math.Exp(-x)) }},
-	{graph.OpSigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
 }
+
+// activations are the functions identify looks for: the ops of ops'
+// elementwise table with RoleRecognised and their reference formulas, as
+// kiln defines the ops (in IEEE arithmetic, at ±Inf and NaN too).
+var activations = func() []activation {
+	var acts []activation
+	for _, r := range ops.ElementwiseOps() {
+		if r.Role&ops.RoleRecognised != 0 {
+			acts = append(acts, activation{r.Op, r.Unary})
+		}
+	}
+	return acts
+}()
 
 // probes are the points the cone is evaluated at: 57 spread over
 // [−7, 7] plus a few near 0 and far out.
@@ -239,40 +242,18 @@ func evalCone(n, x *graph.Node, p float64, memo map[*graph.Node]float64) (float6
 }
 
 // scalarOp is the float64 value of an elementwise op the activations are
-// spelled with; ok is false for any other op.
+// spelled with (RoleSpelling in ops' elementwise table), by the op's
+// reference formula; ok is false for any other op.
 func scalarOp(op graph.Op, a []float64) (float64, bool) {
-	if len(a) == 1 {
-		x := a[0]
-		switch op {
-		case graph.OpNeg:
-			return -x, true
-		case graph.OpExp:
-			return math.Exp(x), true
-		case graph.OpSqrt:
-			return math.Sqrt(x), true
-		case graph.OpReciprocal:
-			return 1 / x, true
-		case graph.OpTanh:
-			return math.Tanh(x), true
-		case graph.OpErf:
-			return math.Erf(x), true
-		case graph.OpSigmoid:
-			return 1 / (1 + math.Exp(-x)), true
-		}
+	r, ok := ops.ElementwiseOp(op)
+	if !ok || r.Role&ops.RoleSpelling == 0 {
 		return 0, false
 	}
-	x, y := a[0], a[1]
-	switch op {
-	case graph.OpAdd:
-		return x + y, true
-	case graph.OpSub:
-		return x - y, true
-	case graph.OpMul:
-		return x * y, true
-	case graph.OpDiv:
-		return x / y, true
-	case graph.OpPow:
-		return math.Pow(x, y), true
+	switch {
+	case len(a) == 1 && r.Unary != nil:
+		return r.Unary(a[0]), true
+	case len(a) == 2 && r.Binary != nil:
+		return r.Binary(a[0], a[1]), true
 	}
 	return 0, false
 }

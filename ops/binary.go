@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -16,14 +15,9 @@ import (
 // it is the most accurate F32 result. Integers wrap like Go (and C, numpy).
 
 func init() {
+	// The arithmetic ops (+ - × ÷ Pow Max Min) are rows of the elementwise
+	// table (elementwise.go), which registers them with prepareBinary.
 	arith := []tensor.DType{tensor.F32, tensor.F64, tensor.I8, tensor.U8, tensor.I32, tensor.I64}
-	tols := map[graph.Op]float64{
-		graph.OpAdd: 2e-7, graph.OpSub: 2e-7, graph.OpMul: 2e-7, graph.OpDiv: 1e-6, graph.OpPow: 2e-6,
-		graph.OpMax: 0, graph.OpMin: 0,
-	}
-	for op, tol := range tols {
-		Register(Entry{Op: op, DTypes: arith, Reference: prepareBinary, InPlace: true, Tol: tol})
-	}
 	for _, op := range []graph.Op{graph.OpLess, graph.OpLessOrEqual, graph.OpGreater, graph.OpGreaterOrEqual} {
 		Register(Entry{Op: op, DTypes: arith, Reference: prepareBinary, InPlace: true})
 	}
@@ -200,18 +194,6 @@ func prepareBinary(n *graph.Node) (Kernel, error) {
 	return sizeChecked(n, k), nil
 }
 
-// floatArith is the float64 formula of each arithmetic op. Go's max and
-// min return NaN if either operand is NaN, like numpy.maximum/minimum.
-var floatArith = map[graph.Op]func(a, b float64) float64{
-	graph.OpAdd: func(a, b float64) float64 { return a + b },
-	graph.OpSub: func(a, b float64) float64 { return a - b },
-	graph.OpMul: func(a, b float64) float64 { return a * b },
-	graph.OpDiv: func(a, b float64) float64 { return a / b },
-	graph.OpPow: math.Pow,
-	graph.OpMax: func(a, b float64) float64 { return max(a, b) },
-	graph.OpMin: func(a, b float64) float64 { return min(a, b) },
-}
-
 // compareFunc returns the comparison op as a function storing a Bool
 // byte, or nil if op is not a comparison. NaN compares false (unequal).
 func compareFunc[T cmp.Ordered](op graph.Op) func(a, b T) uint8 {
@@ -242,7 +224,7 @@ func floatBinary[T ewFloat](op graph.Op, p *bcastPlan) (Kernel, error) {
 	if c := compareFunc[T](op); c != nil {
 		return compareKernel(p, c), nil
 	}
-	f64, ok := floatArith[op]
+	f64, ok := floatBinaryFunc(op)
 	if !ok {
 		return nil, fmt.Errorf("%v has no float kernel", op)
 	}

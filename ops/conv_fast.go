@@ -97,7 +97,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 			*a.f = func(seg []float32) { _ = clipF32(ew, seg, seg, lo, hi) } // lengths agree: no error
 			continue
 		}
-		op, ok := epilogueEw[a.op]
+		op, ok := epilogueEw(a.op)
 		if !ok {
 			return nil, nil
 		}

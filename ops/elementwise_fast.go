@@ -22,25 +22,10 @@ import (
 // tensors are split over the executor's workers. All are in-place safe:
 // the output may be input 0 (or the other full-size input).
 
-var vecUnaryOps = map[graph.Op]asm.EwUnary{
-	graph.OpExp: asm.EwExp, graph.OpLog: asm.EwLog, graph.OpTanh: asm.EwTanh,
-	graph.OpSigmoid: asm.EwSigmoid, graph.OpErf: asm.EwErf, graph.OpGelu: asm.EwGelu,
-	graph.OpGeluTanh: asm.EwGeluTanh, graph.OpSilu: asm.EwSilu, graph.OpRelu: asm.EwRelu,
-	graph.OpNeg: asm.EwNeg, graph.OpAbs: asm.EwAbs,
-}
-
-var vecBinaryOps = map[graph.Op]asm.EwBinary{
-	graph.OpAdd: asm.EwAdd, graph.OpSub: asm.EwSub, graph.OpMul: asm.EwMul,
-	graph.OpDiv: asm.EwDiv, graph.OpMax: asm.EwMax, graph.OpMin: asm.EwMin,
-}
-
+// The ops with an asm kernel register prepareVecUnary and
+// prepareVecBinary from the elementwise table (elementwise.go); Clip's
+// kernel is two of the vector×scalar ones.
 func init() {
-	for op := range vecUnaryOps {
-		RegisterFast(op, withVec(prepareVecUnary))
-	}
-	for op := range vecBinaryOps {
-		RegisterFast(op, withVec(prepareVecBinary))
-	}
 	RegisterFast(graph.OpClip, withVec(prepareVecClip))
 }
 
@@ -217,7 +202,7 @@ func (p *vecPlan) run(dst, x, y []float32) error {
 func vecSpan(lo, hi, n int) (int, int) { return lo * vecUnit, min(hi*vecUnit, n) }
 
 func prepareVecUnary(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
-	op, ok := vecUnaryOps[n.Op]
+	op, ok := vecUnaryOf(n.Op)
 	if !ok || !vecIsF32(n) || len(n.Inputs) != 1 || !n.Inputs[0].Shape.Equal(n.Shape) {
 		return nil, nil
 	}
@@ -318,7 +303,7 @@ func vecBinaryForm(n *graph.Node) int {
 }
 
 func prepareVecBinary(n *graph.Node, env Env, k *asm.EwKernels) (Kernel, error) {
-	op, ok := vecBinaryOps[n.Op]
+	op, ok := vecBinaryOf(n.Op)
 	if !ok || !vecIsF32(n) || len(n.Inputs) != 2 {
 		return nil, nil
 	}

@@ -119,7 +119,7 @@ func vtEnvs() []Env { return []Env{Serial, vtEnv(4)} }
 func TestFastElementwiseUnary(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	shapes := [][]int{{0}, {1}, {7}, {33}, {3, 37}, {1000}, {2, 3, 17000}} // the last splits over workers
-	for op := range vecUnaryOps {
+	for _, op := range vecOps(1) {
 		e, err := Lookup(op)
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +186,7 @@ var vtBinaryCases = []vtBinaryCase{
 
 func TestFastElementwiseBinary(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for op := range vecBinaryOps {
+	for _, op := range vecOps(2) {
 		for _, k := range asm.EwVariants() {
 			for ei, env := range vtEnvs() {
 				t.Run(fmt.Sprintf("%v/%s/env%d", op, k.Name, ei), func(t *testing.T) {

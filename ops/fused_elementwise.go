@@ -104,7 +104,7 @@ func elemStepOf(in graph.ElemInstr, args []int) (elemStep, error) {
 	case in.Op == graph.OpOr:
 		st.kind = elemOr
 	case in.Op.IsBinary():
-		f, ok := floatArith[in.Op]
+		f, ok := floatBinaryFunc(in.Op)
 		if !ok || !in.DType.IsFloat() {
 			return st, fmt.Errorf("%v on %v cannot be fused", in.Op, in.DType)
 		}

@@ -13,17 +13,6 @@ import (
 // with the reference formula per element. A flat F32 input is read in
 // place, without a copy into a tile. Bool values are 0 and 1.
 
-var ewUnaryOf = map[graph.Op]asm.EwUnary{
-	graph.OpExp: asm.EwExp, graph.OpLog: asm.EwLog, graph.OpTanh: asm.EwTanh, graph.OpSigmoid: asm.EwSigmoid,
-	graph.OpErf: asm.EwErf, graph.OpGelu: asm.EwGelu, graph.OpGeluTanh: asm.EwGeluTanh, graph.OpSilu: asm.EwSilu,
-	graph.OpRelu: asm.EwRelu, graph.OpNeg: asm.EwNeg, graph.OpAbs: asm.EwAbs,
-}
-
-var ewBinaryOf = map[graph.Op]asm.EwBinary{
-	graph.OpAdd: asm.EwAdd, graph.OpSub: asm.EwSub, graph.OpMul: asm.EwMul, graph.OpDiv: asm.EwDiv,
-	graph.OpMax: asm.EwMax, graph.OpMin: asm.EwMin,
-}
-
 // elem32Plan is an elemPlan whose values all fit float32 tiles.
 type elem32Plan struct {
 	*elemPlan
@@ -48,9 +37,9 @@ func newElem32Plan(p *elemPlan) *elem32Plan {
 		}
 		switch st.kind {
 		case elemUnary:
-			q.vecUn[i], q.hasUn[i] = ewUnaryOf[st.op]
+			q.vecUn[i], q.hasUn[i] = vecUnaryOf(st.op)
 		case elemArith:
-			q.vecBi[i], q.hasBi[i] = ewBinaryOf[st.op]
+			q.vecBi[i], q.hasBi[i] = vecBinaryOf(st.op)
 		}
 	}
 	return q

@@ -15,19 +15,6 @@ func init() {
 	RegisterFast(graph.OpFusedMatMul, prepareFusedMatMulAsm)
 }
 
-// epilogueEw are the vectorised forms of the activations (within a few
-// ulp of the reference formulas), applied to each finished row segment.
-var epilogueEw = map[graph.Op]asm.EwUnary{
-	graph.OpRelu: asm.EwRelu, graph.OpGelu: asm.EwGelu, graph.OpGeluTanh: asm.EwGeluTanh,
-	graph.OpSilu: asm.EwSilu, graph.OpSigmoid: asm.EwSigmoid, graph.OpTanh: asm.EwTanh,
-}
-
-var epilogueActs = map[graph.Op]asm.Activation{
-	graph.OpInvalid: asm.ActNone, graph.OpRelu: asm.ActRelu, graph.OpGelu: asm.ActGelu,
-	graph.OpGeluTanh: asm.ActGeluTanh, graph.OpSilu: asm.ActSilu, graph.OpSigmoid: asm.ActSigmoid,
-	graph.OpTanh: asm.ActTanh,
-}
-
 // FromWeights reports whether n's value depends on params and constants
 // only, so it changes only when the weights do.
 func FromWeights(n *graph.Node) bool {
@@ -57,7 +44,7 @@ func prepareFusedMatMulAsm(nd *graph.Node, env Env) (Kernel, string, error) {
 	if err != nil {
 		return nil, "", nil // the reference kernel reports it
 	}
-	act, ok := epilogueActs[p.ep.Act]
+	act, ok := epilogueAct(p.ep.Act)
 	if !ok {
 		return nil, "", nil
 	}
@@ -96,7 +83,7 @@ func prepareFusedMatMulAsm(nd *graph.Node, env Env) (Kernel, string, error) {
 	if p.bias >= 0 || p.residual >= 0 || act != asm.ActNone {
 		if epilogueInTiles {
 			ep = &asm.Epilogue{Act: act, ResRowStride: p.n, ResColStride: 1, ResBatchStride: p.m * p.n, ResScale: 1}
-			if op, ok := epilogueEw[p.ep.Act]; ok {
+			if op, ok := epilogueEw(p.ep.Act); ok {
 				ew := asm.BestEw()
 				ep.ActFunc = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
 			}
@@ -160,7 +147,7 @@ type epilogueRows struct {
 
 func newEpilogueRows(p *fusedMatMulPlan, env Env) *epilogueRows {
 	e := &epilogueRows{n: p.n, rows: len(p.aOff) * p.m, bias: p.bias, res: p.residual, ew: asm.BestEw(), env: env}
-	e.act, e.hasAct = epilogueEw[p.ep.Act]
+	e.act, e.hasAct = epilogueEw(p.ep.Act)
 	e.grain = max(1, (1<<14)/max(p.n, 1))
 	e.body = e.apply
 	return e

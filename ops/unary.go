@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -12,71 +11,12 @@ import (
 // written once in float64; F32 widens, applies it and rounds once, which is
 // the most accurate F32 result (and exact for Neg, Abs, Floor, ...).
 
+// The float ops' formulas, dtypes and tolerances are rows of the
+// elementwise table (elementwise.go), which registers them with
+// prepareUnary; Not is the one unary op without a float formula.
+
 func init() {
-	floats := []tensor.DType{tensor.F32, tensor.F64}
-	signed := []tensor.DType{tensor.F32, tensor.F64, tensor.I8, tensor.I32, tensor.I64}
-	numeric := []tensor.DType{tensor.F32, tensor.F64, tensor.I8, tensor.U8, tensor.I32, tensor.I64}
-	const transcendental = 2e-6
-	for op, tol := range map[graph.Op]float64{
-		graph.OpExp: transcendental, graph.OpLog: transcendental, graph.OpTanh: transcendental,
-		graph.OpSigmoid: transcendental, graph.OpGelu: transcendental, graph.OpGeluTanh: transcendental,
-		graph.OpSilu: transcendental, graph.OpErf: transcendental, graph.OpSin: transcendental,
-		graph.OpCos: transcendental, graph.OpRsqrt: transcendental,
-		graph.OpSqrt: 2e-7, graph.OpReciprocal: 1e-6,
-		graph.OpLeakyRelu: 0, graph.OpFloor: 0, graph.OpCeil: 0, graph.OpRound: 0,
-	} {
-		Register(Entry{Op: op, DTypes: floats, Reference: prepareUnary, InPlace: true, Tol: tol})
-	}
-	for _, op := range []graph.Op{graph.OpNeg, graph.OpAbs, graph.OpRelu} {
-		Register(Entry{Op: op, DTypes: signed, Reference: prepareUnary, InPlace: true})
-	}
-	Register(Entry{Op: graph.OpClip, DTypes: numeric, Reference: prepareUnary, InPlace: true})
 	Register(Entry{Op: graph.OpNot, DTypes: []tensor.DType{tensor.Bool}, Reference: prepareUnary, InPlace: true})
-}
-
-// sqrt2OverPi is the constant of the tanh approximation of GELU.
-var sqrt2OverPi = math.Sqrt(2 / math.Pi)
-
-// floatUnary is the float64 formula of each op without attributes.
-var floatUnary = map[graph.Op]func(x float64) float64{
-	graph.OpNeg:        func(x float64) float64 { return -x },
-	graph.OpAbs:        math.Abs,
-	graph.OpExp:        math.Exp,
-	graph.OpLog:        math.Log,
-	graph.OpSqrt:       math.Sqrt,
-	graph.OpRsqrt:      func(x float64) float64 { return 1 / math.Sqrt(x) },
-	graph.OpReciprocal: func(x float64) float64 { return 1 / x },
-	graph.OpTanh:       math.Tanh,
-	graph.OpSigmoid:    func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-	// x < 0 rather than max(x, 0) keeps NaN as NaN.
-	graph.OpRelu: func(x float64) float64 {
-		if x < 0 {
-			return 0
-		}
-		return x
-	},
-	// 1 + erf(z) and 1 + tanh(z) cancel to 0 for z below about -6 and -18,
-	// which would make GELU -0 where its true value is still a normal
-	// float32 (and Log of it -Inf instead of NaN): the gates are written
-	// as erfc and as a sigmoid, which keep their relative precision in
-	// the tail.
-	//
-	// The x·gate(x) activations are their formulas in IEEE arithmetic at
-	// the infinities too (see graph.Silu): +Inf at +Inf, and NaN at -Inf,
-	// where the gate is 0 and -Inf·0 is NaN (or -Inf/Inf, as written
-	// here), as in PyTorch, ONNX Runtime and ONNX's own reference, and as
-	// in the spelled-out forms that fuse recognises as these ops.
-	graph.OpGelu: func(x float64) float64 { return x / 2 * math.Erfc(-x/math.Sqrt2) },
-	graph.OpGeluTanh: func(x float64) float64 {
-		return x / (1 + math.Exp(-2*sqrt2OverPi*(x+0.044715*x*x*x)))
-	},
-	graph.OpSilu:  func(x float64) float64 { return x / (1 + math.Exp(-x)) },
-	graph.OpErf:   math.Erf,
-	graph.OpSin:   math.Sin,
-	graph.OpCos:   math.Cos,
-	graph.OpFloor: math.Floor,
-	graph.OpCeil:  math.Ceil,
-	graph.OpRound: math.RoundToEven,
 }
 
 func prepareUnary(n *graph.Node) (Kernel, error) {
@@ -124,24 +64,13 @@ func prepareUnary(n *graph.Node) (Kernel, error) {
 
 // floatUnaryFunc is the float64 formula of n, attributes bound.
 func floatUnaryFunc(n *graph.Node) (func(float64) float64, error) {
-	switch n.Op {
-	case graph.OpLeakyRelu:
-		alpha := float64(n.Attrs.Alpha)
-		return func(x float64) float64 {
-			if x < 0 {
-				return alpha * x
-			}
-			return x
-		}, nil
-	case graph.OpClip:
-		lo, hi := float64(n.Attrs.Min), float64(n.Attrs.Max)
-		if lo > hi {
-			return nil, fmt.Errorf("clip min %v > max %v", lo, hi)
+	if r, ok := ewIndex[n.Op]; ok {
+		switch {
+		case r.WithAttrs != nil:
+			return r.WithAttrs(n.Attrs)
+		case r.Unary != nil:
+			return r.Unary, nil
 		}
-		return func(x float64) float64 { return min(max(x, lo), hi) }, nil // NaN stays NaN
-	}
-	if f, ok := floatUnary[n.Op]; ok {
-		return f, nil
 	}
 	return nil, fmt.Errorf("%v has no float kernel", n.Op)
 }

@@ -8,13 +8,14 @@ import (
 // Activation is an elementwise function an Epilogue applies.
 type Activation uint8
 
-// The activations, with the formulas of kiln's reference kernels
-// (evaluated in float64, rounded once).
+// The activations. Their float64 formulas (act_formula.go) are kiln's
+// reference formulas of the ops of the same names; Apply evaluates them
+// and rounds once.
 const (
 	ActNone     Activation = iota
 	ActRelu                // x < 0 ? 0 : x (NaN stays NaN)
-	ActGelu                // x/2 · (1 + erf(x/√2))
-	ActGeluTanh            // x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³)))
+	ActGelu                // x·Φ(x) = x/2 · erfc(-x/√2)
+	ActGeluTanh            // x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))), as x / (1 + e^(-2·√(2/π)·(x + 0.044715·x³)))
 	ActSilu                // x / (1 + e^-x)
 	ActSigmoid             // 1 / (1 + e^-x)
 	ActTanh                // tanh x
@@ -30,15 +31,13 @@ func (a Activation) String() string {
 	return fmt.Sprintf("Activation(%d)", uint8(a))
 }
 
-const sqrt2OverPi = 0.7978845608028654 // √(2/π)
-
-// Apply applies the activation to seg in place.
+// Apply applies the activation to seg in place: its Formula in float64,
+// rounded once to float32, as the reference kernels compute it.
 func (a Activation) Apply(seg []float32) {
-	switch a {
-	case ActRelu:
+	if a == ActRelu {
 		// A mask rather than a branch (signs of real data are random);
 		// x < 0 is false for -0 and NaN, which pass through as in the
-		// reference.
+		// formula: the same bits.
 		for i, x := range seg {
 			keep := uint32(0xffffffff)
 			if x < 0 {
@@ -46,29 +45,14 @@ func (a Activation) Apply(seg []float32) {
 			}
 			seg[i] = math.Float32frombits(math.Float32bits(x) & keep)
 		}
-	case ActGelu:
-		for i, x := range seg {
-			v := float64(x)
-			seg[i] = float32(v / 2 * (1 + math.Erf(v/math.Sqrt2)))
-		}
-	case ActGeluTanh:
-		for i, x := range seg {
-			v := float64(x)
-			seg[i] = float32(v / 2 * (1 + math.Tanh(sqrt2OverPi*(v+0.044715*v*v*v))))
-		}
-	case ActSilu:
-		for i, x := range seg {
-			v := float64(x)
-			seg[i] = float32(v / (1 + math.Exp(-v)))
-		}
-	case ActSigmoid:
-		for i, x := range seg {
-			seg[i] = float32(1 / (1 + math.Exp(-float64(x))))
-		}
-	case ActTanh:
-		for i, x := range seg {
-			seg[i] = float32(math.Tanh(float64(x)))
-		}
+		return
+	}
+	f := a.Formula()
+	if f == nil {
+		return
+	}
+	for i, x := range seg {
+		seg[i] = float32(f(float64(x)))
 	}
 }
 
