@@ -22,7 +22,8 @@ func rowThreads(n int) int {
 
 // EmitReduce writes a Reduce: one threadgroup per output element; its
 // threads stride over the reduced elements and combine with simd_* and
-// a threadgroup exchange.
+// a threadgroup exchange. Max and Min propagate NaN, as the reference
+// does, by testing for it (MSL's max and simd_max leave NaN undefined).
 func EmitReduce(r *Reduce) (*Kernel, error) {
 	if !isFloat(r.DType) {
 		return nil, fmt.Errorf("msl: %s: reductions of %v are not supported on Metal", r.Name, r.DType)
@@ -44,10 +45,10 @@ func EmitReduce(r *Reduce) (*Kernel, error) {
 	fn, ident, comb := "kiln_tg_sum", "0.0f", "acc += v;"
 	switch r.Op {
 	case graph.OpReduceSum, graph.OpReduceMean:
-	case graph.OpReduceMax:
-		fn, ident, comb = "kiln_tg_max", "(-INFINITY)", "acc = max(acc, v);"
+	case graph.OpReduceMax: // NaN wins, as in the reference: Metal's max need not keep it
+		fn, ident, comb = "kiln_tg_max", "(-INFINITY)", "if (kiln_isnan(v) || v > acc) { acc = v; }"
 	case graph.OpReduceMin:
-		fn, ident, comb = "kiln_tg_min", "INFINITY", "acc = min(acc, v);"
+		fn, ident, comb = "kiln_tg_min", "INFINITY", "if (kiln_isnan(v) || v < acc) { acc = v; }"
 	case graph.OpReduceProd:
 		fn, ident, comb = "kiln_tg_prod", "1.0f", "acc *= v;"
 	default:
@@ -66,7 +67,14 @@ func EmitReduce(r *Reduce) (*Kernel, error) {
 	fmt.Fprintf(&b, "    for (uint j = tid; j < %du; j += %du) {\n", rn, nt)
 	b.WriteString(offsetCode("        ", "j", rd, rs, []string{"o"}, nil))
 	fmt.Fprintf(&b, "        float v = %s;\n        %s\n    }\n", load(r.DType, "x[base + o]"), comb)
+	nan := r.Op == graph.OpReduceMax || r.Op == graph.OpReduceMin
+	if nan { // simd_max and simd_min leave NaN undefined: count it apart
+		fmt.Fprintf(&b, "    float nans = kiln_tg_max(kiln_isnan(acc) ? 1.0f : 0.0f, sh, tid, %du);\n", nt)
+	}
 	fmt.Fprintf(&b, "    acc = %s(acc, sh, tid, %du);\n", fn, nt)
+	if nan {
+		b.WriteString("    if (nans > 0.0f) { acc = NAN; }\n")
+	}
 	if r.Op == graph.OpReduceMean {
 		fmt.Fprintf(&b, "    acc /= %s;\n", flit(float32(rn)))
 	}
