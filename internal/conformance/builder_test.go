@@ -104,17 +104,33 @@ func (b *builder) nonzero(dt tensor.DType, dims ...int) *graph.Node {
 	}, dims...)
 }
 
-// edgeValues are the specials mixed into edge-case inputs.
-var edgeValues = []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 1, -1, 0.5, -2.5, 1e-40, -3e38, 3e38, 70000, 1e-6, 88.8, -104}
+// specialValues and hugeValues are the edge values mixed into inputs:
+// specials for every op; huge finite values (past F16, near F32's
+// largest, where exp overflows) only for elementwise ops, since a sum
+// of their products or squares overflows an F32 accumulator where the
+// reference's float64 one does not.
+var (
+	specialValues = []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 1, -1, 0.5, -2.5, 1e-40, 1e-6}
+	hugeValues    = []float64{-3e38, 3e38, 70000, 88.8, -104}
+)
 
-// edges is an input of dt whose every third element is one of
-// edgeValues, the rest in [-3, 3).
+// edges is an input of dt whose every third element is one of the
+// special and huge values, the rest in [-3, 3).
 func (b *builder) edges(dt tensor.DType, dims ...int) *graph.Node {
+	return b.mixed(dt, append(specialValues[:len(specialValues):len(specialValues)], hugeValues...), dims...)
+}
+
+// specials is edges without the huge values.
+func (b *builder) specials(dt tensor.DType, dims ...int) *graph.Node {
+	return b.mixed(dt, specialValues, dims...)
+}
+
+func (b *builder) mixed(dt tensor.DType, vals []float64, dims ...int) *graph.Node {
 	i := 0
 	return b.value(false, dt, func() float64 {
 		i++
 		if i%3 == 0 {
-			return edgeValues[(i/3)%len(edgeValues)]
+			return vals[(i/3)%len(vals)]
 		}
 		return 6*b.r.Float64() - 3
 	}, dims...)

@@ -37,7 +37,8 @@ func reduceCases() []opCase {
 		cs = append(cs,
 			opCase{op, "axis 1", func(b *builder) { red(b, b.x(3, 4, 5), false, 1) }},
 			opCase{op, "axes 0,2 kept", func(b *builder) { red(b, b.x(3, 4, 5), true, 0, 2) }},
-			opCase{op, "wide row", func(b *builder) { red(b, b.ranged(tensor.F32, 0.5, 1.5, 2, 700), false, 1) }})
+			opCase{op, "wide row", func(b *builder) { red(b, b.ranged(tensor.F32, 0.5, 1.5, 2, 700), false, 1) }},
+			opCase{op, "f32 specials", func(b *builder) { red(b, b.specials(tensor.F32, 16, 9), false, 1) }})
 		if takes(op, tensor.I32) {
 			cs = append(cs, opCase{op, "i32", func(b *builder) { red(b, b.ranged(tensor.I32, -3, 3, 3, 4, 5), false, 1) }})
 		}
@@ -83,6 +84,24 @@ func otherCases() []opCase {
 		{graph.OpArgMin, "f16", func(b *builder) { b.out(b.g.ArgMin(b.in(f16, 5, 6), 1, false)) }},
 		{graph.OpSoftmax, "axis 1", func(b *builder) { b.out(b.g.Softmax(b.x(3, 4, 9), 1)) }},
 		{graph.OpSoftmax, "wide row", func(b *builder) { b.out(b.g.Softmax(b.x(2, 3, 300), 2)) }},
+		{graph.OpSoftmax, "f32 specials", func(b *builder) { b.out(b.g.Softmax(b.specials(f32, 16, 9), 1)) }},
+		{graph.OpLogSoftmax, "f32 specials", func(b *builder) { b.out(b.g.LogSoftmax(b.specials(f32, 16, 9), 1)) }},
+		{graph.OpArgMax, "f32 specials", func(b *builder) { b.out(b.g.ArgMax(b.specials(f32, 16, 9), 1, false)) }},
+		{graph.OpArgMin, "f32 specials", func(b *builder) { b.out(b.g.ArgMin(b.specials(f32, 16, 9), 1, false)) }},
+		{graph.OpCumSum, "f32 specials", func(b *builder) { b.out(b.g.CumSum(b.specials(f32, 16, 9), 1, false, false)) }},
+		{graph.OpLayerNorm, "f32 specials", func(b *builder) { b.out(b.g.LayerNorm(b.specials(f32, 16, 9), nil, nil, 1, 1e-5)) }},
+		{graph.OpRMSNorm, "f32 specials", func(b *builder) { b.out(b.g.RMSNorm(b.specials(f32, 16, 9), nil, 1, 1e-5)) }},
+		{graph.OpMaxPool2D, "f32 specials", func(b *builder) {
+			b.out(b.g.MaxPool2D(b.specials(f32, 1, 2, 8, 9), graph.PoolOpts{Kernel: []int{3, 3}, Strides: []int{2, 2}, Pads: pad1}))
+		}},
+		{graph.OpAvgPool2D, "f32 specials", func(b *builder) {
+			b.out(b.g.AvgPool2D(b.specials(f32, 1, 2, 8, 9), graph.PoolOpts{Kernel: []int{3, 3}, Strides: []int{2, 2}, Pads: pad1}))
+		}},
+		{graph.OpGlobalAvgPool, "f32 specials", func(b *builder) { b.out(b.g.GlobalAvgPool(b.specials(f32, 2, 8, 3, 3))) }},
+		{graph.OpMatMul, "f32 specials", func(b *builder) { b.out(b.g.MatMul(b.specials(f32, 9, 8), b.specials(f32, 8, 5))) }},
+		{graph.OpAttention, "f32 specials", func(b *builder) {
+			b.out(b.g.Attention(b.specials(f32, 1, 2, 4, 8), b.specials(f32, 1, 2, 5, 8), b.specials(f32, 1, 2, 5, 8), nil, graph.AttentionOpts{}))
+		}},
 		{graph.OpLogSoftmax, "axis 0", func(b *builder) { b.out(b.g.LogSoftmax(b.x(5, 6), 0)) }},
 		{graph.OpLogSoftmax, "wide row", func(b *builder) { b.out(b.g.LogSoftmax(b.x(2, 300), 1)) }},
 		{graph.OpCumSum, "reverse", func(b *builder) { b.out(b.g.CumSum(b.x(3, 7, 4), 1, false, true)) }},
