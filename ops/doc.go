@@ -3,6 +3,13 @@
 // compiled), the flags the planner needs (may the output overwrite an
 // input?) and the tolerance a faster kernel must meet against it.
 //
+// The float elementwise ops are rows of one table (EwOp, elementwise.go):
+// each row's float64 formula, tolerance, dtypes, asm kernel, epilogue
+// activation and fusion roles, from which the catalogue entries, the
+// vectorised kernels, FusedElementwise, the GEMM and convolution
+// epilogues and fuse's activation recogniser all read. CONTRIBUTING.md
+// at the repository root lists the files a new op touches.
+//
 // Kernels are made in two steps. Prepare runs once per node at compile
 // time: it reads the node's attributes and shapes and precomputes what the
 // loop needs (strides, window offsets, scratch). The Kernel it returns then
