@@ -107,11 +107,13 @@ func runCPU(t *testing.T, ps []*prepared) [][]result {
 
 // image is a compiled case's memory as a GPU backend lays it out: the
 // plan's regions (indexed by plan.Region) with the inputs, params and
-// constants written at their slots.
+// constants written at their slots, and every other arena byte 0xAB (a
+// value no kernel writes by chance, in every dtype), so an output
+// element a kernel leaves unwritten shows.
 func image(p *prepared) [][]byte {
 	pl := p.cg.Plan()
 	regions := make([][]byte, 2)
-	regions[plan.Arena], regions[plan.Weights] = make([]byte, pl.ArenaBytes), make([]byte, pl.WeightBytes)
+	regions[plan.Arena], regions[plan.Weights] = bytes.Repeat([]byte{0xAB}, pl.ArenaBytes), make([]byte, pl.WeightBytes)
 	for _, n := range p.cg.Graph().Nodes {
 		var data []byte
 		switch {
