@@ -17,9 +17,7 @@ import (
 // The forms are the plain formulas, so they give these values without a
 // gate; a limit gate added later (-0 at -Inf) would fail here.
 func TestHostGatedActivationLimits(t *testing.T) {
-	if _, err := mslhost.Compiler(); err != nil {
-		t.Skipf("no C++ compiler to run the MSL forms on the host: %v", err)
-	}
+	mslhost.NeedCompiler(t)
 	inf := math.Inf(1)
 	xs := []float64{-inf, inf, math.NaN(), -1e30, 1e30}
 	ops := []graph.Op{graph.OpGelu, graph.OpGeluTanh, graph.OpSilu}

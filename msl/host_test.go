@@ -35,9 +35,7 @@ func hostKernel(k *Kernel) *mslhost.Kernel {
 // bytes.
 func runHost(t *testing.T, cases []hostCase) [][]byte {
 	t.Helper()
-	if _, err := mslhost.Compiler(); err != nil {
-		t.Skipf("no C++ compiler to run the kernels on the host: %v", err)
-	}
+	mslhost.NeedCompiler(t)
 	progs := make([]*mslhost.Program, len(cases))
 	for i, c := range cases {
 		p := &mslhost.Program{Regions: [][]byte{make([]byte, c.node.Shape.NumElements()*c.node.DType.Size())}}

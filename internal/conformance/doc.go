@@ -8,8 +8,9 @@
 // the reason, in the test's table; an op neither lowered nor listed
 // fails the test. Its test files say how to add an op.
 //
-// The Metal column needs a C++ compiler (g++ or $CXX); without one the
-// matrix fails, except where its absentOK table says why not (Windows).
+// The Metal column needs a C++ compiler (g++ or $CXX); without one it is
+// skipped and the log says so, unless KILN_TEST_REQUIRE_CXX=1 (CI) makes
+// that a failure; on Windows its absentOK table says why it never runs.
 //
 // The package has no code of its own: it exists so that one test may
 // import the root package, both GPU lowerings and their emulators

@@ -51,6 +51,32 @@ func Compiler() (string, error) {
 	return "", errors.New("mslhost: no C++ compiler (set CXX, or install g++)")
 }
 
+// TB is the part of testing.TB that NeedCompiler uses (so that this
+// package does not import testing).
+type TB interface {
+	Helper()
+	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// NeedCompiler stops a test that runs kernels on the host when there is
+// no C++ compiler: it fails under KILN_TEST_REQUIRE_CXX=1 (as CI sets:
+// there the host runs must happen), else it skips, saying why, so that
+// `go test ./...` passes on a machine with Go alone.
+func NeedCompiler(t TB) {
+	t.Helper()
+	if _, err := Compiler(); err != nil {
+		if CompilerRequired() {
+			t.Fatalf("%v, and KILN_TEST_REQUIRE_CXX=1", err)
+		}
+		t.Skipf("%v: the kernels' host runs are skipped (KILN_TEST_REQUIRE_CXX=1 makes this a failure)", err)
+	}
+}
+
+// CompilerRequired reports whether KILN_TEST_REQUIRE_CXX=1 asks tests to
+// fail, not skip, without a C++ compiler.
+func CompilerRequired() bool { return os.Getenv("KILN_TEST_REQUIRE_CXX") == "1" }
+
 // Run compiles every program's kernels, after header (msl.Header: what
 // follows its "using namespace metal;" is kept), into one host binary,
 // runs each program's steps in order, and writes the regions' final

@@ -30,9 +30,7 @@ func floats(b []byte) []float32 {
 
 func needCompiler(t *testing.T) {
 	t.Helper()
-	if _, err := Compiler(); err != nil {
-		t.Skip(err)
-	}
+	NeedCompiler(t)
 }
 
 // TestRunThreadgroups runs kernels whose results depend on the shim's
