@@ -7,7 +7,7 @@ import "math"
 // r = |x| - k·π/2 with |r| ≤ π/4: by Cody–Waite below 2^15, by
 // Payne–Hanek (integer products with the bits of 2/π) above, where k·π/2
 // cancels most of |x|'s bits. Taylor polynomials on |r| ≤ π/4 and the
-// quadrant k mod 4 give the result. ptx/emu's sweep_pow_trig_test.go
+// quadrant k mod 4 give the result. internal/ptxemu's sweep_pow_trig_test.go
 // runs the emitted code against math.Sin/Cos over every f32 exponent and
 // next to multiples of π/2 (worst error about 2.3e-7 relative).
 

@@ -8,8 +8,8 @@ import (
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/internal/ptxemu"
 	"github.com/kilnml/kiln/plan"
-	"github.com/kilnml/kiln/ptx/emu"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -202,8 +202,8 @@ func runEmulated(t *testing.T, g *graph.Graph, p *plan.Plan, feeds map[string][]
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods := map[string]*emu.Module{}
-	mem := emu.NewMemory()
+	mods := map[string]*ptxemu.Module{}
+	mem := ptxemu.NewMemory()
 	region := map[plan.Region][]byte{plan.Weights: make([]byte, p.WeightBytes), plan.Arena: make([]byte, p.ArenaBytes)}
 	base := map[plan.Region]uint64{}
 	for r, b := range region {
@@ -232,7 +232,7 @@ func runEmulated(t *testing.T, g *graph.Graph, p *plan.Plan, feeds map[string][]
 		}
 		m := mods[src]
 		if m == nil {
-			if m, err = emu.Load(src); err != nil {
+			if m, err = ptxemu.Load(src); err != nil {
 				t.Fatal(err)
 			}
 			mods[src] = m

@@ -31,7 +31,7 @@ type Step struct {
 // Lower is the device-independent half of the backend's Lower: the PTX
 // module and the steps the backend would launch, in order, for a fused
 // and planned graph. It needs no driver, so tools can run a program
-// without a GPU (ptx/emu's end-to-end test runs the steps in its
+// without a GPU (internal/ptxemu's end-to-end test runs the steps in its
 // emulator).
 func Lower(g *graph.Graph, p *plan.Plan) (module string, steps []Step, err error) {
 	lw, err := lowerGraph(g, p)

@@ -13,10 +13,10 @@ import (
 	"github.com/kilnml/kiln/driver/metal"
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/mslhost"
+	"github.com/kilnml/kiln/internal/ptxemu"
 	"github.com/kilnml/kiln/msl"
 	"github.com/kilnml/kiln/plan"
 	"github.com/kilnml/kiln/ptx"
-	"github.com/kilnml/kiln/ptx/emu"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -165,20 +165,20 @@ func runPTX(t *testing.T, ps []*prepared) [][]result {
 // rsqrt.approx, ...) by the largest error the PTX ISA allows, so the
 // tolerances hold for the hardware's worst case, not only for correctly
 // rounded results.
-var worstCase = emu.Options{Approx: emu.ApproxBound}
+var worstCase = ptxemu.Options{Approx: ptxemu.ApproxBound}
 
 // runSteps runs a lowered CUDA program over regions on the emulator.
 func runSteps(module string, steps []cuda.Step, regions [][]byte) error {
-	modules := map[string]*emu.Module{}
-	load := func(src string) (*emu.Module, error) {
+	modules := map[string]*ptxemu.Module{}
+	load := func(src string) (*ptxemu.Module, error) {
 		if m, ok := modules[src]; ok {
 			return m, nil
 		}
-		m, err := emu.Load(src)
+		m, err := ptxemu.Load(src)
 		modules[src] = m
 		return m, err
 	}
-	mem := emu.NewMemory()
+	mem := ptxemu.NewMemory()
 	base := make([]uint64, len(regions))
 	for r, b := range regions {
 		if len(b) == 0 {

@@ -1,7 +1,7 @@
 // Package conformance holds the backend × op matrix, TestBackendOpMatrix
 // (ggml's test-backend-ops, in Go): every op in ops' catalogue, built
 // into small graphs, runs on every backend kiln has — the CPU session
-// (its fast kernels), the CUDA lowering on the PTX emulator (ptx/emu)
+// (its fast kernels), the CUDA lowering on the PTX emulator (internal/ptxemu)
 // and the Metal lowering on the host (internal/mslhost) — and each
 // result is checked against ops' reference interpreter with the op's
 // catalogue tolerance. An op a backend does not lower is listed, with

@@ -67,7 +67,7 @@ func available(name string) error {
 //   - cpu: a CPU session's compiled program, its fast kernels where they
 //     take the node (fusion off: each case's graph is what runs);
 //   - ptx-emu: the CUDA lowering (cuda.Lower, the backend's own) run on
-//     the PTX emulator, ptx/emu;
+//     the PTX emulator, internal/ptxemu;
 //   - msl-host: the Metal lowering (metal.Lower) run as C++ on the host,
 //     internal/mslhost, in both GEMM variants where they differ.
 //
