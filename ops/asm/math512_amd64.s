@@ -233,6 +233,16 @@ GLOBL ewc512<>(SB), RODATA|NOPTR, $328
 	VMULPS.BCST     K(C_LN2LO), N, S     \ // n·ln2Lo
 	VSUBPS          S, R, R              // r -= n·ln2Lo
 
+// EXPREDNEG is EXPRED for an H that is never positive (-|x|, -z²/2): the
+// upper clamp would leave it unchanged, so it is skipped (and H is kept).
+#define EXPREDNEG(H, N, R, S) \
+	VMAXPS          H, EXPMIN, R         \ // h = max(h, EXPMIN)
+	VMULPS.BCST     K(C_LOG2E), R, N     \ // h·log2e
+	VRNDSCALEPS     $0, N, N             \ // n: nearest, ties to even (as VROUNDPS $0)
+	VFNMADD231PS.BCST K(C_LN2HI), N, R   \ // r = h - n·ln2Hi (exact)
+	VMULPS.BCST     K(C_LN2LO), N, S     \ // n·ln2Lo
+	VSUBPS          S, R, R              // r -= n·ln2Lo
+
 // EXPPOLY: P = ((R·R)·Q + R) + 1 with Q = c0 + c1·R + ... + c4·R⁴ in
 // Horner form. Q and S are scratch.
 #define EXPPOLY(R, P, Q, S) \
@@ -257,7 +267,11 @@ GLOBL ewc512<>(SB), RODATA|NOPTR, $328
 // NINFNAN: R = NaN where X is -Inf, R elsewhere (ewNaNAtMinusInf): the
 // x·gate(x) activations are -Inf·0 = NaN there, where their clamped cores
 // give -0. One VFIXUPIMMPS classifies X: its table answers 3 (QNaN) for
-// the -Inf token and 0 (keep R) for every other.
+// the -Inf token and 0 (keep R) for every other. Silu and GELU-tanh apply
+// it to x as loaded (every later step keeps a NaN), GELU to its result.
+// The kernels pay for it: a masked VSCALEFPS or VADDPS merges where a
+// separate move did, and the exponential skips its upper clamp
+// (EXPREDNEG).
 #define NINFNAN(X, R) VFIXUPIMMPS.BCST $0, K(C_NINFNAN), X, R
 
 // BEGIN loads the frame: DST, XP, NB = n/16 blocks, STREAM; it returns
@@ -411,19 +425,18 @@ TEXT ·ewSiluAVX512(SB), NOSPLIT, $0-25
 	INITEXP
 	VBROADCASTSS K(C_SILUMIN), CLO
 loop:
-	VMOVUPS     (XP), Z12                     // x
-	VMAXPS      Z12, CLO, Z0                  // xc = max(x, -120), NaN kept
+	VMOVUPS     (XP), Z0                      // x
+	NINFNAN(Z0, Z0)                           // NaN for -Inf, which every step keeps
+	VMAXPS      Z0, CLO, Z0                   // x = max(x, -120), NaN kept
 	VPORD.BCST  K(C_SIGN), Z0, Z1             // a = -|x|
-	EXPRED(Z1, Z2, Z3, Z4)                    // n = Z2, r = Z3
+	EXPREDNEG(Z1, Z2, Z3, Z4)                 // n = Z2, r = Z3
 	EXPPOLY(Z3, Z5, Z6, Z4)                   // p = Z5
 	SCALE(Z5, Z2, Z7)                         // e
 	VADDPS      ONE, Z7, Z7                   // 1 + e
 	VMULPS      Z5, Z0, Z6                    // x·p
-	SCALE(Z6, Z2, Z6)                         // x·p·2^n
 	VCMPPS      $1, ZERO, Z0, K1              // x < 0
-	VMOVAPS     Z6, K1, Z0                    // numerator: x·p·2^n there, else x
+	VSCALEFPS   Z2, Z6, K1, Z0                // numerator: x·p·2^n there, else x
 	VDIVPS      Z7, Z0, Z0
-	NINFNAN(Z12, Z0)
 	NEXT(Z0)
 
 // func ewGeluTanhAVX512(dst, x *float32, n int, stream bool): ewGeluTanh.
@@ -434,6 +447,7 @@ TEXT ·ewGeluTanhAVX512(SB), NOSPLIT, $0-25
 	VBROADCASTSS K(C_GTMAX), CHI
 loop:
 	VMOVUPS     (XP), Z0                      // x
+	NINFNAN(Z0, Z0)                           // NaN for -Inf, which every step keeps
 	VMAXPS      Z0, CLO, Z1
 	VMINPS      Z1, CHI, Z1                   // xc = min(max(x, -20), 20)
 	// x³ = x3h + x3l
@@ -473,18 +487,16 @@ loop:
 	// sign flipped where vh's is clear (VPTERNLOGD: A ^ (^B & C)).
 	VPORD.BCST  K(C_SIGN), Z3, Z2             // ah
 	VPTERNLOGD.BCST $0xd2, K(C_SIGN), Z3, Z5  // al
-	EXPRED(Z2, Z4, Z6, Z7)                    // n = Z4, r = Z6
+	EXPREDNEG(Z2, Z4, Z6, Z7)                 // n = Z4, r = Z6
 	VADDPS      Z5, Z6, Z6                    // r += al
 	EXPPOLY(Z6, Z8, Z9, Z7)                   // p = Z8
 	SCALE(Z8, Z4, Z9)                         // e
 	VADDPS      ONE, Z9, Z9                   // 1 + e
 	VMULPS      Z8, Z1, Z10                   // xc·p
-	SCALE(Z10, Z4, Z10)                       // xc·p·2^n
 	VCMPPS      $1, ZERO, Z3, K1              // vh < 0
-	VBLENDMPS   Z10, Z0, K1, Z11              // numerator: that there, else x
-	VDIVPS      Z9, Z11, Z11
-	NINFNAN(Z0, Z11)
-	NEXT(Z11)
+	VSCALEFPS   Z4, Z10, K1, Z0               // numerator: xc·p·2^n there, else x
+	VDIVPS      Z9, Z0, Z0
+	NEXT(Z0)
 
 // func ewErfAVX512(dst, x *float32, n int, stream bool): ewErf.
 TEXT ·ewErfAVX512(SB), NOSPLIT, $0-25
@@ -564,7 +576,7 @@ loop:
 	VFMSUB231PS Z, Z, T2                     \ // sl = z·z - sh
 	VMULPS.BCST K(C_MHALF), T1, T1           \ // -sh/2
 	VMULPS.BCST K(C_MHALF), T2, T2           \ // -sl/2
-	EXPRED(T1, N, T3, X)                     \ // n, r
+	EXPREDNEG(T1, N, T3, X)                  \ // n, r
 	VADDPS      T2, T3, T3                   \ // r += -sl/2
 	EXPPOLY(T3, P, T1, T2)                   // p
 
@@ -614,10 +626,9 @@ loop:
 	VMULPS      G, P, G                      \ // p·g
 	SCALE(G, N, G)                           \ // T
 	VMOVUPS     MEM, X                       \ // x
-	VSUBPS      G, X, T1                     \ // x - T
 	VPXORD.BCST K(C_SIGN), G, G              \ // -T
 	VCMPPS      $1, X, ZERO, KP              \ // 0 < x
-	VMOVAPS     T1, KP, G                    \ // x - T there
+	VADDPS      X, G, KP, G                  \ // x + (-T) = x - T there
 	VMULPS      X, X, T1                     \ // s
 	VMULPS.BCST K(C_GELUP4), T1, T2          \
 	VADDPS.BCST K(C_GELUP3), T2, T2          \

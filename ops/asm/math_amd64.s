@@ -205,6 +205,18 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 	VMULPS K(C_LN2LO), N, S    \
 	VSUBPS S, R, R
 
+// EXPREDNEG is EXPRED for an H that is never positive (-|x|, -z²/2): the
+// upper clamp would leave it unchanged, so it is skipped.
+#define EXPREDNEG(H, N, R, S) \
+	LDC(C_EXPMIN, S)           \
+	VMAXPS H, S, H             \
+	VMULPS K(C_LOG2E), H, N    \
+	VROUNDPS $0, N, N          \
+	VMULPS K(C_LN2HI), N, R    \
+	VSUBPS R, H, R             \
+	VMULPS K(C_LN2LO), N, S    \
+	VSUBPS S, R, R
+
 // EXPPOLY: P = ((R·R)·Q + R) + 1 with Q = c0 + c1·R + ... + c4·R⁴ in
 // Horner form. Q and S are scratch.
 #define EXPPOLY(R, P, Q, S) \
@@ -237,7 +249,12 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 
 // NINFNAN: R = NaN where X is -Inf, R elsewhere (ewNaNAtMinusInf): the
 // x·gate(x) activations are -Inf·0 = NaN there, where their clamped cores
-// give -0. M is scratch.
+// give -0. M is scratch. The kernels that use it pay for its two
+// instructions: they blend on a sign bit directly (VBLENDVPS reads only
+// the mask's sign) where they compared with a zeroed register, skip the
+// exponential's upper clamp (EXPREDNEG), and Silu and GELU-tanh scale
+// their numerator by e's power-of-two factors instead of building them
+// again.
 #define NINFNAN(X, R, M) \
 	VCMPPS    $0, K(C_NINF), X, M \
 	VBLENDVPS M, K(C_QNAN), R, R
@@ -402,15 +419,14 @@ loop:
 	LDC(C_SILUMIN, Y1)
 	VMAXPS  Y13, Y1, Y0               // xc = max(x, -120), NaN kept
 	VORPS   K(C_SIGN), Y0, Y1         // a = -|x|
-	EXPRED(Y1, Y2, Y3, Y4)
+	EXPREDNEG(Y1, Y2, Y3, Y4)
 	EXPPOLY(Y3, Y5, Y6, Y4)           // p = Y5
-	SCALE(Y5, Y2, Y7, Y8, Y9)         // e
+	SCALE(Y5, Y2, Y7, Y8, Y9)         // e; Y9 = 2^k1, Y8 = 2^k2
 	VADDPS  K(C_ONE), Y7, Y7          // 1 + e
 	VMULPS  Y5, Y0, Y6                // x·p
-	SCALE(Y6, Y2, Y6, Y8, Y9)         // x·p·2^n
-	VXORPS  Y8, Y8, Y8
-	VCMPPS  $1, Y8, Y0, Y9            // x < 0
-	VBLENDVPS Y9, Y6, Y0, Y11         // numerator
+	VMULPS  Y9, Y6, Y6                // x·p·2^n, with e's factors
+	VMULPS  Y8, Y6, Y6
+	VBLENDVPS Y0, Y6, Y0, Y11         // numerator: that where x's sign is set (x < 0; at -0 both are -0)
 	VDIVPS  Y7, Y11, Y0
 	NINFNAN(Y13, Y0, Y1)
 	NEXT
@@ -462,16 +478,15 @@ loop:
 	VANDPS  K(C_SIGN), Y3, Y4
 	VXORPS  K(C_SIGN), Y4, Y4
 	VXORPS  Y4, Y5, Y5                // al
-	EXPRED(Y2, Y4, Y6, Y7)
+	EXPREDNEG(Y2, Y4, Y6, Y7)
 	VADDPS  Y5, Y6, Y6                // r += al
 	EXPPOLY(Y6, Y8, Y9, Y7)           // p = Y8
-	SCALE(Y8, Y4, Y9, Y10, Y11)       // e
+	SCALE(Y8, Y4, Y9, Y10, Y11)       // e; Y11 = 2^k1, Y10 = 2^k2
 	VADDPS  K(C_ONE), Y9, Y9          // 1 + e
-	VMULPS  Y8, Y1, Y10               // xc·p
-	SCALE(Y10, Y4, Y10, Y11, Y12)
-	VXORPS  Y11, Y11, Y11
-	VCMPPS  $1, Y11, Y3, Y11          // vh < 0
-	VBLENDVPS Y11, Y10, Y0, Y12       // numerator
+	VMULPS  Y8, Y1, Y12               // xc·p
+	VMULPS  Y11, Y12, Y12             // xc·p·2^n, with e's factors
+	VMULPS  Y10, Y12, Y12
+	VBLENDVPS Y3, Y12, Y0, Y12        // numerator: that where vh's sign is set (vh < 0; vh = -0 only for x = -0, where both are x/2)
 	VCMPPS  $0, K(C_NINF), Y0, Y13    // x == -Inf
 	VDIVPS  Y9, Y12, Y0
 	VBLENDVPS Y13, K(C_QNAN), Y0, Y0  // NaN there (-Inf·0)
@@ -595,8 +610,8 @@ loop:
 	VMULPS  K(C_MHALF), T1B, T1B  \
 	VMULPS  K(C_MHALF), T2A, T2A  \
 	VMULPS  K(C_MHALF), T2B, T2B  \
-	EXPRED(T1A, NA, T3A, XA)      \
-	EXPRED(T1B, NB, T3B, XB)      \
+	EXPREDNEG(T1A, NA, T3A, XA)   \
+	EXPREDNEG(T1B, NB, T3B, XB)   \
 	VADDPS  T2A, T3A, T3A         \
 	VADDPS  T2B, T3B, T3B         \
 	EXPPOLY(T3A, PA, T1A, XA)     \
@@ -673,7 +688,8 @@ loop:
 
 // GELUFIN2: GA = the result: T = (PA·GA)·2^NA, x - T for x > 0 and -T
 // below (NaN at -Inf), SLOTA where |x| < 0.75 (x reloaded from MEMA).
-// T1A..T3A scratch.
+// "x > 0" is x's sign bit clear, VBLENDVPS's own test: they differ only
+// at ±0, which the |x| < 0.75 branch replaces. T1A..T3A scratch.
 #define GELUFIN2(MEMA, MEMB, SLOTA, SLOTB, GA, GB, NA, NB, PA, PB, T1A, T1B, T2A, T2B, T3A, T3B) \
 	VMULPS  GA, PA, GA                    \
 	VMULPS  GB, PB, GB                    \
@@ -685,12 +701,8 @@ loop:
 	VSUBPS  GB, T1B, T2B                  \
 	VXORPS  K(C_SIGN), GA, GA             \
 	VXORPS  K(C_SIGN), GB, GB             \
-	VXORPS  T3A, T3A, T3A                 \
-	VXORPS  T3B, T3B, T3B                 \
-	VCMPPS  $1, T1A, T3A, T3A             \
-	VCMPPS  $1, T1B, T3B, T3B             \
-	VBLENDVPS T3A, T2A, GA, GA            \
-	VBLENDVPS T3B, T2B, GB, GB            \
+	VBLENDVPS T1A, GA, T2A, GA            \
+	VBLENDVPS T1B, GB, T2B, GB            \
 	NINFNAN(T1A, GA, T3A)                 \
 	NINFNAN(T1B, GB, T3B)                 \
 	VANDPS  K(C_ABS), T1A, T1A            \

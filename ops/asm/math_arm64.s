@@ -322,9 +322,8 @@ loop:
 	WORD $0x6e23dd4a // fmul v10.4s, v10.4s, v3.4s
 	WORD $0x6e24dd4a // fmul v10.4s, v10.4s, v4.4s
 	WORD $0x4ea0e90b // fcmlt v11.4s, v8.4s, #0
-	VMOV   V8.B16, V12.B16
-	VBIT   V11.B16, V10.B16, V12.B16
-	WORD $0x6e29fd87 // fdiv v7.4s, v12.4s, v9.4s
+	VBIF   V11.B16, V8.B16, V10.B16
+	WORD $0x6e29fd47 // fdiv v7.4s, v10.4s, v9.4s
 	// NaN where x was -Inf (-Inf·0)
 	VBIT   V13.B16, V18.B16, V7.B16
 	NEXT
@@ -390,9 +389,8 @@ loop:
 	WORD $0x6e23dd6b // fmul v11.4s, v11.4s, v3.4s
 	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
 	WORD $0x4ea0e9ac // fcmlt v12.4s, v13.4s, #0
-	VMOV   V8.B16, V14.B16
-	VBIT   V12.B16, V11.B16, V14.B16
-	WORD $0x6e2afdc7 // fdiv v7.4s, v14.4s, v10.4s
+	VBIF   V12.B16, V8.B16, V11.B16
+	WORD $0x6e2afd67 // fdiv v7.4s, v11.4s, v10.4s
 	// NaN where x is -Inf (-Inf·0)
 	WORD $0x4e31e50c // fcmeq v12.4s, v8.4s, v17.4s
 	VBIT   V12.B16, V18.B16, V7.B16
