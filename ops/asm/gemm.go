@@ -472,7 +472,7 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 				for jr := 0; jr < nc; {
 					ai, ci := ao+ic*cfg.LDA+pc, co+ic*ldc+jc+jr
 					var width int // columns done
-					if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= mr {
+					if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= pairMinRows*mr {
 						// Two full column panels at once: the full tiles
 						// through the two-panel kernel, 4 or 8 edge rows
 						// through its edge kernel, others one panel at a
@@ -514,6 +514,14 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 		}
 	}
 }
+
+// pairMinRows is the fewest MR-row tiles a block needs for its column
+// panels to go two at a time: the two-panel kernel does not prefetch the
+// next B panel, which a B that few row panels share (a 16-row product
+// over a large weight: an MLP at batch 16) needs, as it streams from
+// memory; the one-panel kernel's prefetch made such a product 1.4× faster.
+// (A variable for benchmarks.)
+var pairMinRows = 3
 
 // columnTiles computes rows [ir, mc) of one column panel (nrv <= NR
 // columns) of a block, tile by tile: A at offset ai (in place for rows
