@@ -96,19 +96,23 @@ func (p *Pool2D) windowMax(yrow, acc, h []float32) {
 	for d := 1; d < g.KW; d++ {
 		p.k.AccMax(h[:n], acc[d:d+n])
 	}
-	negInf := float32(math.Inf(-1))
 	for ox := range yrow {
 		a, b := p.x0[ox], p.x1[ox]
 		if b-a == g.KW {
 			yrow[ox] = h[a]
 			continue
 		}
-		m := negInf
-		for _, v := range acc[a:b] {
-			m = max(m, v) // the builtin keeps a NaN
-		}
-		yrow[ox] = m
+		yrow[ox] = maxOf(acc[a:b])
 	}
+}
+
+// maxOf is the max of x with Go's builtin (a NaN wins), -Inf when empty.
+func maxOf(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
 }
 
 // rows computes output rows [lo, hi), numbered over (plane, oy).
@@ -136,11 +140,7 @@ func (p *Pool2D) rows(ch, lo, hi int) {
 				continue
 			}
 			for ox := range yrow {
-				m := negInf
-				for _, v := range acc[p.x0[ox]:p.x1[ox]] {
-					m = max(m, v) // the builtin keeps a NaN
-				}
-				yrow[ox] = m
+				yrow[ox] = maxOf(acc[p.x0[ox]:p.x1[ox]])
 			}
 			continue
 		}
