@@ -20,6 +20,21 @@ func specialFloats(r *rand.Rand, n int) []float32 {
 	return x
 }
 
+// builtinMax is the max of cs by Go's builtin's rules, spelled out: NaN
+// wins, +0 beats -0 (-Inf when empty).
+func builtinMax(cs ...float32) float32 {
+	want := float32(math.Inf(-1))
+	for _, c := range cs {
+		switch {
+		case c != c || want != want:
+			want = float32(math.NaN())
+		case c > want || (c == want && !math.Signbit(float64(c))):
+			want = c
+		}
+	}
+	return want
+}
+
 func TestMaxPool2x2Pairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 5))
 	for _, ks := range append([]*convKernels{convKernelsGo}, convFamily.asm...) {
@@ -31,16 +46,7 @@ func TestMaxPool2x2Pairs(t *testing.T) {
 			}
 			y.check(t, string(ks.feature))
 			for i, v := range y.Data {
-				// The builtin's rules, spelled out: NaN wins, +0 beats -0.
-				want := float32(math.Inf(-1))
-				for _, c := range []float32{x0[2*i], x0[2*i+1], x1[2*i], x1[2*i+1]} {
-					switch {
-					case c != c || want != want:
-						want = float32(math.NaN())
-					case c > want || (c == want && !math.Signbit(float64(c))):
-						want = c
-					}
-				}
+				want := builtinMax(x0[2*i], x0[2*i+1], x1[2*i], x1[2*i+1])
 				if !sameBits(v, want) {
 					t.Fatalf("%s n=%d: y[%d] = %v, want %v (from %v %v %v %v)", ks.feature, n, i, v, want, x0[2*i], x0[2*i+1], x1[2*i], x1[2*i+1])
 				}

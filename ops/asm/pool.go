@@ -20,6 +20,7 @@ type Pool2D struct {
 	k               *RowKernels
 	x0, x1          []int // per output column, the input columns it covers
 	ws              []poolScratch
+	max3            pool3S2 // the 3-wide, stride-2 max kernel's plan (pool_max3.go)
 	c               *Chunks
 	x, y            []float32 // operands of the current run
 }
@@ -48,6 +49,7 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 		p.x0[ox] = min(max(ox*g.SW-g.PL, 0), g.W)
 		p.x1[ox] = max(min(ox*g.SW-g.PL+g.KW, g.W), p.x0[ox])
 	}
+	p.plan3S2()
 	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
@@ -128,6 +130,14 @@ func (p *Pool2D) rows(ch, lo, hi int) {
 		if p.isMax {
 			if y0 >= y1 {
 				fill(yrow, negInf)
+				continue
+			}
+			if p.max3.on {
+				var rows [3][]float32
+				for r := y0; r < y1; r++ {
+					rows[r-y0] = xp[r*g.W : (r+1)*g.W]
+				}
+				p.maxRow3S2(yrow, rows[:y1-y0])
 				continue
 			}
 			acc := s.f
