@@ -20,43 +20,50 @@ import (
 func TestExportedModels(t *testing.T) {
 	for _, name := range []string{"mlp", "bert", "cnn"} {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", "models", name)
-			m, err := Load(filepath.Join(dir, "model.onnx"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			cg, err := kiln.NewSession(kiln.CPU).Compile(m.Graph)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cg.Close()
-			if err := m.SetParams(cg); err != nil {
-				t.Fatal(err)
-			}
-			var ins []kiln.TypedInput
-			for _, in := range cg.Inputs() {
-				v, err := npy.ReadFile(filepath.Join(dir, "in_"+in.Name+".npy"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ins = append(ins, kiln.TypedInput{Name: in.Name, Data: v.Data, DType: v.DType})
-			}
-			outs, err := cg.RunTyped(ins...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, info := range cg.Outputs() {
-				want, err := npy.ReadFile(filepath.Join(dir, "out_"+info.Name+".npy"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := tensor.Tensor{DType: outs[i].DType, Shape: outs[i].Shape, Data: outs[i].Data}
-				if err := closeToTorch(got, want, 1e-4); err != nil {
-					t.Errorf("output %q: %v", info.Name, err)
-				}
-			}
+			checkAgainstTorch(t, filepath.Join("testdata", "models", name), 1e-4)
 		})
+	}
+}
+
+// checkAgainstTorch imports dir/model.onnx, runs it on the CPU with the
+// inputs saved beside it (in_<name>.npy) and compares every output with
+// PyTorch's (out_<name>.npy) by closeToTorch with rel.
+func checkAgainstTorch(t *testing.T, dir string, rel float64) {
+	t.Helper()
+	m, err := Load(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cg, err := kiln.NewSession(kiln.CPU).Compile(m.Graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Close()
+	if err := m.SetParams(cg); err != nil {
+		t.Fatal(err)
+	}
+	var ins []kiln.TypedInput
+	for _, in := range cg.Inputs() {
+		v, err := npy.ReadFile(filepath.Join(dir, "in_"+in.Name+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, kiln.TypedInput{Name: in.Name, Data: v.Data, DType: v.DType})
+	}
+	outs, err := cg.RunTyped(ins...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, info := range cg.Outputs() {
+		want, err := npy.ReadFile(filepath.Join(dir, "out_"+info.Name+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tensor.Tensor{DType: outs[i].DType, Shape: outs[i].Shape, Data: outs[i].Data}
+		if err := closeToTorch(got, want, rel); err != nil {
+			t.Errorf("output %q: %v", info.Name, err)
+		}
 	}
 }
 

@@ -126,7 +126,13 @@ func compareLowered(t *testing.T, name string, g *graph.Graph, fo *fuse.Options,
 // emulator against the CPU run of the same compiled graph.
 func TestONNXCNNEndToEnd(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join("..", "..", "onnx", "testdata", "models", "cnn")
+	compareONNXDir(t, "onnx cnn", filepath.Join("..", "..", "onnx", "testdata", "models", "cnn"), 1e-4)
+}
+
+// compareONNXDir is compareLowered for dir/model.onnx, with its
+// initializers as the parameters and dir/in_<input>.npy as the inputs.
+func compareONNXDir(t *testing.T, name, dir string, rel float64) {
+	t.Helper()
 	m, err := onnx.Load(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +153,7 @@ func TestONNXCNNEndToEnd(t *testing.T) {
 		}
 		feeds[in.Name] = tensor.Tensor{DType: v.DType, Shape: v.Shape, Data: v.Data}
 	}
-	compareLowered(t, "onnx cnn", m.Graph, nil, feeds, 1e-4)
+	compareLowered(t, name, m.Graph, nil, feeds, rel)
 }
 
 // TestLoweredModelOps lowers the CNN-lowering ops at other ranks and
