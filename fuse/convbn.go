@@ -18,15 +18,23 @@ import (
 // executor otherwise evaluates once per weights change, not every run.
 // The conv must have no other reader and every parameter must come from
 // weights.
+//
+// A BatchNorm that follows no conv it can fold into (DenseNet's and
+// pre-activation ResNets' BatchNorm after a Concat or an Add) becomes
+// x·s + t per channel, with s and t computed from the params the same way,
+// so that the elementwise pass fuses it with the activation after it.
 func convBatchNorm(g *graph.Graph, log *Log) error {
 	return rewriteAll(g, func(v *view, n *graph.Node) (bool, error) {
-		if n.Op != graph.OpBatchNorm || n.Inputs[0].Op != graph.OpConv2D {
+		if n.Op != graph.OpBatchNorm {
 			return false, nil
 		}
 		c := n.Inputs[0]
+		if c.Op != graph.OpConv2D {
+			return batchNormAffine(g, n, log)
+		}
 		if ok, why := v.chainLink(c, n, nil); !ok {
 			log.miss("%s: %s", names(c, n), why)
-			return false, nil
+			return batchNormAffine(g, n, log)
 		}
 		for _, p := range append(append([]*graph.Node(nil), c.Inputs[1:]...), n.Inputs[1:]...) {
 			if !ops.FromWeights(p) {
@@ -49,27 +57,12 @@ func convBatchNorm(g *graph.Graph, log *Log) error {
 
 // foldBatchNorm inserts the weight arithmetic and the new conv.
 func foldBatchNorm(g *graph.Graph, conv, bn *graph.Node) (*graph.Node, error) {
-	scale, bias, mean, variance := bn.Inputs[1], bn.Inputs[2], bn.Inputs[3], bn.Inputs[4]
-	dt := bn.DType
+	bias, mean := bn.Inputs[2], bn.Inputs[3]
 	m := conv.Inputs[1].Shape[0]
-	epsT, err := tensor.FromFloat64s(dt, tensor.Shape{}, []float64{float64(bn.Attrs.Eps)})
-	if err != nil {
-		return nil, err
+	op, s, fail := batchNormScale(g, bn)
+	if *fail != nil {
+		return nil, *fail
 	}
-	eps := g.Constant(epsT)
-	if err := g.Err(); err != nil {
-		return nil, err
-	}
-	var fail error
-	op := func(o graph.Op, a graph.Attrs, ins ...*graph.Node) *graph.Node {
-		if fail != nil {
-			return nil
-		}
-		var n *graph.Node
-		n, fail = g.Insert(o, a, ins...)
-		return n
-	}
-	s := op(graph.OpDiv, graph.Attrs{}, scale, op(graph.OpSqrt, graph.Attrs{}, op(graph.OpAdd, graph.Attrs{}, variance, eps)))
 	w := op(graph.OpMul, graph.Attrs{}, conv.Inputs[1], op(graph.OpReshape, graph.Attrs{Shape: tensor.Shape{m, 1, 1, 1}}, s))
 	var shift *graph.Node // (b - mean)·s
 	if len(conv.Inputs) == 3 {
@@ -79,5 +72,73 @@ func foldBatchNorm(g *graph.Graph, conv, bn *graph.Node) (*graph.Node, error) {
 	}
 	b := op(graph.OpAdd, graph.Attrs{}, shift, bias)
 	f := op(graph.OpConv2D, conv.Attrs, conv.Inputs[0], w, b)
-	return f, fail
+	return f, *fail
+}
+
+// inserter inserts a node into the graph, or does nothing once an insert
+// has failed (the error is kept where batchNormScale's caller reads it).
+type inserter func(o graph.Op, a graph.Attrs, ins ...*graph.Node) *graph.Node
+
+// batchNormScale inserts s = scale / sqrt(var + eps) for bn and returns
+// the inserter that did it, for the caller's further nodes, and the error
+// slot they share.
+func batchNormScale(g *graph.Graph, bn *graph.Node) (inserter, *graph.Node, *error) {
+	fail := new(error)
+	epsT, err := tensor.FromFloat64s(bn.DType, tensor.Shape{}, []float64{float64(bn.Attrs.Eps)})
+	if err != nil {
+		*fail = err
+		return nil, nil, fail
+	}
+	eps := g.Constant(epsT)
+	if err := g.Err(); err != nil {
+		*fail = err
+		return nil, nil, fail
+	}
+	op := func(o graph.Op, a graph.Attrs, ins ...*graph.Node) *graph.Node {
+		if *fail != nil {
+			return nil
+		}
+		var n *graph.Node
+		n, *fail = g.Insert(o, a, ins...)
+		return n
+	}
+	scale, variance := bn.Inputs[1], bn.Inputs[4]
+	s := op(graph.OpDiv, graph.Attrs{}, scale, op(graph.OpSqrt, graph.Attrs{}, op(graph.OpAdd, graph.Attrs{}, variance, eps)))
+	return op, s, fail
+}
+
+// batchNormAffine rewrites bn, whose params all come from weights, into
+// x·s + (bias - mean·s) with s and the shift reshaped to [C, 1, ...]
+// (broadcasting over the spatial dims).
+func batchNormAffine(g *graph.Graph, bn *graph.Node, log *Log) (bool, error) {
+	for _, p := range bn.Inputs[1:] {
+		if !ops.FromWeights(p) {
+			log.miss("%s: %s is not computed from weights", bn.Name, p.Name)
+			return false, nil
+		}
+	}
+	x := bn.Inputs[0]
+	op, s, fail := batchNormScale(g, bn)
+	if *fail != nil {
+		log.miss("%s: %v", bn.Name, *fail)
+		return false, nil
+	}
+	perChannel := make(tensor.Shape, x.Shape.Rank()-1)
+	for i := range perChannel {
+		perChannel[i] = 1
+	}
+	perChannel[0] = x.Shape[1]
+	t := op(graph.OpSub, graph.Attrs{}, bn.Inputs[2], op(graph.OpMul, graph.Attrs{}, bn.Inputs[3], s))
+	y := op(graph.OpAdd, graph.Attrs{},
+		op(graph.OpMul, graph.Attrs{}, x, op(graph.OpReshape, graph.Attrs{Shape: perChannel}, s)),
+		op(graph.OpReshape, graph.Attrs{Shape: perChannel.Clone()}, t))
+	if *fail != nil {
+		log.miss("%s: %v", bn.Name, *fail)
+		return false, nil
+	}
+	if err := replace(g, bn, y); err != nil {
+		return false, err
+	}
+	log.fused("%s → x·s + t per channel (params rewritten)", bn.Name)
+	return true, nil
 }

@@ -120,9 +120,12 @@ func elemStepOf(in graph.ElemInstr, args []int) (elemStep, error) {
 }
 
 // elemInput is how one input is read: its dtype and its strides over the
-// output's dims (0 along broadcast dims).
+// output's dims (0 along broadcast dims), those dims coalesced for it
+// (coalesceDims: a per-channel [C,1,1] operand of a [N,C,H,W] output
+// reads runs of H·W copies of one element, not W).
 type elemInput struct {
 	dt      tensor.DType
+	shape   []int
 	strides []int
 	flat    bool // same element count as the output: offsets are the output's
 	scalar  bool // one element
@@ -166,8 +169,12 @@ func newElemPlan(n *graph.Node) (*elemPlan, error) {
 			return nil, fmt.Errorf("input %d dtype %v cannot be fused", i, in.DType)
 		}
 		k := in.Shape.NumElements()
-		p.ins = append(p.ins, elemInput{dt: in.DType, strides: tensor.BroadcastStrides(in.Shape, out),
-			flat: k == p.n, scalar: k == 1})
+		e := elemInput{dt: in.DType, flat: k == p.n, scalar: k == 1}
+		if !e.flat && !e.scalar {
+			dims, st := coalesceDims(out, tensor.BroadcastStrides(in.Shape, out))
+			e.shape, e.strides = dims, st[0]
+		}
+		p.ins = append(p.ins, e)
 	}
 	nin := len(n.Inputs)
 	for i, in := range prog {
@@ -219,12 +226,12 @@ func (p *elemPlan) run(s *elemScratch, ins []tensor.Tensor, out tensor.Tensor, l
 
 // load gathers input k's elements for output elements [t0, t0+m).
 func (p *elemPlan) load(s *elemScratch, k int, in tensor.Tensor, t0, m int) {
-	loadInput(p.shape, &p.ins[k], s.idx, s.slots[k][:m], in, t0)
+	loadInput(&p.ins[k], s.idx, s.slots[k][:m], in, t0)
 }
 
 // loadInput widens input e's elements for output elements [t0,
-// t0+len(dst)) of an output of the given shape into dst; idx is scratch.
-func loadInput(shape []int, e *elemInput, idx []int, dst []float64, in tensor.Tensor, t0 int) {
+// t0+len(dst)) into dst; idx is scratch (at least the output's rank).
+func loadInput(e *elemInput, idx []int, dst []float64, in tensor.Tensor, t0 int) {
 	m := len(dst)
 	switch {
 	case e.flat:
@@ -237,6 +244,27 @@ func loadInput(shape []int, e *elemInput, idx []int, dst []float64, in tensor.Te
 		}
 		return
 	}
+	forRuns(e, idx, t0, m, wideRuns{dst, in})
+}
+
+// runSink takes the runs forRuns finds: n elements for the tile's
+// elements [j, j+n), from the input's element off by step.
+type runSink interface{ run(j, off, n, step int) }
+
+// wideRuns widens runs into a float64 tile.
+type wideRuns struct {
+	dst []float64
+	in  tensor.Tensor
+}
+
+func (w wideRuns) run(j, off, n, step int) { loadRun(w.dst[j:j+n], w.in, off, step) }
+
+// forRuns walks broadcast input e (neither flat nor scalar) over output
+// elements [t0, t0+m) in runs along its innermost coalesced dim; idx is
+// scratch (at least its rank). Generic over the sink so that the calls
+// are direct and nothing escapes.
+func forRuns[S runSink](e *elemInput, idx []int, t0, m int, sink S) {
+	shape := e.shape
 	r := len(shape)
 	off, f := 0, t0
 	for d := r - 1; d >= 0; d-- {
@@ -247,7 +275,7 @@ func loadInput(shape []int, e *elemInput, idx []int, dst []float64, in tensor.Te
 	inner, step := shape[r-1], e.strides[r-1]
 	for j := 0; j < m; {
 		run := min(m-j, inner-idx[r-1])
-		loadRun(dst[j:j+run], in, off, step)
+		sink.run(j, off, run, step)
 		j += run
 		off += run * step
 		idx[r-1] += run

@@ -79,8 +79,12 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 					t[i] = v
 				}
 				s.slots[k] = t
-			default: // broadcast or Bool: gather through the float64 loader
-				loadInput(p.shape, &p.ins[k], s.idx, s.wide[:m], ins[k], t0)
+			case in.dt == tensor.F32:
+				t := s.own[k][:m]
+				forRuns(&p.ins[k], s.idx, t0, m, f32Runs{t, ins[k].F32()})
+				s.slots[k] = t
+			default: // Bool: through the float64 loader
+				loadInput(&p.ins[k], s.idx, s.wide[:m], ins[k], t0)
 				t := s.own[k][:m]
 				for i, v := range s.wide[:m] {
 					t[i] = float32(v)
@@ -101,6 +105,27 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 			for i, v := range y {
 				d[i] = boolByte(v != 0)
 			}
+		}
+	}
+}
+
+// f32Runs gathers runs of a broadcast F32 input into a float32 tile:
+// copies, fills (a broadcast innermost dim) or strided loops.
+type f32Runs struct{ dst, src []float32 }
+
+func (f f32Runs) run(j, off, n, step int) {
+	d := f.dst[j : j+n]
+	switch step {
+	case 1:
+		copy(d, f.src[off:off+n])
+	case 0:
+		v := f.src[off]
+		for i := range d {
+			d[i] = v
+		}
+	default:
+		for i := range d {
+			d[i] = f.src[off+i*step]
 		}
 	}
 }

@@ -27,22 +27,14 @@ type mover struct {
 // offsets of index (0, ..., 0) in each buffer.
 func newMover(esize int, dims, src, dst []int, srcOff, dstOff int) *mover {
 	m := &mover{esize: esize, srcOff: srcOff, dstOff: dstOff}
-	var ds, ss, ts []int
-	for i, n := range dims {
+	for _, n := range dims {
 		if n == 0 {
 			m.empty = true
 			return m
 		}
-		if n == 1 {
-			continue
-		}
-		if k := len(ds) - 1; k >= 0 && ss[k] == src[i]*n && ts[k] == dst[i]*n {
-			ds[k] *= n
-			ss[k], ts[k] = src[i], dst[i]
-			continue
-		}
-		ds, ss, ts = append(ds, n), append(ss, src[i]), append(ts, dst[i])
 	}
+	ds, st := coalesceDims(dims, src, dst)
+	ss, ts := st[0], st[1]
 	m.run = 1 // all dims of size 1: a single element
 	if k := len(ds) - 1; k >= 0 {
 		if ss[k] == 1 && ts[k] == 1 {
