@@ -93,7 +93,10 @@ func newOpGraphs() map[string]struct {
 		"batchnorm": {func(g *graph.Graph) {
 			x := g.Input("x", tensor.F32, 2, 3, 4, 5)
 			p := func(n string) *graph.Node { return g.Param(n, tensor.F32, 3) }
-			g.Output(g.BatchNorm(x, p("s"), p("b"), p("m"), p("v"), 1e-5))
+			// A run-time mean keeps the BatchNorm (fuse rewrites one over
+			// params into x·s + t, an elementwise step).
+			m := g.Input("m", tensor.F32, 3)
+			g.Output(g.BatchNorm(x, p("s"), p("b"), m, p("v"), 1e-5))
 		}, []graph.Op{graph.OpBatchNorm}},
 		"rope": {func(g *graph.Graph) {
 			x := g.Input("x", tensor.F32, 2, 3, 5, 8)
