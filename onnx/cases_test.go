@@ -158,11 +158,13 @@ func TestCases(t *testing.T) {
 	}
 }
 
-// TestEveryOpCovered: each op kiln maps appears in at least one case, and
-// each case's model imports at its opset.
+// TestEveryOpCovered: each op kiln maps appears in at least one case
+// (testdata/cases, or the node suite's cases committed under
+// testdata/node, which TestConformance runs), and each case's model
+// imports at its opset.
 func TestEveryOpCovered(t *testing.T) {
 	seen := map[string]bool{}
-	for _, dir := range caseDirs(t) {
+	for _, dir := range append(caseDirs(t), conformanceDirs(filepath.Join("testdata", "node"))...) {
 		b, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 		if err != nil {
 			t.Fatal(err)

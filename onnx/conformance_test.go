@@ -138,7 +138,29 @@ func (e *dataError) Error() string { return e.msg }
 // case at its op's own opset, so Sin's cases import opset 7.
 var unchangedSince = map[string]int64{
 	"Sin": 7, "Cos": 7, "Not": 1, "And": 7, "Or": 7, "HardSigmoid": 6,
-	"GlobalAveragePool": 1, "GlobalMaxPool": 1, "ConstantOfShape": 9,
+	"GlobalAveragePool": 1, "GlobalMaxPool": 1, "ConstantOfShape": 9, "Add": 7, "Identity": 1,
+	// Scan-11 only allows negative scan axes, so a Scan-9 model means the
+	// same at opset 11 (Scan-8, with its batch axis, does not).
+	"Scan": 9,
+}
+
+// allUnchanged reports whether every node of g and of its subgraphs is
+// listed in unchangedSince for the given opset.
+func allUnchanged(g *GraphProto, opset int64) bool {
+	for _, n := range g.Nodes {
+		since, ok := unchangedSince[n.OpType]
+		if !ok || n.Domain != "" || opset < since {
+			return false
+		}
+		for _, a := range n.Attrs {
+			for _, sub := range a.subgraphs() {
+				if !allUnchanged(sub, opset) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // liftOpset rewrites a model older than MinOpset to opset 11 when every
@@ -155,11 +177,8 @@ func liftOpset(model []byte, mp *ModelProto) ([]byte, bool) {
 	if opset < 1 || opset >= MinOpset || mp.Graph == nil {
 		return nil, false
 	}
-	for _, n := range mp.Graph.Nodes {
-		since, ok := unchangedSince[n.OpType]
-		if !ok || n.Domain != "" || opset < since {
-			return nil, false
-		}
+	if !allUnchanged(mp.Graph, opset) {
+		return nil, false
 	}
 	imp := appendVarint(nil, 2, MinOpset)
 	return appendMsg(slices.Clone(model), 8, imp), true

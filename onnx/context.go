@@ -28,10 +28,13 @@ type ctx struct {
 // made with unsupportedf.
 type opFunc func(c *ctx) ([]*graph.Node, error)
 
-// opDef is a mapping and the first opset that defines the op.
+// opDef is a mapping and the first opset that defines the op. Control
+// flow ops have flow instead of fn: they import their subgraphs and bind
+// their outputs themselves (see control.go).
 type opDef struct {
 	since int64
 	fn    opFunc
+	flow  func(c *ctx) error
 }
 
 // opTable holds every mapping; the ops_*.go files fill it from init.
@@ -85,10 +88,18 @@ func (c *ctx) shape(i int) tensor.Shape { return c.ins[i].shape() }
 // known returns input i's import-time value, read through an aligned copy
 // when it views the file at an odd offset.
 func (c *ctx) known(i int) (tensor.Tensor, bool) {
-	if !c.has(i) || c.ins[i].known == nil {
+	if !c.has(i) {
 		return tensor.Tensor{}, false
 	}
-	t := *c.ins[i].known
+	return knownValue(c.ins[i])
+}
+
+// knownValue is v's import-time value, as ctx.known reads it.
+func knownValue(v *value) (tensor.Tensor, bool) {
+	if v.known == nil {
+		return tensor.Tensor{}, false
+	}
+	t := *v.known
 	if len(t.Data) > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%uintptr(t.DType.Size()) != 0 {
 		t = t.Clone()
 	}

@@ -54,6 +54,9 @@ type importer struct {
 	unsup   []UnsupportedOp
 	named   map[*graph.Node]bool
 	budget  int // bytes import-time constants may still take (see foldBudget)
+
+	prefixes map[string]bool                 // name prefixes of inlined subgraph instances
+	subInits map[*TensorProto]*tensor.Tensor // decoded subgraph initializers
 }
 
 // foldBudget is the base of the bytes all folded constants together may
@@ -68,24 +71,25 @@ func importModel(mp *ModelProto, size int, ext *external, o options) (*Model, er
 	if err != nil {
 		return nil, err
 	}
-	if u := unsupportedOps(mp, opset); len(u) > 0 {
-		return nil, &UnsupportedError{Ops: u}
-	}
 	imp := &importer{opts: o, mp: mp, opset: opset, g: graph.New(), vals: map[string]*value{},
 		uses: map[string]int{}, ext: ext, weights: map[string]tensor.Tensor{}, named: map[*graph.Node]bool{},
-		budget: foldBudget + size}
+		budget: foldBudget + size, prefixes: map[string]bool{}, subInits: map[*TensorProto]*tensor.Tensor{}}
 	if err := imp.initializers(); err != nil {
 		return nil, err
 	}
 	if err := imp.inputs(); err != nil {
 		return nil, err
 	}
-	order, err := imp.sortNodes()
+	nodes := mp.Graph.Nodes
+	order, err := imp.sortNodes(nodes)
 	if err != nil {
 		return nil, err
 	}
+	for _, o := range mp.Graph.Outputs {
+		imp.uses[o.Name]++
+	}
 	for _, i := range order {
-		if err := imp.node(i); err != nil {
+		if err := imp.node(nodes[i], nodeName(nodes[i], i)); err != nil {
 			return nil, err
 		}
 	}
@@ -134,28 +138,47 @@ func nodeName(n *NodeProto, i int) string {
 	return fmt.Sprintf("#%d", i)
 }
 
-// unsupportedOps lists the nodes whose op kiln has no mapping for.
-func unsupportedOps(mp *ModelProto, opset int64) []UnsupportedOp {
+// lookupOp finds the mapping of a node's op at the model's opset, or
+// says why there is none: another domain, no mapping at all (empty
+// reason), or an opset older than the op.
+func lookupOp(n *NodeProto, opset int64) (opDef, string, bool) {
+	def, ok := opTable[n.OpType]
+	switch {
+	case n.Domain != "" && n.Domain != "ai.onnx":
+		return opDef{}, "custom domain", false
+	case !ok:
+		return opDef{}, "", false
+	case opset < def.since:
+		return opDef{}, fmt.Sprintf("the op exists from opset %d", def.since), false
+	}
+	return def, "", true
+}
+
+// unsupportedOps lists the nodes whose op kiln has no mapping for, in
+// the graph and in its subgraphs (named "outer/inner").
+func unsupportedOps(mp *ModelProto, g *GraphProto, prefix string, opset int64) []UnsupportedOp {
 	var out []UnsupportedOp
-	for i, n := range mp.Graph.Nodes {
-		u := UnsupportedOp{Node: nodeName(n, i), OpType: n.OpType, Domain: n.Domain, Opset: opset}
-		def, ok := opTable[n.OpType]
-		switch {
-		case n.Domain != "" && n.Domain != "ai.onnx":
-			u.Opset = domainOpset(mp, n.Domain)
-			u.Reason = "custom domain"
-		case !ok:
-		case opset < def.since:
-			u.Reason = fmt.Sprintf("the op exists from opset %d", def.since)
-		default:
-			continue
+	for i, n := range g.Nodes {
+		name := prefix + nodeName(n, i)
+		if _, reason, ok := lookupOp(n, opset); !ok {
+			out = append(out, UnsupportedOp{Node: name, OpType: n.OpType, Domain: n.Domain,
+				Opset: domainOpset(mp, n.Domain, opset), Reason: reason})
 		}
-		out = append(out, u)
+		for _, a := range n.Attrs {
+			for _, sub := range a.subgraphs() {
+				out = append(out, unsupportedOps(mp, sub, name+"/"+a.Name+"/", opset)...)
+			}
+		}
 	}
 	return out
 }
 
-func domainOpset(mp *ModelProto, domain string) int64 {
+// domainOpset is the model's opset for a node's domain (def for the
+// default one).
+func domainOpset(mp *ModelProto, domain string, def int64) int64 {
+	if domain == "" || domain == "ai.onnx" {
+		return def
+	}
 	for _, o := range mp.Opsets {
 		if o.Domain == domain {
 			return o.Version
@@ -164,9 +187,10 @@ func domainOpset(mp *ModelProto, domain string) int64 {
 	return 0
 }
 
-// Unsupported lists the nodes of a decoded model that kiln cannot map to
-// its IR by op type alone (nodes with unsupported attributes show up only
-// when importing). It is empty when every op is known.
+// Unsupported lists the nodes of a decoded model, subgraphs included,
+// that kiln cannot map to its IR by op type alone (nodes with unsupported
+// attributes show up only when importing). It is empty when every op is
+// known.
 func Unsupported(mp *ModelProto) []UnsupportedOp {
 	opset, err := defaultOpset(mp)
 	if err != nil {
@@ -177,7 +201,7 @@ func Unsupported(mp *ModelProto) []UnsupportedOp {
 			}
 		}
 	}
-	return unsupportedOps(mp, opset)
+	return unsupportedOps(mp, mp.Graph, "", opset)
 }
 
 // initializers decodes every initializer: integer ones and small floats

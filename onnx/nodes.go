@@ -10,9 +10,10 @@ import (
 
 // sortNodes checks that every value is defined once and every input
 // defined somewhere, counts uses, and returns a topological order of the
-// nodes (the file's order need not be one). A cycle is an error.
-func (imp *importer) sortNodes() ([]int, error) {
-	nodes := imp.mp.Graph.Nodes
+// nodes (the file's order need not be one). A cycle is an error. A node
+// with subgraphs (If, Loop, Scan) also reads the outer values its
+// subgraphs name, so it is ordered after their producers.
+func (imp *importer) sortNodes(nodes []*NodeProto) ([]int, error) {
 	producer := map[string]int{}
 	for i, n := range nodes {
 		for _, o := range n.Outputs {
@@ -28,10 +29,7 @@ func (imp *importer) sortNodes() ([]int, error) {
 	indeg := make([]int, len(nodes))
 	users := make([][]int, len(nodes))
 	for i, n := range nodes {
-		for _, in := range n.Inputs {
-			if in == "" {
-				continue
-			}
+		for _, in := range nodeReads(n) {
 			imp.uses[in]++
 			if p, ok := producer[in]; ok {
 				indeg[i]++
@@ -40,9 +38,6 @@ func (imp *importer) sortNodes() ([]int, error) {
 				return nil, fmt.Errorf("onnx: node %q (%s) reads %q, which no node, input or initializer defines", nodeName(n, i), n.OpType, in)
 			}
 		}
-	}
-	for _, o := range imp.mp.Graph.Outputs {
-		imp.uses[o.Name]++
 	}
 	var order, ready []int
 	for i := range nodes {
@@ -72,11 +67,19 @@ func (imp *importer) sortNodes() ([]int, error) {
 	return order, nil
 }
 
-// node imports node i: folded to constants when all its inputs are known,
-// built into the graph otherwise.
-func (imp *importer) node(i int) error {
-	n := imp.mp.Graph.Nodes[i]
-	c := &ctx{imp: imp, n: n, name: nodeName(n, i), opset: imp.opset, attrs: map[string]*Attribute{}}
+// node imports node n (named name in messages): folded to constants when
+// all its inputs are known, built into the graph otherwise. Control flow
+// (If, Loop, Scan) inlines its subgraphs instead. A node kiln cannot
+// import is recorded and the import goes on, so one pass lists them all.
+func (imp *importer) node(n *NodeProto, name string) error {
+	c := &ctx{imp: imp, n: n, name: name, opset: imp.opset, attrs: map[string]*Attribute{}}
+	def, reason, ok := lookupOp(n, imp.opset)
+	if !ok {
+		imp.unsup = append(imp.unsup, UnsupportedOp{Node: name, OpType: n.OpType, Domain: n.Domain,
+			Opset: domainOpset(imp.mp, n.Domain, imp.opset), Reason: reason})
+		imp.kill(n)
+		return nil
+	}
 	for _, a := range n.Attrs {
 		if a.RefName != "" {
 			return imp.feature(c, unsupportedf("attribute %q refers to a function attribute", a.Name))
@@ -98,7 +101,9 @@ func (imp *importer) node(i int) error {
 		hasInput = true
 		foldable = foldable && v.foldable()
 	}
-	def := opTable[n.OpType]
+	if def.flow != nil {
+		return imp.feature(c, def.flow(c))
+	}
 	if foldable && hasInput {
 		done, err := imp.fold(c, def)
 		if err != nil || done {
@@ -197,7 +202,7 @@ func (imp *importer) materialise(v *value) *graph.Node {
 		return v.node
 	}
 	v.node = imp.g.Constant(*v.known)
-	if _, taken := imp.g.Lookup(v.name); !taken && v.node.Valid() {
+	if _, taken := imp.g.Lookup(v.name); v.name != "" && !taken && v.node.Valid() {
 		imp.g.SetName(v.node, v.name)
 	}
 	return v.node

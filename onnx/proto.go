@@ -103,7 +103,7 @@ func Decode(data []byte) (*ModelProto, error) {
 		case 7:
 			var b []byte
 			if b, err = fl.bytes(); err == nil {
-				m.Graph, err = decodeGraph(b)
+				m.Graph, err = decodeGraph(b, 0)
 			}
 		case 8:
 			var b []byte
@@ -163,7 +163,7 @@ func decodePair(b []byte) (StringPair, error) {
 	return p, err
 }
 
-func decodeGraph(b []byte) (*GraphProto, error) {
+func decodeGraph(b []byte, depth int) (*GraphProto, error) {
 	g := &GraphProto{}
 	err := walk(b, func(fl field) error {
 		var err error
@@ -176,7 +176,7 @@ func decodeGraph(b []byte) (*GraphProto, error) {
 		switch fl.num {
 		case 1:
 			var n *NodeProto
-			if n, err = decodeNode(sub); err != nil {
+			if n, err = decodeNode(sub, depth); err != nil {
 				return fmt.Errorf("node %d: %w", len(g.Nodes), err)
 			}
 			g.Nodes = append(g.Nodes, n)
@@ -212,7 +212,7 @@ func decodeGraph(b []byte) (*GraphProto, error) {
 	return g, nil
 }
 
-func decodeNode(b []byte) (*NodeProto, error) {
+func decodeNode(b []byte, depth int) (*NodeProto, error) {
 	n := &NodeProto{}
 	err := walk(b, func(fl field) error {
 		var err error
@@ -234,7 +234,7 @@ func decodeNode(b []byte) (*NodeProto, error) {
 			var sub []byte
 			if sub, err = fl.bytes(); err == nil {
 				var a *Attribute
-				if a, err = decodeAttribute(sub); err != nil {
+				if a, err = decodeAttribute(sub, depth); err != nil {
 					return fmt.Errorf("attribute %d: %w", len(n.Attrs), err)
 				}
 				n.Attrs = append(n.Attrs, a)

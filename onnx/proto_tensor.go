@@ -61,7 +61,7 @@ func (t AttrType) String() string {
 }
 
 // Attribute is a node attribute. Graph-valued attributes (the bodies of
-// If and Loop) are not decoded: kiln imports no control flow.
+// If, Loop and Scan) are decoded into G and Graphs.
 type Attribute struct {
 	Name    string
 	Type    AttrType
@@ -74,6 +74,8 @@ type Attribute struct {
 	Ints    []int64
 	Strings [][]byte
 	Tensors []*TensorProto
+	G       *GraphProto   // a GRAPH attribute
+	Graphs  []*GraphProto // a GRAPHS attribute
 }
 
 func decodeTensor(b []byte) (*TensorProto, error) {
@@ -136,7 +138,11 @@ func decodeTensor(b []byte) (*TensorProto, error) {
 	return t, nil
 }
 
-func decodeAttribute(b []byte) (*Attribute, error) {
+// maxGraphDepth bounds the nesting of subgraphs (a Loop in an If in a
+// Loop...), so a crafted file cannot recurse the decoder without limit.
+const maxGraphDepth = 16
+
+func decodeAttribute(b []byte, depth int) (*Attribute, error) {
 	a := &Attribute{}
 	err := walk(b, func(fl field) error {
 		var err error
@@ -174,6 +180,23 @@ func decodeAttribute(b []byte) (*Attribute, error) {
 				var t *TensorProto
 				t, err = decodeTensor(sub)
 				a.Tensors = append(a.Tensors, t)
+			}
+		case 6, 11:
+			var sub []byte
+			if sub, err = fl.bytes(); err != nil {
+				return err
+			}
+			if depth >= maxGraphDepth {
+				return fmt.Errorf("subgraphs nested more than %d deep", maxGraphDepth)
+			}
+			var g *GraphProto
+			if g, err = decodeGraph(sub, depth+1); err != nil {
+				return err
+			}
+			if fl.num == 6 {
+				a.G = g
+			} else {
+				a.Graphs = append(a.Graphs, g)
 			}
 		}
 		return err
