@@ -111,6 +111,12 @@ func encAttr(a *Attribute) []byte {
 			p = protowire.AppendVarint(p, uint64(v))
 		}
 		b = appendMsg(b, 8, p)
+	case AttrGraph:
+		b = appendMsg(b, 6, encGraph(a.G))
+	case AttrGraphs:
+		for _, g := range a.Graphs {
+			b = appendMsg(b, 11, encGraph(g))
+		}
 	}
 	return b
 }
@@ -205,6 +211,10 @@ func intsAttr(name string, v ...int64) *Attribute {
 }
 
 func intAttr(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
+
+func graphAttr(name string, g *GraphProto) *Attribute {
+	return &Attribute{Name: name, Type: AttrGraph, G: g}
+}
 
 // model wraps a graph in a ModelProto at the given opset.
 func model(opset int64, g *GraphProto) *ModelProto {
