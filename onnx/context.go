@@ -112,7 +112,8 @@ func knownValue(v *value) (tensor.Tensor, bool) {
 func (c *ctx) ints(i int, what string) ([]int, error) {
 	t, ok := c.known(i)
 	if !ok {
-		return nil, unsupportedf("%s (input %d) must be known at import time, but it is computed at run time", what, i)
+		return nil, unsupportedf("%s (input %d) must be known at import time, but it is computed at run time "+
+			"(a dynamic shape: kiln plans static shapes; a model input can be bound with onnx.WithInputValue)", what, i)
 	}
 	return intsOf(t, what)
 }

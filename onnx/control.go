@@ -95,9 +95,9 @@ func flowIf(c *ctx) error {
 		return err
 	}
 	if known {
-		branch, tag := els, "else"
+		branch, tag := els, "else_branch"
 		if cond {
-			branch, tag = then, "then"
+			branch, tag = then, "then_branch"
 		}
 		outs, err := c.imp.inline(c, branch, tag, nil)
 		if err != nil || outs == nil {
@@ -112,12 +112,12 @@ func flowIf(c *ctx) error {
 	if c.shape(0).NumElements() != 1 {
 		return fmt.Errorf("the condition has shape %v, want one element", c.shape(0))
 	}
-	a, err := c.imp.inline(c, then, "then", nil)
+	a, err := c.imp.inline(c, then, "then_branch", nil)
 	if err != nil || a == nil {
 		c.imp.kill(c.n)
 		return err
 	}
-	b, err := c.imp.inline(c, els, "else", nil)
+	b, err := c.imp.inline(c, els, "else_branch", nil)
 	if err != nil || b == nil {
 		c.imp.kill(c.n)
 		return err

@@ -14,6 +14,9 @@ type UnsupportedOp struct {
 	Reason string // empty: kiln has no mapping for the op; else the feature it lacks
 }
 
+// unknownOp is how String words an empty Reason.
+const unknownOp = "unknown op (kiln has no mapping for it)"
+
 func (u UnsupportedOp) String() string {
 	dom := u.Domain
 	if dom == "" {
@@ -21,9 +24,9 @@ func (u UnsupportedOp) String() string {
 	}
 	s := fmt.Sprintf("%s (node %q, %s opset %d)", u.OpType, u.Node, dom, u.Opset)
 	if u.Reason != "" {
-		s += ": " + u.Reason
+		return s + ": " + u.Reason
 	}
-	return s
+	return s + ": " + unknownOp
 }
 
 // UnsupportedError lists every node of a model that kiln cannot import,

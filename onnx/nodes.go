@@ -102,7 +102,19 @@ func (imp *importer) node(n *NodeProto, name string) error {
 		foldable = foldable && v.foldable()
 	}
 	if def.flow != nil {
-		return imp.feature(c, def.flow(c))
+		before := len(imp.unsup)
+		err := def.flow(c)
+		var fe *featureError
+		if errors.As(err, &fe) && len(imp.unsup) == before {
+			// Refused before its subgraphs were imported: list the ops
+			// in them kiln lacks too, so one pass shows all the work.
+			for _, a := range n.Attrs {
+				for _, sub := range a.subgraphs() {
+					imp.unsup = append(imp.unsup, unsupportedOps(imp.mp, sub, name+"/"+a.Name+"/", imp.opset)...)
+				}
+			}
+		}
+		return imp.feature(c, err)
 	}
 	if foldable && hasInput {
 		done, err := imp.fold(c, def)

@@ -149,7 +149,7 @@ func remap(g *GraphProto, m map[string]string, prefix string) *GraphProto {
 }
 
 // inline imports one instance of subgraph g for node c (tag names the
-// instance in node names: "then", "iter3"): its inputs are bound to ins,
+// instance in node names: "then_branch", "iter3"): its inputs are bound to ins,
 // its initializers and nodes imported like the model's, and the values
 // of its outputs returned. A nil result without error means a node
 // inside could not be imported; it is already listed as unsupported.

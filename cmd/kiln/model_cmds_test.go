@@ -401,3 +401,26 @@ func TestRunConvertsInputDType(t *testing.T) {
 		t.Errorf("float64 input gave a different result")
 	}
 }
+
+// TestInspectUnsupportedKinds: inspect lists every node kiln cannot
+// import, one line each with op, node, opset and reason, for an unknown
+// op (also inside a Loop body), an unsupported attribute value, a shape
+// computed at run time and a run-time trip count, and fails.
+func TestInspectUnsupportedKinds(t *testing.T) {
+	out, _, err := capture(t, runInspect, filepath.Join("..", "..", "onnx", "testdata", "special", "kinds.onnx"))
+	if !errors.Is(err, errUnsupported) {
+		t.Fatalf("error %v, want errUnsupported", err)
+	}
+	for _, want := range []string{
+		"unsupported (5 nodes):",
+		`NoSuchOp (node "mystery", ai.onnx opset 13): unknown op`,
+		`Frobnicate (node "loop/body/frob", ai.onnx opset 13): unknown op`,
+		`Cast (node "to_string", ai.onnx opset 13): cast to STRING`,
+		`Reshape (node "reshape_dyn", ai.onnx opset 13): shape (input 1) must be known at import time, but it is computed at run time (a dynamic shape`,
+		`Loop (node "loop", ai.onnx opset 13): the trip count M is computed at run time`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package onnx
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite generated test files (testdata/special/kinds.onnx)")
+
+// kindsModel has one node of each kind kiln cannot import: an unknown
+// op, an unsupported attribute value, a shape computed at run time, and
+// a Loop whose trip count is a run-time input, with an unknown op in its
+// body; and nodes kiln imports between them.
+func kindsModel() *ModelProto {
+	body := &GraphProto{
+		Nodes:   []*NodeProto{{Name: "frob", OpType: "Frobnicate", Inputs: []string{"v_in"}, Outputs: []string{"v_out"}}, nd("Identity", []string{"c_in"}, []string{"c_out"})},
+		Inputs:  []*ValueInfo{tensorInfo("i", typeInt64), tensorInfo("c_in", typeBool), info("v_in", typeFloat)},
+		Outputs: []*ValueInfo{info("c_out", typeBool), info("v_out", typeFloat)},
+	}
+	return model(13, &GraphProto{
+		Nodes: []*NodeProto{
+			{Name: "mystery", OpType: "NoSuchOp", Inputs: []string{"x"}, Outputs: []string{"a"}},
+			{Name: "fine", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"b"}},
+			{Name: "to_string", OpType: "Cast", Inputs: []string{"b"}, Outputs: []string{"s"}, Attrs: []*Attribute{intAttr("to", 8)}},
+			{Name: "reshape_dyn", OpType: "Reshape", Inputs: []string{"b", "dims"}, Outputs: []string{"r"}},
+			{Name: "loop", OpType: "Loop", Inputs: []string{"n", "", "x"}, Outputs: []string{"l"}, Attrs: []*Attribute{graphAttr("body", body)}},
+		},
+		Inputs:  []*ValueInfo{tensorInfo("x", typeFloat, 2, 3), tensorInfo("dims", typeInt64, 2), tensorInfo("n", typeInt64)},
+		Outputs: []*ValueInfo{info("a", typeFloat), info("s", typeFloat), info("r", typeFloat), info("l", typeFloat)},
+	})
+}
+
+// TestUnsupportedKinds: one import lists every node kiln cannot import,
+// of every kind, each with its op, opset, name and reason. The model is
+// also kept as testdata/special/kinds.onnx for cmd/kiln's inspect test
+// (go test -run TestUnsupportedKinds -update rewrites it).
+func TestUnsupportedKinds(t *testing.T) {
+	b := encModel(kindsModel())
+	path := filepath.Join("testdata", "special", "kinds.onnx")
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if disk, err := os.ReadFile(path); err != nil || !bytes.Equal(disk, b) {
+		t.Errorf("%s is stale or missing (%v): rerun with -update", path, err)
+	}
+	_, err := Parse(b)
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("want *UnsupportedError, got %v", err)
+	}
+	want := map[string]struct{ op, reason string }{
+		"mystery":        {"NoSuchOp", ""},
+		"to_string":      {"Cast", "STRING"},
+		"reshape_dyn":    {"Reshape", "computed at run time"},
+		"loop":           {"Loop", "trip count M is computed at run time"},
+		"loop/body/frob": {"Frobnicate", ""},
+	}
+	if len(ue.Ops) != len(want) {
+		t.Errorf("got %d entries, want %d:\n%v", len(ue.Ops), len(want), err)
+	}
+	for _, u := range ue.Ops {
+		w, ok := want[u.Node]
+		if !ok || u.OpType != w.op || u.Opset != 13 || (w.reason == "") != (u.Reason == "") || !strings.Contains(u.Reason, w.reason) {
+			t.Errorf("entry %+v, want %+v", u, w)
+		}
+		if !strings.Contains(err.Error(), u.String()) {
+			t.Errorf("message lacks %q:\n%v", u, err)
+		}
+	}
+	for _, s := range []string{`NoSuchOp (node "mystery", ai.onnx opset 13): unknown op`, "5 unsupported"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q:\n%v", s, err)
+		}
+	}
+}
