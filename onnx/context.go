@@ -94,8 +94,12 @@ func (c *ctx) known(i int) (tensor.Tensor, bool) {
 	return knownValue(c.ins[i])
 }
 
-// knownValue is v's import-time value, as ctx.known reads it.
+// knownValue is v's import-time value, as ctx.known reads it; a value
+// whose fold was deferred for its size is folded now, as it is needed.
 func knownValue(v *value) (tensor.Tensor, bool) {
+	if v.known == nil && v.lazy != nil {
+		v.lazy()
+	}
 	if v.known == nil {
 		return tensor.Tensor{}, false
 	}

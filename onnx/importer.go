@@ -21,6 +21,7 @@ type value struct {
 	known *tensor.Tensor // value known at import time: constants and initializers
 	param bool           // an initializer imported as a Param
 	dead  bool           // produced by a node that could not be imported
+	lazy  func()         // a deferred fold (see deferFold): sets known if it can
 }
 
 func (v *value) dtype() tensor.DType {

@@ -86,7 +86,7 @@ func (imp *importer) node(n *NodeProto, name string) error {
 		}
 		c.attrs[a.Name] = a
 	}
-	foldable, hasInput := true, false
+	foldable, lazy, hasInput := true, false, false
 	for _, name := range n.Inputs {
 		if name == "" {
 			c.ins = append(c.ins, nil)
@@ -99,7 +99,8 @@ func (imp *importer) node(n *NodeProto, name string) error {
 		}
 		c.ins = append(c.ins, v)
 		hasInput = true
-		foldable = foldable && v.foldable()
+		foldable = foldable && (v.foldable() || v.lazy != nil)
+		lazy = lazy || v.known == nil && v.lazy != nil
 	}
 	if def.flow != nil {
 		before := len(imp.unsup)
@@ -116,7 +117,7 @@ func (imp *importer) node(n *NodeProto, name string) error {
 		}
 		return imp.feature(c, err)
 	}
-	if foldable && hasInput {
+	if foldable && hasInput && !lazy {
 		done, err := imp.fold(c, def)
 		if err != nil || done {
 			return imp.feature(c, err)
@@ -131,7 +132,13 @@ func (imp *importer) node(n *NodeProto, name string) error {
 	if err != nil {
 		return imp.feature(c, err)
 	}
-	return imp.bind(c, outs, before)
+	if err := imp.bind(c, outs, before); err != nil || !foldable || !hasInput {
+		return err
+	}
+	// Computable at import but too big to fold (or over a value that
+	// is): built to run, and folded only if a consumer needs it known.
+	imp.deferFold(c, def)
+	return nil
 }
 
 // feature records a featureError as an unsupported node and lets the
