@@ -42,6 +42,11 @@ var opTable = map[string]opDef{}
 
 func register(name string, since int64, fn opFunc) { opTable[name] = opDef{since: since, fn: fn} }
 
+// registerFlow adds a control-flow op (see opDef.flow).
+func registerFlow(name string, since int64, flow func(c *ctx) error) {
+	opTable[name] = opDef{since: since, flow: flow}
+}
+
 // one wraps a single-output mapping.
 func one(f func(c *ctx) (*graph.Node, error)) opFunc {
 	return func(c *ctx) ([]*graph.Node, error) {

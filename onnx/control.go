@@ -15,23 +15,20 @@ import (
 // of the body per iteration. An If whose condition is computed at run
 // time imports both branches and selects their outputs with Where (ONNX
 // ops have no side effects, so computing the branch not taken changes no
-// result). A Loop whose iteration count depends on run-time values is
+// result; but a kernel that fails on its inputs there, a Gather index out
+// of range say, fails the run). A Loop whose iteration count depends on run-time values is
 // refused with the reason: the executor has no run-time loop.
 
 func init() {
-	register("If", 1, nil)
-	register("Loop", 1, nil)
-	register("Scan", 9, nil) // Scan-8 (batch axis, sequence_lens) predates MinOpset
-	for name, f := range map[string]func(c *ctx) error{"If": flowIf, "Loop": flowLoop, "Scan": flowScan} {
-		d := opTable[name]
-		d.flow = f
-		opTable[name] = d
-	}
+	registerFlow("If", 1, flowIf)
+	registerFlow("Loop", 1, flowLoop)
+	registerFlow("Scan", 9, flowScan) // Scan-8 (batch axis, sequence_lens) predates MinOpset
 }
 
-// maxUnrolled bounds the nodes unrolling one Loop or Scan may import
-// (iterations × body nodes), so a model cannot make the importer build
-// an unbounded graph; past it the node is reported unsupported.
+// maxUnrolled bounds the nodes a model's subgraphs may import in all
+// (an unrolled Loop or Scan imports its body once per iteration; nested
+// loops multiply), so a small file cannot make the importer build an
+// unbounded graph; past it the node is reported unsupported.
 const maxUnrolled = 1 << 16
 
 // graphAttr returns a required GRAPH attribute.
@@ -181,9 +178,9 @@ func flowLoop(c *ctx) error {
 	}
 	scans := make([][]*value, nScan)
 	for it := 0; cond && (trip < 0 || it < trip); it++ {
-		if (it+1)*max(1, len(body.Nodes)) > maxUnrolled {
-			return unsupportedf("unrolling would import more than %d nodes (%d iterations of a %d-node body, trip count %d): kiln unrolls Loops at import and bounds the result",
-				maxUnrolled, it+1, len(body.Nodes), trip)
+		if c.imp.inlined+max(1, len(body.Nodes)) > maxUnrolled {
+			return unsupportedf("unrolling would import more than %d nodes from subgraphs (at iteration %d of a %d-node body, trip count %d): kiln unrolls Loops at import and bounds the result",
+				maxUnrolled, it, len(body.Nodes), trip)
 		}
 		iter, err := knownOf(tensor.FromI64(tensor.Shape{}, []int64{int64(it)}))
 		if err != nil {
@@ -322,8 +319,8 @@ func flowScan(c *ctx) error {
 		}
 		length = s[ax]
 	}
-	if length*max(1, len(body.Nodes)) > maxUnrolled {
-		return unsupportedf("unrolling would import more than %d nodes (%d steps of a %d-node body): kiln unrolls Scans at import and bounds the result",
+	if c.imp.inlined+length*max(1, len(body.Nodes)) > maxUnrolled {
+		return unsupportedf("unrolling would import more than %d nodes from subgraphs (%d steps of a %d-node body): kiln unrolls Scans at import and bounds the result",
 			maxUnrolled, length, len(body.Nodes))
 	}
 	states := slices.Clone(c.ins[:nState])

@@ -236,6 +236,7 @@ func TestLoopRefusals(t *testing.T) {
 		{"run-time M", loopModel(nil, nil), "trip count M is computed at run time"},
 		{"run-time condition", runTimeCond, "computes its condition"},
 		{"bound", loopModel(&huge, nil), "more than 65536 nodes"},
+		{"nested bound", nestedLoops(300), "more than 65536 nodes"},
 	} {
 		_, err := Parse(encModel(c.mp))
 		var ue *UnsupportedError
@@ -243,6 +244,34 @@ func TestLoopRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want an unsupported Loop saying %q", c.name, err, c.want)
 		}
 	}
+}
+
+// nestedLoops: s = x, then n × n times s = s + s, as a Loop whose body
+// is a Loop, each run n times by an outer-scope trip count.
+func nestedLoops(n int64) *ModelProto {
+	inner := &GraphProto{
+		Nodes:   []*NodeProto{nd("Add", []string{"v", "v"}, []string{"w"}), nd("Identity", []string{"ci"}, []string{"co"})},
+		Inputs:  []*ValueInfo{tensorInfo("j", typeInt64), tensorInfo("ci", typeBool), info("v", typeFloat)},
+		Outputs: []*ValueInfo{info("co", typeBool), info("w", typeFloat)},
+	}
+	outer := &GraphProto{
+		Nodes:   []*NodeProto{nd("Loop", []string{"M", "", "u"}, []string{"u2"}, graphAttr("body", inner)), nd("Identity", []string{"c"}, []string{"c2"})},
+		Inputs:  []*ValueInfo{tensorInfo("i", typeInt64), tensorInfo("c", typeBool), info("u", typeFloat)},
+		Outputs: []*ValueInfo{info("c2", typeBool), info("u2", typeFloat)},
+	}
+	return model(13, &GraphProto{
+		Nodes:        []*NodeProto{nd("Loop", []string{"M", "", "x"}, []string{"s"}, graphAttr("body", outer))},
+		Initializers: []*TensorProto{i64Init("M", nil, n)},
+		Inputs:       []*ValueInfo{tensorInfo("x", typeFloat, 2)},
+		Outputs:      []*ValueInfo{info("s", typeFloat)},
+	})
+}
+
+// TestNestedLoops: an inner Loop reads its trip count from the model
+// scope and runs n times per outer iteration.
+func TestNestedLoops(t *testing.T) {
+	_, outs := runF32(t, nestedLoops(3), map[string]any{"x": []float32{1, -0.5}})
+	approx.Slices(t, "s", outs[0], []float32{512, -256}, 0, 0) // 2^9 · x
 }
 
 // TestScanUnrolls: a Scan over axis 1 of x, last step first, sums into

@@ -8,8 +8,8 @@
 // The protobuf wire format is decoded directly (with protowire) rather than
 // through generated code: kiln needs ten messages and a fraction of their
 // fields, tensor data stays a view into the memory-mapped file instead of
-// being copied, every allocation is bounded by the input's size, and
-// nested sub-graphs (If and Loop bodies) are skipped rather than decoded.
+// being copied, and every allocation is bounded by the input's size
+// (sub-graphs, the bodies of If, Loop and Scan, nest at most 16 deep).
 //
 // What is imported:
 //
@@ -26,13 +26,20 @@
 //   - the ops in opTable (see TestEveryOpCovered): elementwise math and
 //     comparisons, MatMul and Gemm, reductions, Softmax, normalisations,
 //     Conv and pooling (1-D and 2-D, auto_pad, ceil_mode for MaxPool),
-//     shape and movement ops, Cast, Where, Range, CumSum, Dropout.
+//     shape and movement ops, Cast, Where, Range, CumSum, Dropout;
+//   - control flow, resolved at import (control.go): an If whose condition
+//     is known imports its branch, one computed at run time imports both
+//     and selects with Where; a Loop whose trip count and conditions are
+//     known, and a Scan, unroll (at most 65536 imported nodes). A Loop
+//     whose iteration count depends on run-time values is reported
+//     unsupported: the executor has no run-time loop.
 //
 // Shape sub-graphs fold away at import: Shape and Size are constants (every
 // shape is static), and any node whose inputs are all constants is
 // evaluated with kiln's reference interpreter, so Reshape, Expand, Slice
-// and Tile targets are static by the time the graph is built. Large
-// constant expressions stay in the graph and run at run time.
+// and Tile targets are static by the time the graph is built. Constant
+// expressions past a million elements stay in the graph and run at run
+// time, unless a consumer needs their value at import (see foldLimit).
 //
 // A model kiln cannot import fails with an *UnsupportedError listing every
 // offending node (name, op, domain, opset and the missing feature), not

@@ -24,6 +24,15 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(encModel(goodModel()))
 	f.Add(encModel(constOfShape([]int64{3, 2}, 1)))
+	three, yes := int64(3), true
+	f.Add(encModel(ifModel(&yes, nil)))
+	f.Add(encModel(ifModel(nil, nil)))
+	f.Add(encModel(loopModel(&three, nil)))
+	for _, c := range []string{"test_if", "test_loop11", "test_scan9_sum"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "node", c, "model.onnx")); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(b)
 		if err != nil {

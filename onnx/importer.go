@@ -58,6 +58,7 @@ type importer struct {
 
 	prefixes map[string]bool                 // name prefixes of inlined subgraph instances
 	subInits map[*TensorProto]*tensor.Tensor // decoded subgraph initializers
+	inlined  int                             // nodes imported from subgraphs (see maxUnrolled)
 }
 
 // foldBudget is the base of the bytes all folded constants together may

@@ -160,6 +160,9 @@ func (imp *importer) inline(c *ctx, g *GraphProto, tag string, ins []*value) ([]
 	if g.HasSparse {
 		return nil, unsupportedf("subgraph %q has sparse initializers", tag)
 	}
+	if imp.inlined += max(1, len(g.Nodes)); imp.inlined > maxUnrolled {
+		return nil, unsupportedf("subgraphs would import more than %d nodes in all (inlining %q): kiln resolves control flow at import and bounds the result", maxUnrolled, tag)
+	}
 	prefix := c.name + "/" + tag + "/"
 	for k := 2; imp.prefixes[prefix]; k++ { // node names need not be unique
 		prefix = fmt.Sprintf("%s/%s#%d/", c.name, tag, k)
