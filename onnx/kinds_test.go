@@ -12,6 +12,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite generated test files (testdata/special/kinds.onnx)")
 
+// golden checks that testdata/special/name holds b (-update writes it).
+func golden(t *testing.T, name string, b []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "special", name)
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if disk, err := os.ReadFile(path); err != nil || !bytes.Equal(disk, b) {
+		t.Errorf("%s is stale or missing (%v): rerun with -update", path, err)
+	}
+}
+
 // kindsModel has one node of each kind kiln cannot import: an unknown
 // op, an unsupported attribute value, a shape computed at run time, and
 // a Loop whose trip count is a run-time input, with an unknown op in its
@@ -37,19 +51,17 @@ func kindsModel() *ModelProto {
 
 // TestUnsupportedKinds: one import lists every node kiln cannot import,
 // of every kind, each with its op, opset, name and reason. The model is
-// also kept as testdata/special/kinds.onnx for cmd/kiln's inspect test
-// (go test -run TestUnsupportedKinds -update rewrites it).
+// also kept as testdata/special/kinds.onnx (and kinds_symbolic.onnx) for
+// cmd/kiln's inspect tests (go test -run TestUnsupportedKinds -update
+// rewrites them).
 func TestUnsupportedKinds(t *testing.T) {
 	b := encModel(kindsModel())
-	path := filepath.Join("testdata", "special", "kinds.onnx")
-	if *update {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if disk, err := os.ReadFile(path); err != nil || !bytes.Equal(disk, b) {
-		t.Errorf("%s is stale or missing (%v): rerun with -update", path, err)
-	}
+	golden(t, "kinds.onnx", b)
+	// The same with x's first dim symbolic: the import stops at the
+	// inputs, and inspect falls back on Unsupported's op-type list.
+	sym := kindsModel()
+	sym.Graph.Inputs[0].Dims[0] = Dim{Param: "batch"}
+	golden(t, "kinds_symbolic.onnx", encModel(sym))
 	_, err := Parse(b)
 	var ue *UnsupportedError
 	if !errors.As(err, &ue) {

@@ -71,6 +71,14 @@ func runInspect(args []string) error {
 		return errUnsupported
 	}
 	if err != nil {
+		// The import stopped before its nodes (unbound dims, a sequence
+		// input): the ops it lacks still show, from the op types alone.
+		if u := onnx.Unsupported(mp); len(u) > 0 {
+			fmt.Fprintf(stdout, "unsupported ops (%d nodes; the import stopped before checking attributes and shapes):\n", len(u))
+			for _, x := range u {
+				fmt.Fprintf(stdout, "  %s\n", x)
+			}
+		}
 		return withHint(err)
 	}
 	defer m.Close()

@@ -424,3 +424,22 @@ func TestInspectUnsupportedKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectUnsupportedBeforeNodes: when the import stops before the
+// nodes (here an unbound symbolic dim), inspect still lists the ops kiln
+// lacks, subgraphs included, with the error's hint.
+func TestInspectUnsupportedBeforeNodes(t *testing.T) {
+	out, _, err := capture(t, runInspect, filepath.Join("..", "..", "onnx", "testdata", "special", "kinds_symbolic.onnx"))
+	if err == nil || !strings.Contains(err.Error(), "--shape") {
+		t.Errorf("error %v, want the unbound-dim hint naming --shape", err)
+	}
+	for _, want := range []string{
+		"unsupported ops (2 nodes;",
+		`NoSuchOp (node "mystery", ai.onnx opset 13): unknown op`,
+		`Frobnicate (node "loop/body/frob", ai.onnx opset 13): unknown op`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
