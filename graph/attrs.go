@@ -33,8 +33,8 @@ type Attrs struct {
 	Axes     []int // reductions, Squeeze, Unsqueeze, Slice (sorted for reductions)
 	KeepDims bool  // reductions, ArgMax/Min
 
-	Alpha float32 // LeakyRelu slope; Gemm alpha
-	Beta  float32 // Gemm beta
+	Alpha float32 // LeakyRelu slope; Gemm alpha; Elu, Selu, Celu, ThresholdedRelu alpha; Shrink lambd
+	Beta  float32 // Gemm beta; Selu gamma; Shrink bias
 	Min   float32 // Clip lower bound (-Inf for none)
 	Max   float32 // Clip upper bound (+Inf for none)
 	Eps   float32 // LayerNorm, RMSNorm, BatchNorm

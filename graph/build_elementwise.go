@@ -42,6 +42,49 @@ func (g *Graph) GeluTanh(x *Node) *Node { return g.add(OpGeluTanh, Attrs{}, x) }
 // and NaN for NaN (see Gelu).
 func (g *Graph) Silu(x *Node) *Node { return g.add(OpSilu, Attrs{}, x) }
 
+func (g *Graph) Tan(x *Node) *Node   { return g.add(OpTan, Attrs{}, x) }
+func (g *Graph) Sinh(x *Node) *Node  { return g.add(OpSinh, Attrs{}, x) }
+func (g *Graph) Cosh(x *Node) *Node  { return g.add(OpCosh, Attrs{}, x) }
+func (g *Graph) Asin(x *Node) *Node  { return g.add(OpAsin, Attrs{}, x) }
+func (g *Graph) Acos(x *Node) *Node  { return g.add(OpAcos, Attrs{}, x) }
+func (g *Graph) Atan(x *Node) *Node  { return g.add(OpAtan, Attrs{}, x) }
+func (g *Graph) Asinh(x *Node) *Node { return g.add(OpAsinh, Attrs{}, x) }
+func (g *Graph) Acosh(x *Node) *Node { return g.add(OpAcosh, Attrs{}, x) }
+func (g *Graph) Atanh(x *Node) *Node { return g.add(OpAtanh, Attrs{}, x) }
+
+// Softplus is log(1 + e^x), computed as max(x, 0) + log(1 + e^-|x|) so
+// that it is x, not +Inf, where e^x overflows.
+func (g *Graph) Softplus(x *Node) *Node { return g.add(OpSoftplus, Attrs{}, x) }
+
+// Softsign is x / (1 + |x|) (NaN at ±Inf, as the formula gives).
+func (g *Graph) Softsign(x *Node) *Node { return g.add(OpSoftsign, Attrs{}, x) }
+
+// Sign is -1, 0 or 1 by the sign of x (floats and ints); NaN stays NaN
+// and a zero keeps its sign.
+func (g *Graph) Sign(x *Node) *Node { return g.add(OpSign, Attrs{}, x) }
+
+// Elu is x for x > 0 and alpha·(e^x - 1) otherwise.
+func (g *Graph) Elu(x *Node, alpha float32) *Node { return g.add(OpElu, Attrs{Alpha: alpha}, x) }
+
+// Selu is gamma·x for x > 0 and gamma·alpha·(e^x - 1) otherwise.
+func (g *Graph) Selu(x *Node, alpha, gamma float32) *Node {
+	return g.add(OpSelu, Attrs{Alpha: alpha, Beta: gamma}, x)
+}
+
+// Celu is max(0, x) + min(0, alpha·(e^(x/alpha) - 1)); alpha must not be 0.
+func (g *Graph) Celu(x *Node, alpha float32) *Node { return g.add(OpCelu, Attrs{Alpha: alpha}, x) }
+
+// ThresholdedRelu is x where x > alpha and 0 elsewhere (NaN gives 0).
+func (g *Graph) ThresholdedRelu(x *Node, alpha float32) *Node {
+	return g.add(OpThresholdedRelu, Attrs{Alpha: alpha}, x)
+}
+
+// Shrink is x + bias for x < -lambd, x - bias for x > lambd and 0
+// between (NaN gives 0), as ONNX's Shrink.
+func (g *Graph) Shrink(x *Node, lambd, bias float32) *Node {
+	return g.add(OpShrink, Attrs{Alpha: lambd, Beta: bias}, x)
+}
+
 // Round rounds half to even, as numpy and ONNX do.
 func (g *Graph) Round(x *Node) *Node { return g.add(OpRound, Attrs{}, x) }
 
@@ -78,6 +121,17 @@ func (g *Graph) Pow(x, y *Node) *Node { return g.add(OpPow, Attrs{}, x, y) }
 func (g *Graph) Max(x, y *Node) *Node { return g.add(OpMax, Attrs{}, x, y) }
 func (g *Graph) Min(x, y *Node) *Node { return g.add(OpMin, Attrs{}, x, y) }
 
+// Mod is the remainder of x / y with the sign of y (numpy.mod, Python's
+// %); Fmod has the sign of x (C's fmod, Go's %). Integer division by zero
+// is an error at run time; for floats it gives NaN.
+func (g *Graph) Mod(x, y *Node) *Node  { return g.add(OpMod, Attrs{}, x, y) }
+func (g *Graph) Fmod(x, y *Node) *Node { return g.add(OpFmod, Attrs{}, x, y) }
+
+// ShiftLeft and ShiftRight shift the bits of U8 x by y; a shift of 8 or
+// more gives 0.
+func (g *Graph) ShiftLeft(x, y *Node) *Node  { return g.add(OpShiftLeft, Attrs{}, x, y) }
+func (g *Graph) ShiftRight(x, y *Node) *Node { return g.add(OpShiftRight, Attrs{}, x, y) }
+
 // Comparisons produce Bool.
 
 func (g *Graph) Equal(x, y *Node) *Node          { return g.add(OpEqual, Attrs{}, x, y) }
@@ -87,6 +141,7 @@ func (g *Graph) Greater(x, y *Node) *Node        { return g.add(OpGreater, Attrs
 func (g *Graph) GreaterOrEqual(x, y *Node) *Node { return g.add(OpGreaterOrEqual, Attrs{}, x, y) }
 func (g *Graph) And(x, y *Node) *Node            { return g.add(OpAnd, Attrs{}, x, y) }
 func (g *Graph) Or(x, y *Node) *Node             { return g.add(OpOr, Attrs{}, x, y) }
+func (g *Graph) Xor(x, y *Node) *Node            { return g.add(OpXor, Attrs{}, x, y) }
 
 // Where picks x where cond is true and y elsewhere; all three broadcast.
 func (g *Graph) Where(cond, x, y *Node) *Node { return g.add(OpWhere, Attrs{}, cond, x, y) }

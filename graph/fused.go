@@ -54,7 +54,8 @@ type ElemRef struct {
 type ElemInstr struct {
 	Op       Op
 	Args     []ElemRef
-	Alpha    float32      // LeakyRelu
+	Alpha    float32      // LeakyRelu, Elu, Selu, Celu, ThresholdedRelu, Shrink
+	Beta     float32      // Selu's gamma, Shrink's bias
 	Min, Max float32      // Clip
 	To       tensor.DType // Cast
 	// DType is the result's dtype; inference fills it in.
@@ -63,14 +64,14 @@ type ElemInstr struct {
 
 // Attrs are the instruction's attributes as the op's own node holds them.
 func (in ElemInstr) Attrs() Attrs {
-	return Attrs{Alpha: in.Alpha, Min: in.Min, Max: in.Max, To: in.To}
+	return Attrs{Alpha: in.Alpha, Beta: in.Beta, Min: in.Min, Max: in.Max, To: in.To}
 }
 
 // ElemInstrOf makes the instruction computing node n's op (with its
 // attributes) on args.
 func ElemInstrOf(n *Node, args ...ElemRef) ElemInstr {
 	return ElemInstr{Op: n.Op, Args: append([]ElemRef(nil), args...), Alpha: n.Attrs.Alpha,
-		Min: n.Attrs.Min, Max: n.Attrs.Max, To: n.Attrs.To, DType: n.DType}
+		Beta: n.Attrs.Beta, Min: n.Attrs.Min, Max: n.Attrs.Max, To: n.Attrs.To, DType: n.DType}
 }
 
 func cloneProgram(p []ElemInstr) []ElemInstr {

@@ -104,6 +104,12 @@ func inferUnary(op Op, a *Attrs, x *Node) (tensor.DType, tensor.Shape, error) {
 	switch op {
 	case OpNeg, OpAbs, OpRelu:
 		ok = isSigned(x.DType)
+	case OpSign:
+		ok = isNumeric(x.DType)
+	case OpCelu:
+		if a.Alpha == 0 {
+			return 0, nil, fmt.Errorf("alpha 0 (Celu divides by it)")
+		}
 	case OpClip:
 		ok = isNumeric(x.DType)
 		if a.Min > a.Max {
@@ -127,7 +133,7 @@ func inferBinary(op Op, x, y *Node) (tensor.DType, tensor.Shape, error) {
 		return 0, nil, err
 	}
 	switch {
-	case op == OpAnd || op == OpOr:
+	case op == OpAnd || op == OpOr || op == OpXor:
 		if x.DType != tensor.Bool {
 			return 0, nil, fmt.Errorf("needs bool operands, got %v", x.DType)
 		}
@@ -136,6 +142,8 @@ func inferBinary(op Op, x, y *Node) (tensor.DType, tensor.Shape, error) {
 		return tensor.Bool, s, nil
 	case !isNumeric(x.DType):
 		return 0, nil, fmt.Errorf("dtype %v not supported", x.DType)
+	case (op == OpShiftLeft || op == OpShiftRight) && x.DType != tensor.U8:
+		return 0, nil, fmt.Errorf("needs u8 operands, got %v", x.DType)
 	case op.IsCompare():
 		return tensor.Bool, s, nil
 	}

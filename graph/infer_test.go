@@ -49,6 +49,15 @@ func unaryCases() []inferCase {
 		{OpErf, (*Graph).Erf}, {OpSin, (*Graph).Sin}, {OpCos, (*Graph).Cos},
 		{OpFloor, (*Graph).Floor}, {OpCeil, (*Graph).Ceil}, {OpRound, (*Graph).Round},
 		{OpClip, func(g *Graph, x *Node) *Node { return g.Clip(x, -1, 1) }},
+		{OpElu, func(g *Graph, x *Node) *Node { return g.Elu(x, 1) }},
+		{OpSelu, func(g *Graph, x *Node) *Node { return g.Selu(x, 1.67, 1.05) }},
+		{OpCelu, func(g *Graph, x *Node) *Node { return g.Celu(x, 2) }},
+		{OpThresholdedRelu, func(g *Graph, x *Node) *Node { return g.ThresholdedRelu(x, 1) }},
+		{OpShrink, func(g *Graph, x *Node) *Node { return g.Shrink(x, 0.5, 0) }},
+		{OpSoftplus, (*Graph).Softplus}, {OpSoftsign, (*Graph).Softsign}, {OpTan, (*Graph).Tan},
+		{OpSinh, (*Graph).Sinh}, {OpCosh, (*Graph).Cosh}, {OpAsin, (*Graph).Asin}, {OpAcos, (*Graph).Acos},
+		{OpAtan, (*Graph).Atan}, {OpAsinh, (*Graph).Asinh}, {OpAcosh, (*Graph).Acosh}, {OpAtanh, (*Graph).Atanh},
+		{OpSign, (*Graph).Sign},
 	}
 	var cs []inferCase
 	// Every float unary op keeps dtype and shape, for each float dtype.
@@ -72,6 +81,7 @@ func unaryCases() []inferCase {
 		{OpClip, func(g *Graph, x *Node) *Node { return g.Clip(x, 0, 5) }, tensor.U8},
 		{OpClip, func(g *Graph, x *Node) *Node { return g.ClipMin(x, 0) }, tensor.I64},
 		{OpNot, (*Graph).Not, tensor.Bool},
+		{OpSign, (*Graph).Sign, tensor.I8}, {OpSign, (*Graph).Sign, tensor.U8},
 	}
 	for _, c := range ints {
 		cs = append(cs, inferCase{
@@ -119,6 +129,11 @@ func binaryCases() []inferCase {
 		bin("GreaterOrEqual/u8", (*Graph).GreaterOrEqual, tensor.U8, sh(6), sh(6), B, sh(6)),
 		bin("And", (*Graph).And, B, sh(2, 1), sh(1, 3), B, sh(2, 3)),
 		bin("Or", (*Graph).Or, B, sh(), sh(4), B, sh(4)),
+		bin("Xor", (*Graph).Xor, B, sh(3, 1), sh(2), B, sh(3, 2)),
+		bin("Mod/i32", (*Graph).Mod, tensor.I32, sh(2, 3), sh(3), tensor.I32, sh(2, 3)),
+		bin("Fmod/f64", (*Graph).Fmod, tensor.F64, sh(4), sh(), tensor.F64, sh(4)),
+		bin("ShiftLeft/u8", (*Graph).ShiftLeft, tensor.U8, sh(2, 1), sh(3), tensor.U8, sh(2, 3)),
+		bin("ShiftRight/u8", (*Graph).ShiftRight, tensor.U8, sh(5), sh(1), tensor.U8, sh(5)),
 		{
 			name: "Where/three-way",
 			build: func(g *Graph) *Node {

@@ -35,9 +35,26 @@ const (
 	OpCos
 	OpFloor
 	OpCeil
-	OpRound // half to even, as numpy and ONNX
-	OpClip  // Attrs.Min, Attrs.Max; also ints
-	OpNot   // Bool only
+	OpRound           // half to even, as numpy and ONNX
+	OpClip            // Attrs.Min, Attrs.Max; also ints
+	OpElu             // Attrs.Alpha
+	OpSelu            // Attrs.Alpha, Attrs.Beta (ONNX's gamma)
+	OpCelu            // Attrs.Alpha
+	OpSoftplus        // log(1 + e^x)
+	OpSoftsign        // x / (1 + |x|)
+	OpThresholdedRelu // x where x > Attrs.Alpha, else 0
+	OpShrink          // Attrs.Alpha (ONNX's lambd), Attrs.Beta (bias)
+	OpTan
+	OpSinh
+	OpCosh
+	OpAsin
+	OpAcos
+	OpAtan
+	OpAsinh
+	OpAcosh
+	OpAtanh
+	OpSign // also ints
+	OpNot  // Bool only
 
 	// Elementwise binary with numpy broadcasting.
 	OpAdd
@@ -47,13 +64,18 @@ const (
 	OpPow
 	OpMax
 	OpMin
-	OpEqual // comparisons produce Bool
+	OpMod        // remainder with the divisor's sign (Python, numpy.mod); also ints
+	OpFmod       // remainder with the dividend's sign (C fmod); also ints
+	OpShiftLeft  // U8 only; shifts of 8 or more give 0
+	OpShiftRight // U8 only
+	OpEqual      // comparisons produce Bool
 	OpLess
 	OpLessOrEqual
 	OpGreater
 	OpGreaterOrEqual
 	OpAnd // Bool only
 	OpOr  // Bool only
+	OpXor // Bool only
 
 	// Other elementwise.
 	OpWhere // Where(cond, x, y), all three broadcast
@@ -124,10 +146,14 @@ var opNames = [numOps]string{
 	OpReciprocal: "Reciprocal", OpTanh: "Tanh", OpSigmoid: "Sigmoid", OpRelu: "Relu",
 	OpLeakyRelu: "LeakyRelu", OpGelu: "Gelu", OpGeluTanh: "GeluTanh", OpSilu: "Silu", OpErf: "Erf",
 	OpSin: "Sin", OpCos: "Cos", OpFloor: "Floor", OpCeil: "Ceil", OpRound: "Round", OpClip: "Clip",
-	OpNot: "Not",
+	OpElu: "Elu", OpSelu: "Selu", OpCelu: "Celu", OpSoftplus: "Softplus", OpSoftsign: "Softsign",
+	OpThresholdedRelu: "ThresholdedRelu", OpShrink: "Shrink", OpTan: "Tan", OpSinh: "Sinh", OpCosh: "Cosh",
+	OpAsin: "Asin", OpAcos: "Acos", OpAtan: "Atan", OpAsinh: "Asinh", OpAcosh: "Acosh", OpAtanh: "Atanh",
+	OpSign: "Sign", OpNot: "Not",
 	OpAdd: "Add", OpSub: "Sub", OpMul: "Mul", OpDiv: "Div", OpPow: "Pow", OpMax: "Max", OpMin: "Min",
+	OpMod: "Mod", OpFmod: "Fmod", OpShiftLeft: "ShiftLeft", OpShiftRight: "ShiftRight",
 	OpEqual: "Equal", OpLess: "Less", OpLessOrEqual: "LessOrEqual", OpGreater: "Greater",
-	OpGreaterOrEqual: "GreaterOrEqual", OpAnd: "And", OpOr: "Or",
+	OpGreaterOrEqual: "GreaterOrEqual", OpAnd: "And", OpOr: "Or", OpXor: "Xor",
 	OpWhere: "Where", OpCast: "Cast",
 	OpMatMul: "MatMul", OpGemm: "Gemm",
 	OpReduceSum: "ReduceSum", OpReduceMean: "ReduceMean", OpReduceMax: "ReduceMax",
@@ -168,7 +194,7 @@ func (o Op) IsSource() bool { return o == OpInput || o == OpParam || o == OpCons
 func (o Op) IsUnary() bool { return o >= OpNeg && o <= OpNot }
 
 // IsBinary reports whether the op is elementwise with two broadcast inputs.
-func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpOr }
+func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpXor }
 
 // IsCompare reports whether the op is a comparison producing Bool.
 func (o Op) IsCompare() bool { return o >= OpEqual && o <= OpGreaterOrEqual }

@@ -26,6 +26,11 @@ func init() {
 	bools := []tensor.DType{tensor.Bool}
 	Register(Entry{Op: graph.OpAnd, DTypes: bools, Reference: prepareBinary, InPlace: true})
 	Register(Entry{Op: graph.OpOr, DTypes: bools, Reference: prepareBinary, InPlace: true})
+	Register(Entry{Op: graph.OpXor, DTypes: bools, Reference: prepareBinary, InPlace: true})
+	// The shifts are ONNX's BitShift on kiln's one unsigned type.
+	u8 := []tensor.DType{tensor.U8}
+	Register(Entry{Op: graph.OpShiftLeft, DTypes: u8, Reference: prepareBinary, InPlace: true})
+	Register(Entry{Op: graph.OpShiftRight, DTypes: u8, Reference: prepareBinary, InPlace: true})
 	// Where is keyed by its condition (input 0), which is always Bool; it
 	// moves x/y elements of any dtype by size, F16/BF16 included.
 	Register(Entry{Op: graph.OpWhere, DTypes: bools, Reference: prepareWhere})
@@ -159,7 +164,7 @@ func prepareBinary(n *graph.Node) (Kernel, error) {
 		return nil, fmt.Errorf("input dtypes %v and %v differ", x.DType, y.DType)
 	}
 	want := x.DType
-	if n.Op.IsCompare() || n.Op == graph.OpAnd || n.Op == graph.OpOr {
+	if n.Op.IsCompare() || n.Op == graph.OpAnd || n.Op == graph.OpOr || n.Op == graph.OpXor {
 		want = tensor.Bool
 	}
 	if n.DType != want {
@@ -238,6 +243,7 @@ func floatBinary[T ewFloat](op graph.Op, p *bcastPlan) (Kernel, error) {
 var (
 	errIntDivZero = errors.New("integer division by zero")
 	errIntNegPow  = errors.New("integer Pow with a negative exponent")
+	errNegShift   = errors.New("negative shift count")
 )
 
 func intBinary[T ewInt](op graph.Op, p *bcastPlan) (Kernel, error) {
@@ -265,6 +271,26 @@ func intBinary[T ewInt](op graph.Op, p *bcastPlan) (Kernel, error) {
 		f = func(a, b T) T { return max(a, b) }
 	case graph.OpMin:
 		f = func(a, b T) T { return min(a, b) }
+	case graph.OpFmod:
+		// Go's % has the dividend's sign; MinInt % -1 is 0.
+		f = func(a, b T) T { return a % b }
+		bad, badErr = func(b T) bool { return b == 0 }, errIntDivZero
+	case graph.OpMod:
+		f = func(a, b T) T {
+			r := a % b
+			if r != 0 && (r < 0) != (b < 0) {
+				r += b
+			}
+			return r
+		}
+		bad, badErr = func(b T) bool { return b == 0 }, errIntDivZero
+	case graph.OpShiftLeft:
+		// Go defines shifts past the width (0), as numpy does.
+		f = func(a, b T) T { return a << b }
+		bad, badErr = func(b T) bool { return b < 0 }, errNegShift
+	case graph.OpShiftRight:
+		f = func(a, b T) T { return a >> b }
+		bad, badErr = func(b T) bool { return b < 0 }, errNegShift
 	default:
 		return nil, fmt.Errorf("%v has no integer kernel", op)
 	}
@@ -310,6 +336,8 @@ func boolBinary(op graph.Op, p *bcastPlan) (Kernel, error) {
 		f = func(a, b uint8) uint8 { return boolByte(a != 0 && b != 0) }
 	case graph.OpOr:
 		f = func(a, b uint8) uint8 { return boolByte(a != 0 || b != 0) }
+	case graph.OpXor:
+		f = func(a, b uint8) uint8 { return boolByte((a != 0) != (b != 0)) }
 	default:
 		return nil, fmt.Errorf("%v has no bool kernel", op)
 	}

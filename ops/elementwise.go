@@ -105,6 +105,23 @@ var ewTable = func() []EwOp {
 		// Min (clipF32), not one asm kernel: elementwise_fast.go
 		// registers it.
 		{Op: graph.OpClip, WithAttrs: clip, DTypes: numeric},
+		{Op: graph.OpElu, WithAttrs: elu, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpSelu, WithAttrs: selu, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpCelu, WithAttrs: celu, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpThresholdedRelu, WithAttrs: thresholdedRelu, DTypes: floats},
+		{Op: graph.OpShrink, WithAttrs: shrink, DTypes: floats, Tol: 2e-7},
+		{Op: graph.OpSoftplus, Unary: softplus, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpSoftsign, Unary: func(x float64) float64 { return x / (1 + math.Abs(x)) }, DTypes: floats, Tol: 1e-6},
+		{Op: graph.OpTan, Unary: math.Tan, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpSinh, Unary: math.Sinh, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpCosh, Unary: math.Cosh, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAsin, Unary: math.Asin, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAcos, Unary: math.Acos, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAtan, Unary: math.Atan, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAsinh, Unary: math.Asinh, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAcosh, Unary: math.Acosh, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpAtanh, Unary: math.Atanh, DTypes: floats, Tol: transcendental},
+		{Op: graph.OpSign, Unary: sign, DTypes: numeric},
 
 		// Go's max and min return NaN if either operand is NaN, like
 		// numpy.maximum/minimum.
@@ -119,6 +136,10 @@ var ewTable = func() []EwOp {
 		{Op: graph.OpPow, Binary: math.Pow, DTypes: numeric, Tol: 2e-6, Role: RoleSpelling},
 		{Op: graph.OpMax, Binary: func(a, b float64) float64 { return max(a, b) }, DTypes: numeric, Vec: vecBinary(asm.EwMax)},
 		{Op: graph.OpMin, Binary: func(a, b float64) float64 { return min(a, b) }, DTypes: numeric, Vec: vecBinary(asm.EwMin)},
+		// The float remainder is exact (math.Mod), so rounding it to F32
+		// loses nothing; Mod's adjustment by b rounds once.
+		{Op: graph.OpMod, Binary: floorMod, DTypes: numeric},
+		{Op: graph.OpFmod, Binary: math.Mod, DTypes: numeric},
 	}
 	for i := range rows {
 		rows[i].InPlace = true // every formula reads its element before the kernel writes it
@@ -142,6 +163,98 @@ func clip(a graph.Attrs) (func(float64) float64, error) {
 		return nil, fmt.Errorf("clip min %v > max %v", lo, hi)
 	}
 	return func(x float64) float64 { return min(max(x, lo), hi) }, nil // NaN stays NaN
+}
+
+// elu is x for x > 0 and alpha·(e^x - 1) otherwise (Expm1 keeps the
+// small negative values accurate); NaN stays NaN.
+func elu(a graph.Attrs) (func(float64) float64, error) {
+	alpha := float64(a.Alpha)
+	return func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return alpha * math.Expm1(x)
+	}, nil
+}
+
+// selu is gamma·elu(x) (ONNX writes the negative side gamma·(alpha·e^x -
+// alpha), the same value).
+func selu(a graph.Attrs) (func(float64) float64, error) {
+	alpha, gamma := float64(a.Alpha), float64(a.Beta)
+	return func(x float64) float64 {
+		if x > 0 {
+			return gamma * x
+		}
+		return gamma * alpha * math.Expm1(x)
+	}, nil
+}
+
+// celu is max(0, x) + min(0, alpha·(e^(x/alpha) - 1)): x for x >= 0, the
+// exponential side below (for alpha > 0; a negative alpha makes the min
+// pick 0 there).
+func celu(a graph.Attrs) (func(float64) float64, error) {
+	alpha := float64(a.Alpha)
+	if alpha == 0 {
+		return nil, fmt.Errorf("celu alpha 0")
+	}
+	return func(x float64) float64 {
+		return max(0, x) + min(0, alpha*math.Expm1(x/alpha))
+	}, nil
+}
+
+func thresholdedRelu(a graph.Attrs) (func(float64) float64, error) {
+	alpha := float64(a.Alpha)
+	return func(x float64) float64 {
+		if x > alpha {
+			return x
+		}
+		return 0 // NaN too, as ONNX's where(x > alpha, x, 0)
+	}, nil
+}
+
+// shrink is ONNX's Shrink: lambd in Alpha, bias in Beta.
+func shrink(a graph.Attrs) (func(float64) float64, error) {
+	lambd, bias := float64(a.Alpha), float64(a.Beta)
+	return func(x float64) float64 {
+		switch {
+		case x < -lambd:
+			return x + bias
+		case x > lambd:
+			return x - bias
+		}
+		return 0
+	}, nil
+}
+
+// softplus is log(1 + e^x) in the form that does not overflow:
+// max(x, 0) + log1p(e^-|x|). NaN stays NaN.
+func softplus(x float64) float64 {
+	return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x)))
+}
+
+// sign is -1, 1, or x itself for ±0 and NaN.
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x
+}
+
+// floorMod is the remainder with the divisor's sign (numpy.mod): C's
+// fmod plus b when the signs differ. A zero remainder keeps the
+// divisor's sign, as numpy's does.
+func floorMod(a, b float64) float64 {
+	r := math.Mod(a, b)
+	if r != 0 && (r < 0) != (b < 0) {
+		return r + b
+	}
+	if r == 0 {
+		return math.Copysign(0, b)
+	}
+	return r
 }
 
 // ewIndex finds an op's row.

@@ -52,7 +52,8 @@ func FusableElementwise(n *graph.Node) bool {
 			return false
 		}
 	}
-	in := graph.ElemInstr{Op: n.Op, Alpha: n.Attrs.Alpha, Min: n.Attrs.Min, Max: n.Attrs.Max, To: n.Attrs.To, DType: n.DType}
+	in := graph.ElemInstrOf(n)
+	in.Args = nil
 	_, err := elemStepOf(in, []int{0, 0, 0}[:len(n.Inputs)])
 	return err == nil
 }
@@ -65,6 +66,7 @@ const (
 	elemCompare        // cmp on numbers
 	elemAnd
 	elemOr
+	elemXor
 	elemWhere
 	elemCast
 )
@@ -103,6 +105,8 @@ func elemStepOf(in graph.ElemInstr, args []int) (elemStep, error) {
 		st.kind = elemAnd
 	case in.Op == graph.OpOr:
 		st.kind = elemOr
+	case in.Op == graph.OpXor:
+		st.kind = elemXor
 	case in.Op.IsBinary():
 		f, ok := floatBinaryFunc(in.Op)
 		if !ok || !in.DType.IsFloat() {
@@ -393,6 +397,11 @@ func (st *elemStep) eval(slots [][]float64, dst, m int) {
 		b := slots[st.args[1]][:m]
 		for i, x := range a {
 			y[i] = b2f(x != 0 || b[i] != 0)
+		}
+	case elemXor:
+		b := slots[st.args[1]][:m]
+		for i, x := range a {
+			y[i] = b2f((x != 0) != (b[i] != 0))
 		}
 	case elemWhere:
 		b, c := slots[st.args[1]][:m], slots[st.args[2]][:m]

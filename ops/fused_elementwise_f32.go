@@ -198,6 +198,11 @@ func (p *elem32Plan) eval(i int, slots [][]float32, d int) {
 		for j, x := range a {
 			y[j] = b2f32(x != 0 || b[j] != 0)
 		}
+	case elemXor:
+		b := slots[st.args[1]]
+		for j, x := range a {
+			y[j] = b2f32((x != 0) != (b[j] != 0))
+		}
 	case elemWhere:
 		b, c := slots[st.args[1]], slots[st.args[2]]
 		for j, x := range a {

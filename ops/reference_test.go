@@ -176,6 +176,11 @@ var (
 		graph.OpSin: (*graph.Graph).Sin, graph.OpCos: (*graph.Graph).Cos, graph.OpFloor: (*graph.Graph).Floor,
 		graph.OpCeil: (*graph.Graph).Ceil, graph.OpRound: (*graph.Graph).Round, graph.OpNot: (*graph.Graph).Not,
 		graph.OpGlobalAvgPool: (*graph.Graph).GlobalAvgPool,
+		graph.OpTan:           (*graph.Graph).Tan, graph.OpSinh: (*graph.Graph).Sinh, graph.OpCosh: (*graph.Graph).Cosh,
+		graph.OpAsin: (*graph.Graph).Asin, graph.OpAcos: (*graph.Graph).Acos, graph.OpAtan: (*graph.Graph).Atan,
+		graph.OpAsinh: (*graph.Graph).Asinh, graph.OpAcosh: (*graph.Graph).Acosh, graph.OpAtanh: (*graph.Graph).Atanh,
+		graph.OpSoftplus: (*graph.Graph).Softplus, graph.OpSoftsign: (*graph.Graph).Softsign,
+		graph.OpSign: (*graph.Graph).Sign,
 	}
 	binaryBuilders = map[graph.Op]func(*graph.Graph, *graph.Node, *graph.Node) *graph.Node{
 		graph.OpAdd: (*graph.Graph).Add, graph.OpSub: (*graph.Graph).Sub, graph.OpMul: (*graph.Graph).Mul,
@@ -184,6 +189,8 @@ var (
 		graph.OpLessOrEqual: (*graph.Graph).LessOrEqual, graph.OpGreater: (*graph.Graph).Greater,
 		graph.OpGreaterOrEqual: (*graph.Graph).GreaterOrEqual, graph.OpAnd: (*graph.Graph).And,
 		graph.OpOr: (*graph.Graph).Or, graph.OpMatMul: (*graph.Graph).MatMul,
+		graph.OpXor: (*graph.Graph).Xor, graph.OpMod: (*graph.Graph).Mod, graph.OpFmod: (*graph.Graph).Fmod,
+		graph.OpShiftLeft: (*graph.Graph).ShiftLeft, graph.OpShiftRight: (*graph.Graph).ShiftRight,
 	}
 	reduceBuilders = map[graph.Op]func(*graph.Graph, *graph.Node, bool, ...int) *graph.Node{
 		graph.OpReduceSum: (*graph.Graph).ReduceSum, graph.OpReduceMean: (*graph.Graph).ReduceMean,
@@ -232,6 +239,16 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 	switch op {
 	case graph.OpLeakyRelu:
 		return g.LeakyRelu(x, a.f32("alpha")), nil
+	case graph.OpElu:
+		return g.Elu(x, a.f32("alpha")), nil
+	case graph.OpCelu:
+		return g.Celu(x, a.f32("alpha")), nil
+	case graph.OpThresholdedRelu:
+		return g.ThresholdedRelu(x, a.f32("alpha")), nil
+	case graph.OpSelu:
+		return g.Selu(x, a.f32("alpha"), a.f32("gamma")), nil
+	case graph.OpShrink:
+		return g.Shrink(x, a.f32("lambd"), a.f32("bias")), nil
 	case graph.OpClip:
 		return g.Clip(x, a.bound("min", -inf), a.bound("max", inf)), nil
 	case graph.OpWhere:

@@ -89,7 +89,8 @@ func floatUnaryKernel[T ewFloat](n *graph.Node) (Kernel, error) {
 	}, nil
 }
 
-// intUnaryKernel covers Neg, Abs and Relu (which wrap like Go on MinInt)
+// intUnaryKernel covers Neg, Abs and Relu (which wrap like Go on MinInt),
+// Sign
 // and Clip, whose bounds are converted to T with tensor.Convert's rules
 // (truncated toward zero, saturated, ±Inf to the type's limits), as a
 // Cast of the bound would.
@@ -107,6 +108,16 @@ func intUnaryKernel[T ewInt](n *graph.Node) (Kernel, error) {
 		}
 	case graph.OpRelu:
 		f = func(x T) T { return max(x, 0) }
+	case graph.OpSign:
+		f = func(x T) T {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return ^T(0) // -1; U8 never gets here
+			}
+			return 0
+		}
 	case graph.OpClip:
 		b, err := tensor.FromFloat64s(n.Inputs[0].DType, tensor.Shape{2},
 			[]float64{float64(n.Attrs.Min), float64(n.Attrs.Max)})

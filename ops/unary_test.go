@@ -343,6 +343,10 @@ func TestUnaryInPlace(t *testing.T) {
 				return g.LeakyRelu(x, 0.1)
 			case graph.OpClip:
 				return g.Clip(x, -1, 1)
+			case graph.OpElu, graph.OpCelu, graph.OpThresholdedRelu:
+				return g.Apply(op, graph.Attrs{Alpha: 0.5}, x)
+			case graph.OpSelu, graph.OpShrink:
+				return g.Apply(op, graph.Attrs{Alpha: 0.5, Beta: 1.5}, x)
 			}
 			return ewUnaryNode(g, op, x)
 		})
@@ -365,7 +369,10 @@ func ewUnaryNode(g *graph.Graph, op graph.Op, x *graph.Node) *graph.Node {
 		graph.OpSin: (*graph.Graph).Sin, graph.OpCos: (*graph.Graph).Cos, graph.OpFloor: (*graph.Graph).Floor,
 		graph.OpCeil: (*graph.Graph).Ceil, graph.OpRound: (*graph.Graph).Round, graph.OpNot: (*graph.Graph).Not,
 	}
-	return m[op](g, x)
+	if f, ok := m[op]; ok {
+		return f(g, x)
+	}
+	return g.Apply(op, graph.Attrs{}, x)
 }
 
 // Kernels must not allocate when they run (the widening path excepted:
