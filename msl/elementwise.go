@@ -174,12 +174,43 @@ func opExpr(in Instr, a []string, dt []tensor.DType) (string, error) {
 			return "(" + x + " && " + y + ")", nil
 		case graph.OpOr:
 			return "(" + x + " || " + y + ")", nil
+		case graph.OpXor:
+			return "(" + x + " != " + y + ")", nil
+		case graph.OpMod, graph.OpFmod:
+			return remainder(in.Op, x, y, fl), nil
+		case graph.OpShiftLeft: // u8 in uint: shifts past 7 give 0, as C++ leaves them undefined
+			return fmt.Sprintf("(%s < 8u ? (%s << %s) & 255u : 0u)", y, x, y), nil
+		case graph.OpShiftRight:
+			return fmt.Sprintf("(%s < 8u ? %s >> %s : 0u)", y, x, y), nil
 		}
+	}
+	if in.Op == graph.OpSign {
+		// Not MSL's sign, which maps NaN to 0.
+		if fl {
+			return fmt.Sprintf("(%s > 0.0f ? 1.0f : (%s < 0.0f ? -1.0f : %s))", x, x, x), nil
+		}
+		return fmt.Sprintf("%s(int(%s > 0) - int(%s < 0))", ct, x, x), nil
 	}
 	if !fl {
 		return "", fmt.Errorf("%v on %v is not supported on Metal", in.Op, dt[0])
 	}
 	return floatUnary(in.Op, x, in.Attrs)
+}
+
+// remainder is Fmod (the dividend's sign, C's % and fmod) or Mod (the
+// divisor's sign: the C remainder plus y where the signs differ). Integer
+// MinInt % -1 is undefined in C++, so y == -1 gives 0 directly (never
+// true for uint).
+func remainder(op graph.Op, x, y string, fl bool) string {
+	r := fmt.Sprintf("(%s == -1 ? 0 : %s %% %s)", y, x, y)
+	zero := "0"
+	if fl {
+		r, zero = fmt.Sprintf("fmod(%s, %s)", x, y), fmt.Sprintf("copysign(0.0f, %s)", y)
+	}
+	if op == graph.OpFmod {
+		return r
+	}
+	return fmt.Sprintf("(%s != 0 && ((%s < 0) != (%s < 0)) ? %s + %s : (%s == 0 ? %s : %s))", r, r, y, r, y, r, zero, r)
 }
 
 // floatUnary is a float-only unary op; Act of GEMM/conv epilogues uses it.
@@ -223,6 +254,28 @@ func floatUnary(op graph.Op, x string, at graph.Attrs) (string, error) {
 		return "ceil(" + x + ")", nil
 	case graph.OpRound:
 		return "rint(" + x + ")", nil // half to even
+	case graph.OpElu:
+		// Selects, not max/min: MSL's max(NaN, 0) is 0.
+		return fmt.Sprintf("(%s > 0.0f ? %s : %s * (exp(%s) - 1.0f))", x, x, flit(at.Alpha), x), nil
+	case graph.OpSelu:
+		return fmt.Sprintf("(%s > 0.0f ? %s * %s : %s * (exp(%s) - 1.0f))", x, flit(at.Beta), x,
+			flit(at.Alpha*at.Beta), x), nil
+	case graph.OpCelu:
+		// max(0,x) + min(0, α(e^(x/α)-1)) is x for x >= 0 and the
+		// exponential side below, for either sign of α.
+		return fmt.Sprintf("(%s >= 0.0f ? %s : %s * (exp(%s / %s) - 1.0f))", x, x, flit(at.Alpha), x, flit(at.Alpha)), nil
+	case graph.OpThresholdedRelu:
+		return fmt.Sprintf("(%s > %s ? %s : 0.0f)", x, flit(at.Alpha), x), nil
+	case graph.OpShrink:
+		return fmt.Sprintf("(%s < -%s ? %s + %s : (%s > %s ? %s - %s : 0.0f))", x, flit(at.Alpha), x, flit(at.Beta),
+			x, flit(at.Alpha), x, flit(at.Beta)), nil
+	case graph.OpSoftplus:
+		return fmt.Sprintf("(max(%s, 0.0f) + log(1.0f + exp(-abs(%s))))", x, x), nil
+	case graph.OpSoftsign:
+		return fmt.Sprintf("(%s / (1.0f + abs(%s)))", x, x), nil
+	case graph.OpTan, graph.OpSinh, graph.OpCosh, graph.OpAsin, graph.OpAcos, graph.OpAtan,
+		graph.OpAsinh, graph.OpAcosh, graph.OpAtanh:
+		return "precise::" + strings.ToLower(op.String()) + "(" + x + ")", nil
 	}
 	return "", fmt.Errorf("no MSL form for %v", op)
 }

@@ -112,6 +112,9 @@ func (f *fn) unary(in Instr, x val) (val, error) {
 		f.op("min.NaN.f32 %s, %s, %s", r, r, fimm(in.Attrs.Max))
 		return res(r)
 	}
+	if r, ok := f.floatAct(in.Op, in.Attrs, x.r); ok {
+		return res(r)
+	}
 	return val{}, fmt.Errorf("no GPU kernel for %v", in.Op)
 }
 
@@ -125,6 +128,9 @@ func (f *fn) intUnary(in Instr, x val) (val, error) {
 		f.op("abs.%s %s, %s", t, r, x.r)
 	case graph.OpRelu:
 		f.op("max.%s %s, %s, 0", t, r, x.r)
+	case graph.OpSign: // U8 registers hold 0..255: the max is a no-op there
+		f.op("max.%s %s, %s, -1", t, r, x.r)
+		f.op("min.%s %s, %s, 1", t, r, r)
 	case graph.OpClip:
 		lo, hi := clampBounds(in.Attrs.Min, in.Attrs.Max, x.k)
 		f.op("max.%s %s, %s, %d", t, r, x.r, lo)
@@ -173,7 +179,7 @@ func (f *fn) binary(in Instr, a, b val) (val, error) {
 		return val{p, kPred, tensor.Bool}, nil
 	}
 	if a.k == kPred {
-		ins := map[graph.Op]string{graph.OpAnd: "and.pred", graph.OpOr: "or.pred"}[in.Op]
+		ins := map[graph.Op]string{graph.OpAnd: "and.pred", graph.OpOr: "or.pred", graph.OpXor: "xor.pred"}[in.Op]
 		if ins == "" {
 			return val{}, fmt.Errorf("%v of Bool", in.Op)
 		}
@@ -183,6 +189,9 @@ func (f *fn) binary(in Instr, a, b val) (val, error) {
 	}
 	if in.Op == graph.OpPow {
 		return f.pow(in, a, b), nil
+	}
+	if r, ok, err := f.intOnly(in, a, b); ok || err != nil {
+		return r, err
 	}
 	t := selType(a.k)
 	var ins string

@@ -36,20 +36,7 @@ var (
 
 // sinCos emits sin(x), or cos(x) when cos is set.
 func (f *fn) sinCos(x string, cos bool) string {
-	a := f.reg(cF32)
-	f.op("abs.f32 %s, %s", a, x)
-	q, r := f.reduceCW(a)
-	big := f.reg(cPred)
-	f.op("setp.ge.f32 %s, %s, %s", big, a, fimm(cwLimit)) // false for NaN
-	skip := f.label("trig")
-	f.op("@!%s bra %s", big, skip)
-	f.reducePH(a, q, r)
-	f.place(skip)
-	s := f.reg(cF32)
-	f.op("mul.f32 %s, %s, %s", s, r, r)
-	sn := f.reg(cF32)
-	f.op("mul.f32 %s, %s, %s", sn, r, f.horner(sinCoeffs, s))
-	cs := f.horner(cosCoeffs, s)
+	a, q, sn, cs := f.trigParts(x)
 	// Quadrant k mod 4 of sin: sin r, cos r, -sin r, -cos r; cos(x) is
 	// sin(x + π/2), one quadrant on.
 	if cos {
@@ -67,14 +54,64 @@ func (f *fn) sinCos(x string, cos bool) string {
 	f.op("setp.ne.u32 %s, %s, 0", p, neg)
 	f.op("selp.f32 %s, %s, %s, %s", v, nv, v, p)
 	if !cos { // sin is odd: x's sign bit flips the result's
-		xb, vb := f.reg(cB32), f.reg(cB32)
-		f.op("mov.b32 %s, %s", xb, x)
-		f.op("and.b32 %s, %s, -2147483648", xb, xb)
-		f.op("mov.b32 %s, %s", vb, v)
-		f.op("xor.b32 %s, %s, %s", vb, vb, xb)
-		f.op("mov.b32 %s, %s", v, vb)
+		v = f.xorSign(v, x)
 	}
-	// sin/cos(±Inf) and NaN are NaN.
+	return f.nanPastFinite(a, v)
+}
+
+// tan is sin r / cos r in even quadrants and -cos r / sin r in odd ones
+// (both polynomials keep their relative precision next to the poles),
+// with x's sign.
+func (f *fn) tan(x string) string {
+	a, q, sn, cs := f.trigParts(x)
+	odd := f.reg(cB32)
+	f.op("and.b32 %s, %s, 1", odd, q)
+	p := f.reg(cPred)
+	f.op("setp.ne.u32 %s, %s, 0", p, odd)
+	even, oddV := f.reg(cF32), f.reg(cF32)
+	f.op("div.rn.f32 %s, %s, %s", even, sn, cs)
+	f.op("div.rn.f32 %s, %s, %s", oddV, cs, sn)
+	f.op("neg.f32 %s, %s", oddV, oddV)
+	v := f.reg(cF32)
+	f.op("selp.f32 %s, %s, %s, %s", v, oddV, even, p)
+	return f.nanPastFinite(a, f.xorSign(v, x))
+}
+
+// trigParts reduces |x| to r (|r| ≤ π/4) and quadrant k (s32), and
+// returns |x|, k, sin r and cos r.
+func (f *fn) trigParts(x string) (a, q, sn, cs string) {
+	a = f.reg(cF32)
+	f.op("abs.f32 %s, %s", a, x)
+	q, r := f.reduceCW(a)
+	big := f.reg(cPred)
+	f.op("setp.ge.f32 %s, %s, %s", big, a, fimm(cwLimit)) // false for NaN
+	skip := f.label("trig")
+	f.op("@!%s bra %s", big, skip)
+	f.reducePH(a, q, r)
+	f.place(skip)
+	s := f.reg(cF32)
+	f.op("mul.f32 %s, %s, %s", s, r, r)
+	sn = f.reg(cF32)
+	f.op("mul.f32 %s, %s, %s", sn, r, f.horner(sinCoeffs, s))
+	return a, q, sn, f.horner(cosCoeffs, s)
+}
+
+// xorSign flips v's sign where x is negative (for odd functions of |x|).
+func (f *fn) xorSign(v, x string) string {
+	xb, vb := f.reg(cB32), f.reg(cB32)
+	f.op("mov.b32 %s, %s", xb, x)
+	f.op("and.b32 %s, %s, -2147483648", xb, xb)
+	f.op("mov.b32 %s, %s", vb, v)
+	f.op("xor.b32 %s, %s, %s", vb, vb, xb)
+	r := f.reg(cF32)
+	f.op("mov.b32 %s, %s", r, vb)
+	return r
+}
+
+// nanPastFinite is NaN where a (|x|) is +Inf or NaN, else v: sin, cos and
+// tan of ±Inf and NaN are NaN.
+func (f *fn) nanPastFinite(a, v string) string {
+	p := f.reg(cPred)
 	f.op("setp.geu.f32 %s, %s, 0f7F800000", p, a)
 	y := f.reg(cF32)
 	f.op("selp.f32 %s, 0f7FC00000, %s, %s", y, v, p)

@@ -18,6 +18,13 @@ import (
 var unaryApply = map[graph.Op]func(g *graph.Graph, x *graph.Node) *graph.Node{
 	graph.OpLeakyRelu: func(g *graph.Graph, x *graph.Node) *graph.Node { return g.LeakyRelu(x, 0.1) },
 	graph.OpClip:      func(g *graph.Graph, x *graph.Node) *graph.Node { return g.Clip(x, -1, 1.5) },
+	graph.OpElu:       func(g *graph.Graph, x *graph.Node) *graph.Node { return g.Elu(x, 0.7) },
+	graph.OpSelu:      func(g *graph.Graph, x *graph.Node) *graph.Node { return g.Selu(x, 1.6732632, 1.050701) },
+	graph.OpCelu:      func(g *graph.Graph, x *graph.Node) *graph.Node { return g.Celu(x, 1.5) },
+	graph.OpThresholdedRelu: func(g *graph.Graph, x *graph.Node) *graph.Node {
+		return g.ThresholdedRelu(x, 0.75)
+	},
+	graph.OpShrink: func(g *graph.Graph, x *graph.Node) *graph.Node { return g.Shrink(x, 0.5, 0.25) },
 }
 
 // unaryInputs draws a float unary op's input where it is not [-3, 3).
@@ -28,6 +35,16 @@ var unaryInputs = map[graph.Op]func(b *builder, dt tensor.DType, dims ...int) *g
 	graph.OpFloor: quarters,
 	graph.OpCeil:  quarters,
 	graph.OpRound: quarters, // halves: ties to even
+	graph.OpAsin:  unit,
+	graph.OpAcos:  unit,
+	graph.OpAtanh: unit,
+	graph.OpAcosh: func(b *builder, dt tensor.DType, dims ...int) *graph.Node { return b.ranged(dt, 1, 6, dims...) },
+	graph.OpSign:  quarters, // zeros
+}
+
+// unit is the domain [-1, 1] of Asin, Acos and Atanh, ends included.
+func unit(b *builder, dt tensor.DType, dims ...int) *graph.Node {
+	return b.steps(dt, -1, 1, 1.0/64, dims...)
 }
 
 func positive(b *builder, dt tensor.DType, dims ...int) *graph.Node {
@@ -46,12 +63,24 @@ var binaryInputs = map[graph.Op]func(b *builder, dt tensor.DType, da, db []int) 
 		}
 		return b.ranged(dt, -5, 5, da...), b.ranged(dt, 0, 5, db...)
 	},
-	graph.OpDiv: func(b *builder, dt tensor.DType, da, db []int) (*graph.Node, *graph.Node) {
-		if dt.IsFloat() {
-			return b.in(dt, da...), b.in(dt, db...)
-		}
-		return b.in(dt, da...), b.nonzero(dt, db...)
+	graph.OpDiv:  divisor,
+	graph.OpMod:  divisor,
+	graph.OpFmod: divisor,
+	// Shift counts past the width (8 and 9) give 0.
+	graph.OpShiftLeft: func(b *builder, dt tensor.DType, da, db []int) (*graph.Node, *graph.Node) {
+		return b.ranged(dt, 0, 256, da...), b.ranged(dt, 0, 10, db...)
 	},
+	graph.OpShiftRight: func(b *builder, dt tensor.DType, da, db []int) (*graph.Node, *graph.Node) {
+		return b.ranged(dt, 0, 256, da...), b.ranged(dt, 0, 10, db...)
+	},
+}
+
+// divisor draws a dividend and a divisor: non-zero for integers.
+func divisor(b *builder, dt tensor.DType, da, db []int) (*graph.Node, *graph.Node) {
+	if dt.IsFloat() {
+		return b.in(dt, da...), b.in(dt, db...)
+	}
+	return b.in(dt, da...), b.nonzero(dt, db...)
 }
 
 // ties draws comparison inputs on a grid, so that equal pairs occur.
@@ -116,6 +145,10 @@ func binaryCases() []opCase {
 				b.out(b.g.Apply(op, graph.Attrs{}, x, y))
 			}})
 		}
+		if takes(op, tensor.U8) && !takes(op, tensor.F32) {
+			add("u8 broadcast", tensor.U8, []int{2, 3, 1, 5}, []int{4, 1})
+			continue
+		}
 		if !takes(op, tensor.F32) {
 			add("bool broadcast", tensor.Bool, []int{2, 3, 1, 5}, []int{4, 1})
 			continue
@@ -130,6 +163,10 @@ func binaryCases() []opCase {
 		add("bf16 scalar", tensor.BF16, []int{3, 4}, []int{1})
 		if takes(op, tensor.I32) {
 			add("i32 broadcast", tensor.I32, []int{1, 6}, []int{4, 1})
+		}
+		if op == graph.OpMod || op == graph.OpFmod {
+			add("i8 broadcast", tensor.I8, []int{1, 6}, []int{4, 1})
+			add("i64 broadcast", tensor.I64, []int{1, 6}, []int{4, 1})
 		}
 		if takes(op, tensor.Bool) {
 			add("bool", tensor.Bool, []int{3, 5}, []int{3, 5})

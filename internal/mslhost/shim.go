@@ -27,7 +27,9 @@ typedef unsigned short ushort;
 typedef unsigned char uchar;
 typedef unsigned long ulong;
 typedef _Float16 half;
-namespace precise { using std::pow; using std::sin; using std::cos; using std::tanh; }
+namespace precise { using std::pow; using std::sin; using std::cos; using std::tanh; using std::tan;
+    using std::sinh; using std::cosh; using std::asin; using std::acos; using std::atan; using std::asinh;
+    using std::acosh; using std::atanh; }
 namespace fast { using std::pow; }
 template <class T, class U> static inline T as_type(U u) { static_assert(sizeof(T) == sizeof(U), "as_type"); T t; memcpy(&t, &u, sizeof t); return t; }
 static inline float rsqrt(float x) { return 1.0f / sqrt(x); }
