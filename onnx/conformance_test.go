@@ -139,6 +139,9 @@ func (e *dataError) Error() string { return e.msg }
 var unchangedSince = map[string]int64{
 	"Sin": 7, "Cos": 7, "Not": 1, "And": 7, "Or": 7, "HardSigmoid": 6,
 	"GlobalAveragePool": 1, "GlobalMaxPool": 1, "ConstantOfShape": 9, "Add": 7, "Identity": 1,
+	"Tan": 7, "Asin": 7, "Acos": 7, "Atan": 7, "Sinh": 9, "Cosh": 9, "Asinh": 9, "Acosh": 9, "Atanh": 9,
+	"Softplus": 1, "Softsign": 1, "Elu": 6, "Selu": 6, "ThresholdedRelu": 10, "Shrink": 9, "IsInf": 10,
+	"Xor": 7,
 	// Scan-11 only allows negative scan axes, so a Scan-9 model means the
 	// same at opset 11 (Scan-8, with its batch axis, does not).
 	"Scan": 9,
