@@ -18,6 +18,9 @@ import (
 // (e^x - e^-x)/2 cancels.
 var sinhCoeffs = []float32{1, 1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800, 1.0 / 6227020800}
 
+// expm1Coeffs: e^x - 1 = x·P(x) for |x| < 1/2 (Taylor, 1/(k+1)!).
+var expm1Coeffs = []float32{1, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880}
+
 // atanSpan is tan²(π/8): atan's polynomial runs on u² ∈ [0, atanSpan].
 const atanSpan = 0.17157287525380990
 
@@ -117,8 +120,7 @@ func (f *fn) expSide(x, cmp string, pos, neg, scale float32) string {
 		f.op("mul.f32 %s, %s, %s", xs, x, fimm(scale))
 	}
 	e := f.reg(cF32)
-	f.op("sub.f32 %s, %s, 0f3F800000", e, f.exp(xs))
-	f.op("mul.f32 %s, %s, %s", e, e, fimm(neg))
+	f.op("mul.f32 %s, %s, %s", e, f.expm1(xs), fimm(neg))
 	px := x
 	if pos != 1 {
 		px = f.reg(cF32)
@@ -130,16 +132,29 @@ func (f *fn) expSide(x, cmp string, pos, neg, scale float32) string {
 	return y
 }
 
-// softplus is max(x, 0) + log(1 + e^-|x|): x where e^x would overflow.
+// expm1 is e^x - 1: x·P(x) (Taylor, 1/(k+1)!) for |x| < 1/2, where
+// the subtraction would cancel, e^x - 1 elsewhere.
+func (f *fn) expm1(x string) string {
+	y := f.reg(cF32)
+	f.op("sub.f32 %s, %s, 0f3F800000", y, f.exp(x))
+	t := f.reg(cF32)
+	f.op("mul.f32 %s, %s, %s", t, x, f.horner(expm1Coeffs, x))
+	a, p := f.reg(cF32), f.reg(cPred)
+	f.op("abs.f32 %s, %s", a, x)
+	f.op("setp.lt.f32 %s, %s, 0f3F000000", p, a) // false for NaN: exp keeps it
+	f.op("selp.f32 %s, %s, %s, %s", y, t, y, p)
+	return y
+}
+
+// softplus is max(x, 0) + log1p(e^-|x|): x where e^x would overflow, and
+// e^x, not 0, far below 0.
 func (f *fn) softplus(x string) string {
 	a := f.reg(cF32)
 	f.op("abs.f32 %s, %s", a, x)
 	f.op("neg.f32 %s, %s", a, a)
-	l := f.reg(cF32)
-	f.op("add.f32 %s, %s, 0f3F800000", l, f.exp(a))
 	m, y := f.reg(cF32), f.reg(cF32)
 	f.op("max.f32 %s, %s, 0f00000000", m, x)
-	f.op("add.f32 %s, %s, %s", y, m, f.log(l)) // NaN through the log
+	f.op("add.f32 %s, %s, %s", y, m, f.log1p(f.exp(a))) // NaN through exp and log1p
 	return y
 }
 
