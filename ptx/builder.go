@@ -15,11 +15,12 @@ const (
 	cB32
 	cB64
 	cF32
+	cF64
 	numClass
 )
 
 var classDecl = [numClass]struct{ typ, prefix string }{
-	{".pred", "%p"}, {".b16", "%h"}, {".b32", "%r"}, {".b64", "%rd"}, {".f32", "%f"},
+	{".pred", "%p"}, {".b16", "%h"}, {".b32", "%r"}, {".b64", "%rd"}, {".f32", "%f"}, {".f64", "%fd"},
 }
 
 // fn accumulates the body of one .entry.

@@ -332,9 +332,70 @@ func (f *fn) atanh(x string) string {
 	return f.keepNaN(x, y)
 }
 
-// intOnly emits the binary ops PTX lowers for integers only: the
-// remainders (PTX has no float remainder, and a - trunc(a/b)·b is not
-// exact) and the U8 shifts. ok is false for other ops.
+// intOnly emits the remainders (the float ones through fmod) and the U8
+// shifts. ok is false for other ops.
+// fmod is C's fmod of f32 x and y, exact: PTX has no float remainder,
+// and x - trunc(x/y)·y rounds. In f64 (where every f32, denormals too,
+// is normal) |x| is reduced by |y|·2^k, k chosen so that the multiple is
+// at most |x| and more than |x|/2: the subtraction is then exact
+// (Sterbenz) and lowers |x|'s exponent, so the loop runs at most about
+// 280 times (the f32 exponent span). The result has x's sign. floor
+// (Mod) then adds y where the signs differ, and gives a zero y's sign.
+// y = 0, x = ±Inf or a NaN give NaN; y = ±Inf gives x.
+func (f *fn) fmod(x, y string, floor bool) string {
+	ax, ay := f.reg(cF32), f.reg(cF32)
+	f.op("abs.f32 %s, %s", ax, x)
+	f.op("abs.f32 %s, %s", ay, y)
+	bad, p := f.reg(cPred), f.reg(cPred)
+	f.op("setp.eq.f32 %s, %s, 0f00000000", bad, ay)
+	f.op("setp.equ.f32 %s, %s, 0f7F800000", p, ax) // Inf or NaN
+	f.op("or.pred %s, %s, %s", bad, bad, p)
+	f.op("setp.nan.f32 %s, %s, %s", p, ay, ay)
+	f.op("or.pred %s, %s, %s", bad, bad, p)
+	a, b := f.reg(cF64), f.reg(cF64)
+	f.op("cvt.f64.f32 %s, %s", a, ax)
+	f.op("cvt.f64.f32 %s, %s", b, ay)
+	f.op("selp.f64 %s, 0d0000000000000000, %s, %s", a, a, bad) // the loop ends at once
+	f.op("selp.f64 %s, 0d3FF0000000000000, %s, %s", b, b, bad)
+	loop, done := f.label("fmod"), f.label("fmod_done")
+	f.place(loop)
+	f.op("setp.lt.f64 %s, %s, %s", p, a, b)
+	f.op("@%s bra %s", p, done)
+	ai, bi, k := f.reg(cB64), f.reg(cB64), f.reg(cB64)
+	f.op("mov.b64 %s, %s", ai, a)
+	f.op("mov.b64 %s, %s", bi, b)
+	f.op("shr.u64 %s, %s, 52", ai, ai) // exponents: both positive and normal
+	f.op("shr.u64 %s, %s, 52", k, bi)
+	f.op("sub.s64 %s, %s, %s", k, ai, k)
+	f.op("shl.b64 %s, %s, 52", k, k)
+	f.op("add.s64 %s, %s, %s", bi, bi, k)
+	t := f.reg(cF64)
+	f.op("mov.b64 %s, %s", t, bi) // |y|·2^k with |x|'s exponent
+	f.op("setp.gt.f64 %s, %s, %s", p, t, a)
+	f.op("@%s mul.f64 %s, %s, 0d3FE0000000000000", p, t, t)
+	f.op("sub.f64 %s, %s, %s", a, a, t)
+	f.op("bra %s", loop)
+	f.place(done)
+	r := f.reg(cF32)
+	f.op("cvt.rn.f32.f64 %s, %s", r, a) // exact: the remainder is an f32
+	f.op("copysign.f32 %s, %s, %s", r, x, r)
+	if floor {
+		nz, q, s := f.reg(cPred), f.reg(cPred), f.reg(cF32)
+		f.op("setp.ne.f32 %s, %s, 0f00000000", nz, r)
+		f.op("xor.b32 %s, %s, %s", s, r, y) // the sign bit differs
+		f.op("setp.lt.s32 %s, %s, 0", q, s)
+		f.op("and.pred %s, %s, %s", q, q, nz)
+		sum := f.reg(cF32)
+		f.op("add.f32 %s, %s, %s", sum, r, y)
+		f.op("selp.f32 %s, %s, %s, %s", r, sum, r, q)
+		z := f.reg(cF32)
+		f.op("copysign.f32 %s, %s, 0f00000000", z, y)
+		f.op("selp.f32 %s, %s, %s, %s", r, r, z, nz)
+	}
+	f.op("selp.f32 %s, 0f7FC00000, %s, %s", r, r, bad)
+	return r
+}
+
 func (f *fn) intOnly(in Instr, a, b val) (val, bool, error) {
 	switch in.Op {
 	case graph.OpMod, graph.OpFmod, graph.OpShiftLeft, graph.OpShiftRight:
@@ -342,7 +403,10 @@ func (f *fn) intOnly(in Instr, a, b val) (val, bool, error) {
 		return val{}, false, nil
 	}
 	if a.k == kF32 {
-		return val{}, true, fmt.Errorf("no GPU kernel for %v on %v (PTX has no exact float remainder)", in.Op, a.dt)
+		if in.Op == graph.OpShiftLeft || in.Op == graph.OpShiftRight {
+			return val{}, true, fmt.Errorf("no GPU kernel for %v on %v", in.Op, a.dt)
+		}
+		return val{f.fmod(a.r, b.r, in.Op == graph.OpMod), kF32, in.DType}, true, nil
 	}
 	t, w := selType(a.k), "b32"
 	if a.k == kS64 {

@@ -40,19 +40,7 @@ var unsupported = []gap{
 	{"msl-host", graph.OpReduceMax, "i32", "msl.EmitReduce reduces floats only"},
 	{"msl-host", graph.OpReduceMin, "i32", "msl.EmitReduce reduces floats only"},
 	{"msl-host", graph.OpReduceProd, "i32", "msl.EmitReduce reduces floats only"},
-	{"ptx-emu", graph.OpMod, "f32 broadcast", floatRemainder},
-	{"ptx-emu", graph.OpMod, "f32 rows", floatRemainder},
-	{"ptx-emu", graph.OpMod, "f32 edges", floatRemainder},
-	{"ptx-emu", graph.OpMod, "bf16 scalar", floatRemainder},
-	{"ptx-emu", graph.OpFmod, "f32 broadcast", floatRemainder},
-	{"ptx-emu", graph.OpFmod, "f32 rows", floatRemainder},
-	{"ptx-emu", graph.OpFmod, "f32 edges", floatRemainder},
-	{"ptx-emu", graph.OpFmod, "bf16 scalar", floatRemainder},
 }
-
-// floatRemainder is why PTX lowers only integer Mod and Fmod.
-const floatRemainder = "PTX has no float remainder instruction and a - trunc(a/b)·b is not exact; " +
-	"an exact fmod needs a shift-and-subtract loop over the exponent difference, not written"
 
 // absentOK names the backends that may be missing on a host, by backend
 // and GOOS, with the reason; a backend missing anywhere else fails the

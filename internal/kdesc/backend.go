@@ -129,8 +129,7 @@ func SupportedOps[K any](handles func(Kind) bool, emit func(Desc) (K, error)) []
 
 // Probe is a one-instruction chain of the elementwise op over one
 // element: Bool operands where op takes only Bool (Not, And, Or, Xor,
-// Where's condition), U8 for the shifts, I32 for the remainders, F32
-// elsewhere. An emitter that writes it has a formula for
+// Where's condition), U8 for the shifts, F32 elsewhere. An emitter that writes it has a formula for
 // op.
 func Probe(op graph.Op) *Elementwise {
 	in, out := tensor.F32, tensor.F32
@@ -139,10 +138,6 @@ func Probe(op graph.Op) *Elementwise {
 		in, out = tensor.Bool, tensor.Bool
 	case op == graph.OpShiftLeft || op == graph.OpShiftRight:
 		in, out = tensor.U8, tensor.U8
-	case op == graph.OpMod || op == graph.OpFmod:
-		// I32: PTX lowers integer remainders only (its float cases are
-		// listed in the conformance matrix).
-		in, out = tensor.I32, tensor.I32
 	case op.IsCompare():
 		out = tensor.Bool
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // The activations with attributes, Tan, the hyperbolic and inverse
-// trigonometric functions, Sign, integer Mod/Fmod and the U8 shifts
+// trigonometric functions, Sign, Mod/Fmod and the U8 shifts
 // against the CPU reference (float64 formulas): each float function over
 // every f32 exponent (both signs, powSpecials added) and its own domain's
 // edges, in both Approx modes; the integer ops over every U8 pair, the
@@ -63,6 +63,18 @@ func TestSweepActivation(t *testing.T) {
 			Out: tensor.F32, Inputs: []ptx.Operand{{DType: tensor.F32, Strides: []int{1}}},
 			Body: []ptx.Instr{{Op: c.op, Args: []int{0}, DType: tensor.F32, Attrs: c.at}}}}
 		sweepRun(t, e, []tensor.Tensor{x})
+	}
+	// Float remainders: pairs over every exponent (up to ~280 reduction
+	// steps), the special pairs, and exact multiples (signed zeros).
+	px, py := logUniform(r, 20000, -149, 128), logUniform(r, 20000, -149, 128)
+	for i := range 2000 {
+		py[i] = math.Round(py[i]*1e3) / 1e3
+		px[i] = py[i] * float64(r.IntN(200)-100)
+	}
+	sx, sy := pairGrid(powSpecials)
+	for _, op := range []graph.Op{graph.OpMod, graph.OpFmod} {
+		sweepRun(t, binaryChain(op, tensor.F32, len(px)), []tensor.Tensor{f32s(px), f32s(py)})
+		sweepRun(t, binaryChain(op, tensor.F32, sx.NumElements()), []tensor.Tensor{sx, sy})
 	}
 	// Every U8 pair for the shifts and remainders; the wider types' extremes.
 	var ua, ub []float64
