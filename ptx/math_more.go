@@ -380,16 +380,19 @@ func (f *fn) fmod(x, y string, floor bool) string {
 	f.op("cvt.rn.f32.f64 %s, %s", r, a) // exact: the remainder is an f32
 	f.op("copysign.f32 %s, %s, %s", r, x, r)
 	if floor {
-		nz, q, s := f.reg(cPred), f.reg(cPred), f.reg(cF32)
+		nz, q := f.reg(cPred), f.reg(cPred)
 		f.op("setp.ne.f32 %s, %s, 0f00000000", nz, r)
-		f.op("xor.b32 %s, %s, %s", s, r, y) // the sign bit differs
-		f.op("setp.lt.s32 %s, %s, 0", q, s)
+		rb, yb := f.reg(cB32), f.reg(cB32)
+		f.op("mov.b32 %s, %s", rb, r)
+		f.op("mov.b32 %s, %s", yb, y)
+		f.op("xor.b32 %s, %s, %s", rb, rb, yb) // the sign bit differs
+		f.op("setp.lt.s32 %s, %s, 0", q, rb)
 		f.op("and.pred %s, %s, %s", q, q, nz)
 		sum := f.reg(cF32)
 		f.op("add.f32 %s, %s, %s", sum, r, y)
 		f.op("selp.f32 %s, %s, %s, %s", r, sum, r, q)
-		z := f.reg(cF32)
-		f.op("copysign.f32 %s, %s, 0f00000000", z, y)
+		z := f.f32(0)
+		f.op("copysign.f32 %s, %s, %s", z, y, z)
 		f.op("selp.f32 %s, %s, %s, %s", r, r, z, nz)
 	}
 	f.op("selp.f32 %s, 0f7FC00000, %s, %s", r, r, bad)
