@@ -256,21 +256,21 @@ func floatUnary(op graph.Op, x string, at graph.Attrs) (string, error) {
 		return "rint(" + x + ")", nil // half to even
 	case graph.OpElu:
 		// Selects, not max/min: MSL's max(NaN, 0) is 0.
-		return fmt.Sprintf("(%s > 0.0f ? %s : %s * (exp(%s) - 1.0f))", x, x, flit(at.Alpha), x), nil
+		return fmt.Sprintf("(%s > 0.0f ? %s : %s * kiln_expm1(%s))", x, x, flit(at.Alpha), x), nil
 	case graph.OpSelu:
-		return fmt.Sprintf("(%s > 0.0f ? %s * %s : %s * (exp(%s) - 1.0f))", x, flit(at.Beta), x,
+		return fmt.Sprintf("(%s > 0.0f ? %s * %s : %s * kiln_expm1(%s))", x, flit(at.Beta), x,
 			flit(at.Alpha*at.Beta), x), nil
 	case graph.OpCelu:
 		// max(0,x) + min(0, α(e^(x/α)-1)) is x for x >= 0 and the
 		// exponential side below, for either sign of α.
-		return fmt.Sprintf("(%s >= 0.0f ? %s : %s * (exp(%s / %s) - 1.0f))", x, x, flit(at.Alpha), x, flit(at.Alpha)), nil
+		return fmt.Sprintf("(%s >= 0.0f ? %s : %s * kiln_expm1(%s / %s))", x, x, flit(at.Alpha), x, flit(at.Alpha)), nil
 	case graph.OpThresholdedRelu:
 		return fmt.Sprintf("(%s > %s ? %s : 0.0f)", x, flit(at.Alpha), x), nil
 	case graph.OpShrink:
 		return fmt.Sprintf("(%s < -%s ? %s + %s : (%s > %s ? %s - %s : 0.0f))", x, flit(at.Alpha), x, flit(at.Beta),
 			x, flit(at.Alpha), x, flit(at.Beta)), nil
 	case graph.OpSoftplus:
-		return fmt.Sprintf("(max(%s, 0.0f) + log(1.0f + exp(-abs(%s))))", x, x), nil
+		return fmt.Sprintf("(max(%s, 0.0f) + kiln_log1p(exp(-abs(%s))))", x, x), nil
 	case graph.OpSoftsign:
 		return fmt.Sprintf("(%s / (1.0f + abs(%s)))", x, x), nil
 	case graph.OpTan, graph.OpSinh, graph.OpCosh, graph.OpAsin, graph.OpAcos, graph.OpAtan,

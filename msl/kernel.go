@@ -47,7 +47,8 @@ func Library(ks ...*Kernel) string {
 }
 
 // Header is the prelude of every library: helpers the kernels share
-// (erf, bfloat16 conversion, threadgroup reductions over simdgroups).
+// (erf, expm1, log1p, bfloat16 conversion, threadgroup reductions over
+// simdgroups).
 const Header = `#include <metal_stdlib>
 using namespace metal;
 
@@ -58,6 +59,21 @@ static inline float kiln_erf(float x) {
     float t = 1.0f / (1.0f + 0.3275911f * a);
     float y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t) + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t * exp(-a * a);
     return s * y;
+}
+
+// e^x - 1 and log(1 + x) (x >= 0) without the cancellation of exp(x) - 1
+// and log(1 + x) near 0 (MSL has neither): Taylor polynomials there,
+// which fast math cannot reassociate into the cancelling forms.
+static inline float kiln_expm1(float x) {
+    if (fabs(x) >= 0.5f) { return exp(x) - 1.0f; }
+    float p = 1.0f / 362880.0f;
+    p = p * x + 1.0f / 40320.0f; p = p * x + 1.0f / 5040.0f; p = p * x + 1.0f / 720.0f;
+    p = p * x + 1.0f / 120.0f; p = p * x + 1.0f / 24.0f; p = p * x + 1.0f / 6.0f; p = p * x + 0.5f;
+    return x * (p * x + 1.0f);
+}
+static inline float kiln_log1p(float x) {
+    if (!(x < 0.01f)) { return log(1.0f + x); }
+    return x * (1.0f - x * (0.5f - x * (1.0f / 3.0f - x * 0.25f)));
 }
 
 static inline float kiln_bf16_load(ushort v) { return as_type<float>(uint(v) << 16); }
