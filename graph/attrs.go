@@ -24,12 +24,45 @@ func (m PadMode) String() string {
 	return "padmode?"
 }
 
+// ScatterReduction is how a scatter combines an update with the value already
+// at its position (ONNX ScatterElements and ScatterND's reduction).
+type ScatterReduction uint8
+
+// Scatter reductions. With None a later update of the same position
+// replaces an earlier one; the others fold updates in index order.
+const (
+	ScatterNone ScatterReduction = iota
+	ScatterAdd
+	ScatterMul
+	ScatterMax
+	ScatterMin
+)
+
+var reductionNames = [...]string{"none", "add", "mul", "max", "min"}
+
+func (r ScatterReduction) String() string {
+	if int(r) < len(reductionNames) {
+		return reductionNames[r]
+	}
+	return "reduction?"
+}
+
+// ParseReduction maps an ONNX reduction name to its ScatterReduction.
+func ParseReduction(s string) (ScatterReduction, bool) {
+	for i, n := range reductionNames {
+		if n == s {
+			return ScatterReduction(i), true
+		}
+	}
+	return 0, false
+}
+
 // Attrs holds the attributes of every op in one struct: each op reads the
 // fields its builder documents and leaves the rest zero. Builders store
 // normalised values (non-negative axes, resolved shapes), so kernels never
 // re-derive them.
 type Attrs struct {
-	Axis     int   // Softmax, LogSoftmax, CumSum, ArgMax/Min, Concat, Split, Gather, Flatten, LayerNorm, RMSNorm
+	Axis     int   // Softmax, LogSoftmax, CumSum, ArgMax/Min, Concat, Split, Gather, GatherElements, ScatterElements, Flatten, LayerNorm, RMSNorm
 	Axes     []int // reductions, Squeeze, Unsqueeze, Slice (sorted for reductions)
 	KeepDims bool  // reductions, ArgMax/Min
 
@@ -63,6 +96,9 @@ type Attrs struct {
 
 	Exclusive bool // CumSum
 	Reverse   bool // CumSum
+
+	BatchDims int              // GatherND: leading dims indices and data share
+	Reduction ScatterReduction // ScatterElements, ScatterND
 
 	Causal      bool    // Attention: query i sees keys up to i + (Sk - Sq)
 	Scale       float32 // Attention: 0 means 1/sqrt(head dim)

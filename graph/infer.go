@@ -51,6 +51,8 @@ func init() {
 		OpSplit: inferSplit, OpSlice: inferSlice, OpGather: inferGather, OpExpand: inferExpand,
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
 		OpPad: inferPad, OpTile: inferTile,
+		OpGatherElements: inferElements, OpScatterElements: inferElements,
+		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
@@ -73,8 +75,10 @@ func arity(op Op) (func(int) bool, bool) {
 	switch op {
 	case OpWhere:
 		return exactly(3), true
-	case OpMatMul, OpGather:
+	case OpMatMul, OpGather, OpGatherElements, OpGatherND:
 		return exactly(2), true
+	case OpScatterElements, OpScatterND:
+		return exactly(3), true
 	case OpRoPE:
 		return exactly(3), true
 	case OpGemm, OpConv2D:

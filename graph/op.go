@@ -122,6 +122,13 @@ const (
 	OpPad
 	OpTile
 
+	// Indexing by integer tensors (I32 or I64; negative indices count
+	// from the end; out of range is a run-time error).
+	OpGatherElements  // out[..i..] = x[..idx[..i..] on Attrs.Axis..]
+	OpGatherND        // slices of x at index tuples, Attrs.BatchDims leading dims shared
+	OpScatterElements // data with updates written at idx along Attrs.Axis, Attrs.Reduction
+	OpScatterND       // data with update slices written at index tuples, Attrs.Reduction
+
 	// Model blocks.
 	OpAttention // softmax(Q·Kᵀ·scale + mask)·V over [B, H, S, D]
 	OpRoPE      // rotary embedding on the last axis
@@ -164,6 +171,8 @@ var opNames = [numOps]string{
 	OpReshape: "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
 	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile",
+	OpGatherElements: "GatherElements", OpGatherND: "GatherND", OpScatterElements: "ScatterElements",
+	OpScatterND: "ScatterND",
 	OpAttention: "Attention", OpRoPE: "RoPE",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
 	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpCustom: "Custom",
