@@ -29,28 +29,15 @@ func prepGather(n *graph.Node) (Kernel, error) {
 	outer, d, inner := x[:ax].NumElements(), x[ax], x[ax+1:].NumElements()
 	nIdx := idx.Shape.NumElements()
 	block := inner * es
-	wide := idx.DType == tensor.I64
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		if err := io.check(ins, out); err != nil {
 			return err
 		}
-		var i32 []int32
-		var i64 []int64
-		if wide {
-			i64 = tensor.Elems[int64](ins[1].Data)
-		} else {
-			i32 = tensor.Elems[int32](ins[1].Data)
-		}
-		at := func(j int) int {
-			if wide {
-				return int(i64[j])
-			}
-			return int(i32[j])
-		}
+		ix := indicesOf(idx.DType, ins[1].Data)
 		// Check every index before writing, so a bad one leaves the
 		// output untouched (and is reported even when the output is empty).
 		for j := range nIdx {
-			if k := at(j); k < -d || k >= d {
+			if k := ix.at(j); k < -d || k >= d {
 				return fmt.Errorf("gather: index %d (position %d) is out of range [%d, %d) for axis %d of size %d",
 					k, j, -d, d, ax, d)
 			}
@@ -60,7 +47,7 @@ func prepGather(n *graph.Node) (Kernel, error) {
 		for b := range outer {
 			base := b * d
 			for j := range nIdx {
-				k := at(j)
+				k := ix.at(j)
 				if k < 0 {
 					k += d
 				}

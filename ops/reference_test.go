@@ -327,6 +327,26 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 		return g.Gather(x, in[1], a.int("axis")), nil
 	case graph.OpExpand:
 		return g.Expand(x, a.ints("shape")...), nil
+	case graph.OpGatherElements, graph.OpGatherND:
+		if err := need(2, 2); err != nil {
+			return nil, err
+		}
+		if op == graph.OpGatherND {
+			return g.GatherND(x, in[1], a.int("batch_dims")), nil
+		}
+		return g.GatherElements(x, in[1], a.int("axis")), nil
+	case graph.OpScatterElements, graph.OpScatterND:
+		if err := need(3, 3); err != nil {
+			return nil, err
+		}
+		red, ok := graph.ParseReduction(a.str("reduction"))
+		if !ok && a.err == nil {
+			return nil, fmt.Errorf("unknown reduction %q", a.str("reduction"))
+		}
+		if op == graph.OpScatterND {
+			return g.ScatterND(x, in[1], in[2], red), nil
+		}
+		return g.ScatterElements(x, in[1], in[2], a.int("axis"), red), nil
 	case graph.OpSqueeze:
 		return g.Squeeze(x, a.ints("axes")...), nil
 	case graph.OpUnsqueeze:
