@@ -52,7 +52,9 @@ func TestIndexErrors(t *testing.T) {
 		{"ScatterND/updates", func(g *Graph, f fixture) {
 			g.ScatterND(f.x, g.Input("k", tensor.I64, 4, 1), g.Input("u", tensor.F32, 4, 2), ScatterNone)
 		}, []string{"ScatterND", "updates [4 2], want [4 3]"}},
-		{"ScatterND/dtype", func(g *Graph, f fixture) { g.ScatterND(f.x, g.Input("k", tensor.I64, 1, 2), g.Input("u", tensor.I32, 1), ScatterNone) }, []string{"dtype i32"}},
+		{"ScatterND/dtype", func(g *Graph, f fixture) {
+			g.ScatterND(f.x, g.Input("k", tensor.I64, 1, 2), g.Input("u", tensor.I32, 1), ScatterNone)
+		}, []string{"dtype i32"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := New()

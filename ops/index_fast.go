@@ -146,6 +146,6 @@ func prepareScatterNDFast(n *graph.Node, env Env) (Kernel, string, error) {
 		for t, o := range offs {
 			comb(out.Data, o, ins[2].Data, t*l.block, l.block)
 		}
-			return nil
+		return nil
 	}, "go", nil
 }
