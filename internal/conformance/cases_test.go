@@ -20,6 +20,7 @@ func matrixCases() []opCase {
 	cs := append(unaryCases(), binaryCases()...)
 	cs = append(cs, whereCastCases()...)
 	cs = append(cs, reduceCases()...)
+	cs = append(cs, indexCases()...)
 	return append(cs, otherCases()...)
 }
 

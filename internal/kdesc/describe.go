@@ -9,7 +9,7 @@ import (
 
 // Desc is one kernel's descriptor: a *Elementwise, *Reduce, *Softmax,
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
-// *Pool, *BatchNorm, *RoPE, *Arg or *CumSum. An emitter switches on its
+// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum or *Indexing. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -37,11 +37,12 @@ const (
 	KindRoPE
 	KindArg
 	KindCumSum
+	KindIndexing
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
-	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum"}
+	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -67,6 +68,7 @@ func (*BatchNorm) Kind() Kind   { return KindBatchNorm }
 func (*RoPE) Kind() Kind        { return KindRoPE }
 func (*Arg) Kind() Kind         { return KindArg }
 func (*CumSum) Kind() Kind      { return KindCumSum }
+func (*Indexing) Kind() Kind    { return KindIndexing }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -140,6 +142,7 @@ var describers = func() map[graph.Op]describer {
 	add(KindRoPE, every(RoPEOf), graph.OpRoPE)
 	add(KindArg, every(ArgOf), graph.OpArgMax, graph.OpArgMin)
 	add(KindCumSum, every(CumSumOf), graph.OpCumSum)
+	add(KindIndexing, every(IndexingOf), graph.OpGatherElements, graph.OpGatherND, graph.OpScatterElements, graph.OpScatterND)
 	return m
 }()
 
