@@ -145,6 +145,9 @@ var unchangedSince = map[string]int64{
 	// Scan-11 only allows negative scan axes, so a Scan-9 model means the
 	// same at opset 11 (Scan-8, with its batch axis, does not).
 	"Scan": 9,
+	// Scatter-11 (deprecated) only added negative indices to Scatter-9;
+	// ReverseSequence-10 is the only version.
+	"Scatter": 9, "ReverseSequence": 10,
 }
 
 // allUnchanged reports whether every node of g and of its subgraphs is
