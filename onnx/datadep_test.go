@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +69,57 @@ func TestUniqueConstantInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDataDependentListed: Compress over a run-time condition, NonZero
+// and Unique over a run-time input are each listed with the reason.
+func TestDataDependentListed(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "special", "datadep.onnx"))
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("want *UnsupportedError, got %v", err)
+	}
+	want := map[string]string{
+		"compress_runtime": "condition (input 1) is computed at run time: Compress's output length would depend on its values",
+		"nonzero_runtime":  "NonZero's output length depends on its values, and kiln's shapes are static",
+		"unique_runtime":   "Unique's output length depends on its values, and kiln's shapes are static",
+	}
+	if len(ue.Ops) != len(want) {
+		t.Fatalf("got %v", err)
+	}
+	for _, u := range ue.Ops {
+		if w, ok := want[u.Node]; !ok || !strings.Contains(u.Reason, w) {
+			t.Errorf("%+v: want reason containing %q", u, w)
+		}
+	}
+}
+
+// TestEinsumEquationErrors: a malformed or unsupported equation is an
+// error naming it and the problem.
+func TestEinsumEquationErrors(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 3, 3)
+	y := g.Input("y", tensor.F32, 2, 3, 3)
+	for eq, want := range map[string]string{
+		"ij,jk->ikk":   "output label k is repeated",
+		"ij,jk->iz":    "output label z is repeated or in no operand",
+		"ij":           "has 1 operands, the node 2 inputs",
+		"ijk,jk->i":    "operand 0 \"ijk\" has rank 2",
+		"i1,jk->i":     "'1' is not a label",
+		"......,ij->i": "more than one ellipsis",
+		"...j,ij->ij":  "leaves out the ellipsis dims",
+	} {
+		_, err := parseEinsum(eq, []einsumTerm{{n: x}, {n: x}})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), eq) {
+			t.Errorf("%q: %v, want an error containing %q", eq, err, want)
+		}
+	}
+	// Ellipsis dims of different sizes would need broadcasting.
+	c := &ctx{g: g, attrs: map[string]*Attribute{"equation": {Name: "equation", Type: AttrString, S: []byte("...ij,...jk->...ik")}},
+		ins: []*value{{node: y}, {node: g.Input("z", tensor.F32, 4, 3, 3)}}}
+	c.imp = &importer{g: g}
+	if _, err := mapEinsum(c); err == nil || !strings.Contains(err.Error(), "ellipsis dims 2 and 4 differ") {
+		t.Errorf("broadcast ellipsis: %v", err)
 	}
 }

@@ -593,3 +593,5 @@ if __name__ == "__main__":
     # their bytes.
     import gen_models_activation
     gen_models_activation.gen_activation(sys.modules[__name__])
+    import gen_index_models  # the indexing and Einsum-family cases (issue 23)
+    gen_index_models.gen()
