@@ -25,6 +25,7 @@ var emitter = kdesc.NewEmitter("msl", "Metal", map[kdesc.Kind]func(kdesc.Desc) (
 	kdesc.KindRoPE:        kdesc.Writes(EmitRoPE),
 	kdesc.KindArg:         kdesc.Writes(EmitArg),
 	kdesc.KindCumSum:      kdesc.Writes(EmitCumSum),
+	kdesc.KindIndexing:    kdesc.Writes(EmitIndexing),
 })
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe); a Gemm

@@ -10,10 +10,12 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// TestOps: the emitter covers every op kdesc describes, every
-// elementwise formula included; Metal runs no custom ops.
+// TestOps: the emitter covers every op kdesc describes but the scatters
+// (listed in the conformance matrix's unsupported, with the reason),
+// every elementwise formula included; Metal runs no custom ops.
 func TestOps(t *testing.T) {
-	if got, want := Ops(), kdesc.DescribedOps(); !slices.Equal(got, want) {
+	want := slices.DeleteFunc(kdesc.DescribedOps(), func(op graph.Op) bool { return kdesc.KindOf(op) == kdesc.KindScatter })
+	if got := Ops(); !slices.Equal(got, want) {
 		t.Errorf("Ops() = %v\nwant %v", got, want)
 	}
 	if Supports(graph.OpCustom) || !Supports(graph.OpAttention) {

@@ -32,6 +32,7 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindRoPE:      kdesc.Writes(func(d *kdesc.RoPE) (*Kernel, error) { return EmitRoPE(&RoPE{RoPE: *d}) }),
 	kdesc.KindArg:       kdesc.Writes(func(d *kdesc.Arg) (*Kernel, error) { return EmitArg(&Arg{Arg: *d}) }),
 	kdesc.KindCumSum:    kdesc.Writes(func(d *kdesc.CumSum) (*Kernel, error) { return EmitCumSum(&CumSum{CumSum: *d}) }),
+	kdesc.KindIndexing:  kdesc.Writes(func(d *kdesc.Indexing) (*Kernel, error) { return EmitIndexing(&Indexing{Indexing: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

@@ -10,10 +10,12 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// TestOps: the emitter covers every op kdesc describes, every
-// elementwise formula included, and custom ops run the user's PTX.
+// TestOps: the emitter covers every op kdesc describes but the scatters
+// (listed in the conformance matrix's unsupported, with the reason),
+// every elementwise formula included, and custom ops run the user's PTX.
 func TestOps(t *testing.T) {
-	if got, want := Ops(), append(kdesc.DescribedOps(), graph.OpCustom); !slices.Equal(got, want) {
+	described := slices.DeleteFunc(kdesc.DescribedOps(), func(op graph.Op) bool { return kdesc.KindOf(op) == kdesc.KindScatter })
+	if got, want := Ops(), append(described, graph.OpCustom); !slices.Equal(got, want) {
 		t.Errorf("Ops() = %v\nwant %v", got, want)
 	}
 	if Supports(graph.OpInput) || !Supports(graph.OpGelu) || !Supports(graph.OpFusedConv2D) {

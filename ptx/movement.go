@@ -214,40 +214,10 @@ func EmitGather(g *Gather) (*Kernel, error) {
 	f.gridLoop(x, i, stride, n, func() {
 		oj, r := x.divmod(i, g.Inner)
 		o, j := x.divmod(oj, g.N)
-		k := f.reg(cB64)
-		if g.Index == tensor.I64 {
-			f.op("ld.global.s64 %s, [%s]", k, x.addr(idx, j, 8))
-		} else {
-			k32 := f.reg(cB32)
-			f.op("ld.global.s32 %s, [%s]", k32, x.addr(idx, j, 4))
-			f.op("cvt.s64.s32 %s, %s", k, k32)
-		}
-		neg, bad := f.reg(cPred), f.reg(cPred)
-		kk := f.reg(cB64)
-		f.op("add.s64 %s, %s, %d", kk, k, g.D)
-		f.op("setp.lt.s64 %s, %s, 0", neg, k)
-		f.op("selp.b64 %s, %s, %s, %s", k, kk, k, neg)
-		// One unsigned compare catches both k < 0 and k ≥ D.
-		f.op("setp.ge.u64 %s, %s, %d", bad, k, g.D)
-		f.op("selp.b64 %s, 0, %s, %s", k, k, bad)
-		kx := k
-		if !x.wide {
-			kx = f.reg(cB32)
-			f.op("cvt.u32.u64 %s, %s", kx, k)
-		}
+		k, bad := f.loadIndex(x, idx, j, g.Index == tensor.I64, g.D)
 		src := x.reg()
-		f.op("mad.lo.%s %s, %s, %d, %s", x.t(), src, o, g.D, kx)
-		src = x.mad(src, g.Inner, r)
-		t, cl := f.moveType(g.DType)
-		v := f.reg(cl)
-		es := g.DType.Size()
-		f.op("ld.global.%s %s, [%s]", t, v, x.addr(in, src, es))
-		if cl == cB16 {
-			f.op("selp.b16 %s, 0, %s, %s", v, v, bad)
-		} else {
-			f.op("selp.b%d %s, 0, %s, %s", map[class]int{cB32: 32, cB64: 64}[cl], v, v, bad)
-		}
-		f.op("st.global.%s [%s], %s", t, x.addr(out, i, es), v)
+		f.op("mad.lo.%s %s, %s, %d, %s", x.t(), src, o, g.D, k)
+		f.moveOrZero(x, g.DType, out, i, in, x.mad(src, g.Inner, r), bad)
 	})
 	return f.kernel(GridStride(n, blockOr(g.Block), maxGridStrideBlocks)), nil
 }

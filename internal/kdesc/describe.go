@@ -9,7 +9,7 @@ import (
 
 // Desc is one kernel's descriptor: a *Elementwise, *Reduce, *Softmax,
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
-// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum or *Indexing. An emitter switches on its
+// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing or *Scatter. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -38,11 +38,12 @@ const (
 	KindArg
 	KindCumSum
 	KindIndexing
+	KindScatter
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
-	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing"}
+	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -69,6 +70,7 @@ func (*RoPE) Kind() Kind        { return KindRoPE }
 func (*Arg) Kind() Kind         { return KindArg }
 func (*CumSum) Kind() Kind      { return KindCumSum }
 func (*Indexing) Kind() Kind    { return KindIndexing }
+func (*Scatter) Kind() Kind     { return KindScatter }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -142,7 +144,8 @@ var describers = func() map[graph.Op]describer {
 	add(KindRoPE, every(RoPEOf), graph.OpRoPE)
 	add(KindArg, every(ArgOf), graph.OpArgMax, graph.OpArgMin)
 	add(KindCumSum, every(CumSumOf), graph.OpCumSum)
-	add(KindIndexing, every(IndexingOf), graph.OpGatherElements, graph.OpGatherND, graph.OpScatterElements, graph.OpScatterND)
+	add(KindIndexing, every(IndexingOf), graph.OpGatherElements, graph.OpGatherND)
+	add(KindScatter, every(ScatterOf), graph.OpScatterElements, graph.OpScatterND)
 	return m
 }()
 

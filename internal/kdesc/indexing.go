@@ -7,8 +7,8 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Indexing describes GatherElements, GatherND, ScatterElements and
-// ScatterND: Data and Indices are the input shapes, Index their index
+// Indexing describes GatherElements and GatherND (and, as Scatter,
+// ScatterElements and ScatterND): Data and Indices are the input shapes, Index their index
 // dtype (I32 or I64). Axis is the elements ops', BatchDims GatherND's,
 // Reduction the scatters'. A scatter writes Data's shape; a kernel for
 // it must apply duplicate indices in order (or atomically, for the
@@ -26,14 +26,28 @@ type Indexing struct {
 	Reduction graph.ScatterReduction
 }
 
-// IndexingOf describes an indexing node.
+// Scatter is an Indexing of ScatterElements or ScatterND: its own kind,
+// because a backend that writes the gathers need not write these.
+type Scatter struct{ Indexing }
+
+// IndexingOf describes a GatherElements or GatherND node.
 func IndexingOf(name string, n *graph.Node) (*Indexing, error) {
-	switch n.Op {
-	case graph.OpGatherElements, graph.OpGatherND, graph.OpScatterElements, graph.OpScatterND:
-	default:
-		return nil, fmt.Errorf("%s: %v is not an indexing op", name, n.Op)
+	if n.Op != graph.OpGatherElements && n.Op != graph.OpGatherND {
+		return nil, fmt.Errorf("%s: %v is not a GatherElements or GatherND", name, n.Op)
 	}
+	return indexingOf(name, n), nil
+}
+
+// ScatterOf describes a ScatterElements or ScatterND node.
+func ScatterOf(name string, n *graph.Node) (*Scatter, error) {
+	if n.Op != graph.OpScatterElements && n.Op != graph.OpScatterND {
+		return nil, fmt.Errorf("%s: %v is not a ScatterElements or ScatterND", name, n.Op)
+	}
+	return &Scatter{*indexingOf(name, n)}, nil
+}
+
+func indexingOf(name string, n *graph.Node) *Indexing {
 	return &Indexing{Name: name, Op: n.Op, DType: n.DType, Index: n.Inputs[1].DType,
 		Data: n.Inputs[0].Shape.Clone(), Indices: n.Inputs[1].Shape.Clone(), Axis: n.Attrs.Axis,
-		BatchDims: n.Attrs.BatchDims, Reduction: n.Attrs.Reduction}, nil
+		BatchDims: n.Attrs.BatchDims, Reduction: n.Attrs.Reduction}
 }

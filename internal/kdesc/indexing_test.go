@@ -19,15 +19,18 @@ func TestDescribeIndexing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, ins, err := Describe("k", sc)
-	want := &Indexing{Name: "k", Op: graph.OpScatterND, DType: tensor.F16, Index: tensor.I32, Data: []int{4, 3},
-		Indices: []int{2, 1}, Reduction: graph.ScatterMax}
-	if err != nil || !reflect.DeepEqual(d, want) || len(ins) != 3 || KindOf(graph.OpScatterND) != KindIndexing {
+	want := &Scatter{Indexing{Name: "k", Op: graph.OpScatterND, DType: tensor.F16, Index: tensor.I32, Data: []int{4, 3},
+		Indices: []int{2, 1}, Reduction: graph.ScatterMax}}
+	if err != nil || !reflect.DeepEqual(d, want) || len(ins) != 3 || KindOf(graph.OpScatterND) != KindScatter {
 		t.Errorf("ScatterND: %+v %v %v", d, ins, err)
 	}
 	if d, _, err := Describe("k", ge); err != nil || d.(*Indexing).Axis != 1 || d.(*Indexing).Index != tensor.I64 {
 		t.Errorf("GatherElements: %+v %v", d, err)
 	}
-	if _, err := IndexingOf("k", x); err == nil {
-		t.Error("IndexingOf(Input): no error")
+	if _, err := IndexingOf("k", sc); err == nil {
+		t.Error("IndexingOf(ScatterND): no error")
+	}
+	if _, err := ScatterOf("k", ge); err == nil {
+		t.Error("ScatterOf(GatherElements): no error")
 	}
 }
