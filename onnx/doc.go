@@ -26,7 +26,15 @@
 //   - the ops in opTable (see TestEveryOpCovered): elementwise math and
 //     comparisons, MatMul and Gemm, reductions, Softmax, normalisations,
 //     Conv and pooling (1-D and 2-D, auto_pad, ceil_mode for MaxPool),
-//     shape and movement ops, Cast, Where, Range, CumSum, Dropout;
+//     shape and movement ops, Cast, Where, Range, CumSum, Dropout, the
+//     indexing ops (GatherElements, GatherND, ScatterElements, Scatter,
+//     ScatterND), and as compositions of kiln's ops DepthToSpace,
+//     SpaceToDepth, Einsum (a MatMul per pair of operands), ReverseSequence
+//     and Compress (Gathers with import-time indices);
+//   - NonZero, Unique, and Compress's condition, whose output lengths
+//     depend on values, only when that input is known at import (they are
+//     computed there); over a run-time input they are reported unsupported
+//     with the reason, as kiln's shapes are static;
 //   - control flow, resolved at import (control.go): an If whose condition
 //     is known imports its branch, one computed at run time imports both
 //     and selects with Where; a Loop whose trip count and conditions are
