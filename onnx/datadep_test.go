@@ -123,3 +123,55 @@ func TestEinsumEquationErrors(t *testing.T) {
 		t.Errorf("broadcast ellipsis: %v", err)
 	}
 }
+
+// TestReverseSequenceRunTimeLengths: with sequence_lens a run-time input,
+// a length past the time axis is a run-time error naming the bad index,
+// not a read of another sequence's rows; valid lengths reverse.
+func TestReverseSequenceRunTimeLengths(t *testing.T) {
+	model, err := os.ReadFile(filepath.Join("testdata", "node", "test_reversesequence_batch", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := Decode(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model, _ = liftOpset(model, mp); model == nil { // the suite writes it at opset 10
+		t.Fatal("not lifted to opset 11")
+	}
+	m, err := Parse(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cg, err := kiln.NewSession(kiln.CPU).Compile(m.Graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Close()
+	x := make([]float32, 16)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	xt, _ := tensor.FromF32(tensor.Shape{4, 4}, x)
+	run := func(lens ...int64) (tensor.Tensor, error) {
+		lt, _ := tensor.FromI64(tensor.Shape{4}, lens)
+		outs, err := cg.RunTyped(kiln.TypedInput{Name: "x", Data: xt.Data, DType: tensor.F32},
+			kiln.TypedInput{Name: "sequence_lens", Data: lt.Data, DType: tensor.I64})
+		if err != nil {
+			return tensor.Tensor{}, err
+		}
+		return tensor.Tensor{DType: outs[0].DType, Shape: outs[0].Shape, Data: outs[0].Data}, nil
+	}
+	got, err := run(4, 0, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := tensor.FromF32(tensor.Shape{4, 4}, []float32{3, 2, 1, 0, 4, 5, 6, 7, 9, 8, 10, 11, 12, 13, 14, 15})
+	if err := conformClose(got, want); err != nil {
+		t.Errorf("lengths 4 0 2 1: %v", err)
+	}
+	if _, err := run(1, 5, 1, 1); err == nil || !strings.Contains(err.Error(), "GatherND: index 4 (position 4 of indices) is out of range [-4, 4)") {
+		t.Errorf("length 5 of 4: %v, want GatherND's index error", err)
+	}
+}

@@ -157,10 +157,12 @@ func mapCompress(c *ctx) (*graph.Node, error) {
 	return c.g.Gather(x, c.indexConst(idx), ax), nil
 }
 
-// mapReverseSequence: batch and time are axes 0 and 1 (in either order),
-// so the input viewed as [dim0*dim1, rest...] is reversed by one Gather
-// of whole rows; the sequence lengths must be known at import to make
-// that Gather's indices (kiln folds them into a constant).
+// mapReverseSequence: batch and time are axes 0 and 1 (in either order).
+// With the sequence lengths known at import, the input viewed as
+// [dim0*dim1, rest...] is reversed by one Gather of whole rows with
+// constant indices; with lengths computed at run time, the source
+// positions are computed in the graph and one GatherND picks the rows,
+// so a length past the time axis is GatherND's run-time index error.
 func mapReverseSequence(c *ctx) (*graph.Node, error) {
 	x, err := c.need(0)
 	if err != nil {
@@ -180,11 +182,14 @@ func mapReverseSequence(c *ctx) (*graph.Node, error) {
 	if x.Shape.Rank() < 2 {
 		return nil, fmt.Errorf("input %v must have rank 2 or more", x.Shape)
 	}
+	B, T := x.Shape[ba], x.Shape[ta]
+	if _, ok := c.known(1); !ok {
+		return c.reverseRunTime(x, int(ba), B, T)
+	}
 	lens, err := c.ints(1, "sequence_lens")
 	if err != nil {
 		return nil, err
 	}
-	B, T := x.Shape[ba], x.Shape[ta]
 	if len(lens) != B {
 		return nil, fmt.Errorf("sequence_lens has %d entries for a batch of %d", len(lens), B)
 	}
@@ -208,6 +213,59 @@ func mapReverseSequence(c *ctx) (*graph.Node, error) {
 	rows := append(tensor.Shape{B * T}, x.Shape[2:]...)
 	y := c.g.Gather(c.g.Reshape(x, rows...), c.indexConst(idx), 0)
 	return c.g.Reshape(y, x.Shape...), nil
+}
+
+// reverseRunTime builds ReverseSequence over run-time lengths L: the
+// source time of (b, t) is L[b]-1-t where t < L[b], else t, and GatherND
+// takes those rows (batch first: one batch dim and the time index; time
+// first: (time, batch) pairs).
+func (c *ctx) reverseRunTime(x *graph.Node, ba, B, T int) (*graph.Node, error) {
+	lens, err := c.need(1)
+	if err != nil {
+		return nil, err
+	}
+	if lens.DType != tensor.I64 || !lens.Shape.Equal(tensor.Shape{B}) {
+		return nil, fmt.Errorf("sequence_lens must be int64 [%d], got %v%v", B, lens.DType, lens.Shape)
+	}
+	steps := make([]int64, T)
+	for t := range steps {
+		steps[t] = int64(t)
+	}
+	tShape, lAxis := tensor.Shape{1, T}, 1 // batch first: [B, T]
+	if ba == 1 {
+		tShape, lAxis = tensor.Shape{T, 1}, 0 // time first: [T, B]
+	}
+	t := i64Const(c, tShape, steps)
+	l := c.g.Unsqueeze(lens, lAxis)
+	one := i64Const(c, tensor.Shape{}, []int64{1})
+	var ops []*graph.Node
+	for _, step := range []struct {
+		op   graph.Op
+		args []*graph.Node
+	}{{graph.OpLess, []*graph.Node{t, l}}, {graph.OpSub, []*graph.Node{l, one}}} {
+		n, err := c.apply(step.op, graph.Attrs{}, step.args...)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, n)
+	}
+	rev, err := c.apply(graph.OpSub, graph.Attrs{}, ops[1], t)
+	if err != nil {
+		return nil, err
+	}
+	src, err := c.apply(graph.OpWhere, graph.Attrs{}, ops[0], rev, t)
+	if err != nil {
+		return nil, err
+	}
+	if ba == 0 {
+		return c.apply(graph.OpGatherND, graph.Attrs{BatchDims: 1}, x, c.g.Unsqueeze(src, 2))
+	}
+	batch := make([]int64, T*B)
+	for i := range batch {
+		batch[i] = int64(i % B)
+	}
+	pairs := c.g.Concat(2, c.g.Unsqueeze(src, 2), i64Const(c, tensor.Shape{T, B, 1}, batch))
+	return c.apply(graph.OpGatherND, graph.Attrs{}, x, pairs)
 }
 
 // blockInput reads DepthToSpace's and SpaceToDepth's input (NCHW) and
