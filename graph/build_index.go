@@ -1,5 +1,7 @@
 package graph
 
+import "slices"
+
 // Indexing ops: integer index tensors (I32 or I64) pick or place elements.
 // Negative indices count from the end of their axis; an index out of
 // range is a run-time error of the kernel (never a read or write outside
@@ -37,4 +39,39 @@ func (g *Graph) ScatterElements(data, indices, updates *Node, axis int, red Scat
 // red combines each slice with the values there, in index order.
 func (g *Graph) ScatterND(data, indices, updates *Node, red ScatterReduction) *Node {
 	return g.add(OpScatterND, Attrs{Reduction: red}, data, indices, updates)
+}
+
+// IndexedDim reports whether input i of n holds indices (Gather's,
+// GatherElements', ScatterElements', GatherND's and ScatterND's input 1)
+// and the smallest size of the data dims they index: the values in [0,
+// size) are valid for every position. Tools that invent inputs (random
+// feeds, benchmarks) use it to keep made-up indices in range.
+func IndexedDim(n *Node, i int) (int, bool) {
+	if i != 1 || len(n.Inputs) < 2 || !n.Valid() {
+		return 0, false
+	}
+	x, idx := n.Inputs[0].Shape, n.Inputs[1].Shape
+	var dims []int
+	switch n.Op {
+	case OpGather, OpGatherElements, OpScatterElements:
+		if n.Attrs.Axis < 0 || n.Attrs.Axis >= len(x) {
+			return 0, false
+		}
+		dims = x[n.Attrs.Axis : n.Attrs.Axis+1]
+	case OpGatherND, OpScatterND:
+		if len(idx) == 0 {
+			return 0, false
+		}
+		b, k := n.Attrs.BatchDims, idx[len(idx)-1]
+		if b+k > len(x) {
+			return 0, false
+		}
+		dims = x[b : b+k]
+	default:
+		return 0, false
+	}
+	if len(dims) == 0 {
+		return 0, false
+	}
+	return slices.Min(dims), true
 }

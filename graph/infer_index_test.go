@@ -63,3 +63,29 @@ func TestIndexErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexedDim: index inputs and the smallest dim they index.
+func TestIndexedDim(t *testing.T) {
+	g := New()
+	x := f32(g, 5, 3, 4)
+	i2 := in(g, tensor.I64, 2, 2)
+	for _, c := range []struct {
+		n    *Node
+		i    int
+		want int
+		ok   bool
+	}{
+		{g.Gather(x, in(g, tensor.I32, 7), 1), 1, 3, true},
+		{g.GatherElements(x, in(g, tensor.I64, 5, 3, 2), 2), 1, 4, true},
+		{g.GatherND(x, i2, 0), 1, 3, true},
+		{g.GatherND(x, in(g, tensor.I64, 5, 1), 1), 1, 3, true},
+		{g.ScatterND(x, i2, f32(g, 2, 4), ScatterNone), 1, 3, true},
+		{g.ScatterElements(x, in(g, tensor.I64, 1, 1, 1), f32(g, 1, 1, 1), 0, ScatterAdd), 1, 5, true},
+		{g.ScatterND(x, i2, f32(g, 2, 4), ScatterNone), 2, 0, false},
+		{g.Add(x, x), 1, 0, false},
+	} {
+		if got, ok := IndexedDim(c.n, c.i); got != c.want || ok != c.ok {
+			t.Errorf("%v input %d: %d %v, want %d %v", c.n.Op, c.i, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -129,7 +129,8 @@ func describeInfos(infos []kiln.TensorInfo) string {
 //   - floating-point inputs: uniform in [-1, 1);
 //   - bool inputs: true or false with equal odds;
 //   - integer inputs: uniform in [0, n), where n is the smallest size of
-//     the axis the input indexes in any Gather that reads it as indices
+//     the dims the input indexes in any Gather, GatherElements, GatherND,
+//     ScatterElements or ScatterND that reads it as indices
 //     (directly or through reshapes, transposes, casts, slices, expands,
 //     tiles and concats) — the vocabulary for token ids, so an embedding
 //     lookup never goes out of range; n is 2 for integer inputs that index
@@ -173,11 +174,9 @@ func indexBound(g *graph.Graph, name string) int {
 		queue = queue[1:]
 		for _, u := range users[v] {
 			switch {
-			case u.Op == graph.OpGather && len(u.Inputs) == 2 && u.Inputs[1] == v && u.Inputs[0] != v:
-				if ax := u.Attrs.Axis; ax >= 0 && ax < u.Inputs[0].Shape.Rank() {
-					if d := u.Inputs[0].Shape[ax]; bound < 0 || d < bound {
-						bound = d
-					}
+			case len(u.Inputs) >= 2 && u.Inputs[1] == v && u.Inputs[0] != v && indexes(u):
+				if d, _ := graph.IndexedDim(u, 1); bound < 0 || d < bound {
+					bound = d
 				}
 			case carriesValues(u.Op) && !seen[u]:
 				seen[u] = true
@@ -192,6 +191,12 @@ func indexBound(g *graph.Graph, name string) int {
 		return 1 // an empty table: any index fails, 0 at least names the axis
 	}
 	return bound
+}
+
+// indexes reports whether u reads its input 1 as indices.
+func indexes(u *graph.Node) bool {
+	_, ok := graph.IndexedDim(u, 1)
+	return ok
 }
 
 // carriesValues: ops whose outputs are some of their input's values,

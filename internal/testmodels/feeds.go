@@ -11,8 +11,8 @@ import (
 // RandomFeeds makes a deterministic tensor for every input and param of g,
 // by name, from seed. Floats are uniform in [-1, 1), except values used as
 // a BatchNorm variance, which are in [0.5, 1.5) so the square root stays
-// real. Integers are in [-8, 8), except Gather indices, which are valid
-// positions of the gathered axis. Bools are fair coin flips.
+// real. Integers are in [-8, 8), except indices (graph.IndexedDim), which
+// are valid positions of the dims they index. Bools are fair coin flips.
 func RandomFeeds(g *graph.Graph, seed uint64) (map[string]tensor.Tensor, error) {
 	if err := g.Err(); err != nil {
 		return nil, err
@@ -25,12 +25,10 @@ func RandomFeeds(g *graph.Graph, seed uint64) (map[string]tensor.Tensor, error) 
 			if len(n.Inputs) == 5 {
 				positive[n.Inputs[4]] = true
 			}
-		case graph.OpGather:
-			if len(n.Inputs) == 2 && n.Attrs.Axis < n.Inputs[0].Shape.Rank() {
-				d := n.Inputs[0].Shape[n.Attrs.Axis]
-				if lim, ok := indexLimit[n.Inputs[1]]; !ok || d < lim {
-					indexLimit[n.Inputs[1]] = d
-				}
+		}
+		if d, ok := graph.IndexedDim(n, 1); ok {
+			if lim, seen := indexLimit[n.Inputs[1]]; !seen || d < lim {
+				indexLimit[n.Inputs[1]] = d
 			}
 		}
 	}
