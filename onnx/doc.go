@@ -30,7 +30,8 @@
 //     indexing ops (GatherElements, GatherND, ScatterElements, Scatter,
 //     ScatterND), and as compositions of kiln's ops DepthToSpace,
 //     SpaceToDepth, Einsum (a MatMul per pair of operands), ReverseSequence
-//     and Compress (Gathers with import-time indices);
+//     (a Gather, or a GatherND over run-time lengths) and Compress (a
+//     Gather of the positions its import-time condition selects);
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
