@@ -13,12 +13,13 @@ import (
 )
 
 // TestUniqueConstantInput runs ONNX's own Unique cases (copied from the
-// node suite into testdata/special/unique) with X bound at import, so
-// Unique is computed there, and checks all four outputs against the
+// node suite into testdata/unique, outside special/, which
+// gen_models.py rewrites) with X bound at import, so Unique is computed
+// there, and checks all four outputs against the
 // suite's expected values; with X left a run-time input the import
 // reports why it cannot.
 func TestUniqueConstantInput(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("testdata", "special", "unique", "test_unique_*"))
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "unique", "test_unique_*"))
 	if len(dirs) != 5 {
 		t.Fatalf("%d Unique cases, want the suite's 5", len(dirs))
 	}
