@@ -108,6 +108,8 @@ type Attrs struct {
 	Epilogue Epilogue    // FusedMatMul, FusedConv2D: what is applied to the result
 
 	Custom *CustomSpec // Custom: the user's op, shared by every copy of the node (never mutated)
+
+	Resize *ResizeSpec // Resize: how each output coordinate maps to input taps
 }
 
 // clone deep-copies the slices so graphs never share attribute memory.
@@ -122,5 +124,6 @@ func (a Attrs) clone() Attrs {
 	a.Perm, a.Starts, a.Ends, a.Steps, a.Sizes, a.Reps = cp(a.Perm), cp(a.Starts), cp(a.Ends), cp(a.Steps), cp(a.Sizes), cp(a.Reps)
 	a.Shape = a.Shape.Clone()
 	a.Program = cloneProgram(a.Program)
+	a.Resize = a.Resize.clone()
 	return a
 }

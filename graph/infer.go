@@ -50,7 +50,7 @@ func init() {
 		OpReshape:       inferReshape, OpTranspose: inferTranspose, OpConcat: inferConcat,
 		OpSplit: inferSplit, OpSlice: inferSlice, OpGather: inferGather, OpExpand: inferExpand,
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
-		OpPad: inferPad, OpTile: inferTile,
+		OpPad: inferPad, OpTile: inferTile, OpResize: inferResize, OpConvTranspose: inferConvTranspose,
 		OpGatherElements: inferElements, OpScatterElements: inferElements,
 		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
@@ -81,7 +81,7 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(3), true
 	case OpRoPE:
 		return exactly(3), true
-	case OpGemm, OpConv2D:
+	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true
 	case OpLayerNorm:
 		return between(1, 3), true

@@ -525,7 +525,7 @@ func sourceCases() []inferCase {
 
 func allInferCases() []inferCase {
 	var cs []inferCase
-	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases} {
+	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases, resizeCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

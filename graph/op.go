@@ -107,6 +107,7 @@ const (
 	OpMaxPool2D
 	OpAvgPool2D
 	OpGlobalAvgPool
+	OpConvTranspose // N-D (1 to 3 spatial dims): x [N, C, ...], w [C, M/Groups, k...]
 
 	// Shape and data movement.
 	OpReshape
@@ -121,6 +122,7 @@ const (
 	OpFlatten
 	OpPad
 	OpTile
+	OpResize // Attrs.Resize: nearest, linear or cubic interpolation to its Sizes
 
 	// Indexing by integer tensors (I32 or I64; negative indices count
 	// from the end; out of range is a run-time error).
@@ -168,9 +170,10 @@ var opNames = [numOps]string{
 	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum",
 	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm",
 	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
-	OpReshape: "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
+	OpConvTranspose: "ConvTranspose",
+	OpReshape:       "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
 	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
-	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile",
+	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile", OpResize: "Resize",
 	OpGatherElements: "GatherElements", OpGatherND: "GatherND", OpScatterElements: "ScatterElements",
 	OpScatterND: "ScatterND",
 	OpAttention: "Attention", OpRoPE: "RoPE",
