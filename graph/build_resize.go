@@ -84,11 +84,8 @@ type ResizeSpec struct {
 	// uses -0.5).
 	CubicA float64
 	// ExcludeOutside gives taps outside the input weight 0 and
-	// renormalises the rest (cubic, and linear with Antialias).
+	// renormalises the rest.
 	ExcludeOutside bool
-	// Antialias widens the linear or cubic filter by 1/scale on
-	// downsampled axes (ONNX opset 18, Pillow's resampling).
-	Antialias bool
 	// Extrapolation is the value of outputs whose coordinate falls
 	// outside the input under CoordTFCropAndResize.
 	Extrapolation float64

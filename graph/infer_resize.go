@@ -47,9 +47,6 @@ func inferResize(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	} else if s.ROI != nil {
 		return 0, nil, fmt.Errorf("an ROI is only read by tf_crop_and_resize, not %v", s.Coord)
 	}
-	if s.Antialias && s.Mode == ResizeNearest {
-		return 0, nil, fmt.Errorf("antialias applies to linear and cubic modes only")
-	}
 	return x.DType, tensor.Shape(s.Sizes).Clone(), nil
 }
 

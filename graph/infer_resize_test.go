@@ -46,7 +46,7 @@ func TestResizeOpErrors(t *testing.T) {
 		{"roi", ResizeSpec{Sizes: []int{1, 2, 2}, Scales: []float64{1, 1, 1}, Coord: CoordTFCropAndResize}, tensor.F32, "ROI of 6"},
 		{"stray roi", ResizeSpec{Sizes: []int{1, 2, 2}, Scales: []float64{1, 1, 1}, ROI: make([]float64, 6)}, tensor.F32, "only read by tf_crop_and_resize"},
 		{"int", ResizeSpec{Sizes: []int{1, 2, 2}, Scales: []float64{1, 1, 1}}, tensor.I32, "float only"},
-		{"antialias nearest", ResizeSpec{Sizes: []int{1, 2, 2}, Scales: []float64{1, 1, 1}, Antialias: true}, tensor.F32, "antialias"},
+		{"mode", ResizeSpec{Sizes: []int{1, 2, 2}, Scales: []float64{1, 1, 1}, Mode: 7}, tensor.F32, "ResizeMode(7)"},
 	} {
 		g := New()
 		g.Resize(g.Input("x", c.dt, 1, 2, 2), c.spec)

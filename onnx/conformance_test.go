@@ -148,6 +148,9 @@ var unchangedSince = map[string]int64{
 	// Scatter-11 (deprecated) only added negative indices to Scatter-9;
 	// ReverseSequence-10 is the only version.
 	"Scatter": 9, "ReverseSequence": 10,
+	// Upsample 9 is Upsample 10 (which only deprecates it), and kiln
+	// maps it at every opset.
+	"Upsample": 9,
 }
 
 // allUnchanged reports whether every node of g and of its subgraphs is
@@ -360,8 +363,8 @@ func checkConformance(dir string, model []byte) (frozen bool, err error) {
 
 // checkSet imports, compiles and runs a case's model on one data set.
 // The suite passes shape-like arguments (Reshape's shape, Slice's starts,
-// CumSum's axis) as graph inputs, which kiln's static shapes cannot take
-// at run time; with freeze, the integer, bool and scalar inputs are bound
+// CumSum's axis, Resize's scales) as graph inputs, which kiln's static shapes cannot take
+// at run time; with freeze, the integer, bool, scalar and knownArg inputs are bound
 // to the set's values with WithInputValue, as a user would do for such a
 // model, and the rest stay run-time inputs. A mismatch also says what the
 // reference interpreter computes, which tells a kernel or fusion bug (the
@@ -392,7 +395,7 @@ func checkSet(dir string, model []byte, ins, want []tensor.Tensor, freeze bool) 
 		if vi.HasShape && !declaredMatches(vi.Dims, in.Shape) {
 			return &dataError{fmt.Sprintf("input %q is declared %v but its data is %v", vi.Name, vi.Dims, in.Shape)}
 		}
-		if freeze && (!in.DType.IsFloat() || in.NumElements() <= 1) {
+		if freeze && (!in.DType.IsFloat() || in.NumElements() <= 1 || knownArgs(mp)[vi.Name]) {
 			opts = append(opts, WithInputValue(vi.Name, in))
 			continue
 		}
@@ -441,6 +444,24 @@ func checkSet(dir string, model []byte, ins, want []tensor.Tensor, freeze bool) 
 		}
 	}
 	return nil
+}
+
+// knownArg lists, per op, the float inputs kiln needs at import time
+// (Resize's roi and scales, Upsample's scales): the suite passes them as
+// graph inputs, and a user binds them with WithInputValue.
+var knownArg = map[string][]int{"Resize": {1, 2}, "Upsample": {1}}
+
+// knownArgs names the graph values read at a knownArg position.
+func knownArgs(mp *ModelProto) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range mp.Graph.Nodes {
+		for _, i := range knownArg[n.OpType] {
+			if i < len(n.Inputs) && n.Inputs[i] != "" {
+				out[n.Inputs[i]] = true
+			}
+		}
+	}
+	return out
 }
 
 // readPBs reads <kind>_0.pb, <kind>_1.pb, ... until one is missing.

@@ -21,6 +21,7 @@ func matrixCases() []opCase {
 	cs = append(cs, whereCastCases()...)
 	cs = append(cs, reduceCases()...)
 	cs = append(cs, indexCases()...)
+	cs = append(cs, resizeCases()...)
 	return append(cs, otherCases()...)
 }
 

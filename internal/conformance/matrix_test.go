@@ -48,6 +48,15 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpScatterND, "", "no PTX kernel: duplicate index tuples must be applied in order"},
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
+	// Resize and ConvTranspose have descriptors (kdesc.Resize,
+	// kdesc.ConvTranspose) but no GPU emitter yet: the CPU runs them with
+	// plan-time tap tables and GEMM plus col2im. A GPU kernel would take
+	// the same tap tables as a constant buffer (Resize) and reuse the
+	// conv GEMM tiles with a col2im scatter (ConvTranspose).
+	{"ptx-emu", graph.OpResize, "", "no PTX emitter for kdesc.Resize yet"},
+	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
+	{"ptx-emu", graph.OpConvTranspose, "", "no PTX emitter for kdesc.ConvTranspose yet"},
+	{"msl-host", graph.OpConvTranspose, "", "no MSL emitter for kdesc.ConvTranspose yet"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

@@ -9,7 +9,8 @@ import (
 
 // Desc is one kernel's descriptor: a *Elementwise, *Reduce, *Softmax,
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
-// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing or *Scatter. An emitter switches on its
+// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing, *Scatter, *Resize or
+// *ConvTranspose. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -39,11 +40,14 @@ const (
 	KindCumSum
 	KindIndexing
 	KindScatter
+	KindResize
+	KindConvTranspose
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
-	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter"}
+	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
+	"resize", "convtranspose"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -53,24 +57,26 @@ func (k Kind) String() string {
 }
 
 // Kind implementations: one line per descriptor type.
-func (*Elementwise) Kind() Kind { return KindElementwise }
-func (*Reduce) Kind() Kind      { return KindReduce }
-func (*Softmax) Kind() Kind     { return KindSoftmax }
-func (*Norm) Kind() Kind        { return KindNorm }
-func (*Copy) Kind() Kind        { return KindCopy }
-func (*Concat) Kind() Kind      { return KindConcat }
-func (*Gather) Kind() Kind      { return KindGather }
-func (*Pad) Kind() Kind         { return KindPad }
-func (*Gemm) Kind() Kind        { return KindGemm }
-func (*Attention) Kind() Kind   { return KindAttention }
-func (*Conv) Kind() Kind        { return KindConv }
-func (*Pool) Kind() Kind        { return KindPool }
-func (*BatchNorm) Kind() Kind   { return KindBatchNorm }
-func (*RoPE) Kind() Kind        { return KindRoPE }
-func (*Arg) Kind() Kind         { return KindArg }
-func (*CumSum) Kind() Kind      { return KindCumSum }
-func (*Indexing) Kind() Kind    { return KindIndexing }
-func (*Scatter) Kind() Kind     { return KindScatter }
+func (*Elementwise) Kind() Kind   { return KindElementwise }
+func (*Reduce) Kind() Kind        { return KindReduce }
+func (*Softmax) Kind() Kind       { return KindSoftmax }
+func (*Norm) Kind() Kind          { return KindNorm }
+func (*Copy) Kind() Kind          { return KindCopy }
+func (*Concat) Kind() Kind        { return KindConcat }
+func (*Gather) Kind() Kind        { return KindGather }
+func (*Pad) Kind() Kind           { return KindPad }
+func (*Gemm) Kind() Kind          { return KindGemm }
+func (*Attention) Kind() Kind     { return KindAttention }
+func (*Conv) Kind() Kind          { return KindConv }
+func (*Pool) Kind() Kind          { return KindPool }
+func (*BatchNorm) Kind() Kind     { return KindBatchNorm }
+func (*RoPE) Kind() Kind          { return KindRoPE }
+func (*Arg) Kind() Kind           { return KindArg }
+func (*CumSum) Kind() Kind        { return KindCumSum }
+func (*Resize) Kind() Kind        { return KindResize }
+func (*ConvTranspose) Kind() Kind { return KindConvTranspose }
+func (*Indexing) Kind() Kind      { return KindIndexing }
+func (*Scatter) Kind() Kind       { return KindScatter }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -146,6 +152,8 @@ var describers = func() map[graph.Op]describer {
 	add(KindCumSum, every(CumSumOf), graph.OpCumSum)
 	add(KindIndexing, every(IndexingOf), graph.OpGatherElements, graph.OpGatherND)
 	add(KindScatter, every(ScatterOf), graph.OpScatterElements, graph.OpScatterND)
+	add(KindResize, first(ResizeOf), graph.OpResize)
+	add(KindConvTranspose, every(ConvTransposeOf), graph.OpConvTranspose)
 	return m
 }()
 

@@ -552,7 +552,7 @@ def gen_special():
     save_case("symbolic", m, {"x": xs, "m": ms}, want, root=SPECIAL)
     # Unsupported ops: several, in different domains, with a supported one between.
     g = helper.make_graph([
-        helper.make_node("Resize", ["x"], ["r"], name="resize_1"),
+        helper.make_node("Col2Im", ["x"], ["r"], name="col2im_1"),
         helper.make_node("Relu", ["r"], ["a"], name="relu_ok"),
         helper.make_node("LSTM", ["a"], ["l"], name="lstm_1"),
         helper.make_node("FusedMatMul", ["l", "l"], ["y"], name="ms_fused", domain="com.microsoft"),
