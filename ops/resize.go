@@ -66,6 +66,16 @@ func resizeTaps(s *graph.ResizeSpec, ax, in int) resizeAxis {
 			a.identity = false
 		}
 	}
+	if a.identity && a.taps > 1 {
+		// An axis that copies through reads one sample per output: its
+		// zero-weight neighbours (another channel, another image) must
+		// not turn an infinity there into NaN here.
+		a.taps = 1
+		for o := range out {
+			a.idx[o], a.w[o] = int32(o), 1
+		}
+		a.idx, a.w = a.idx[:out], a.w[:out]
+	}
 	return a
 }
 
@@ -212,6 +222,8 @@ func prepareResize(nd *graph.Node) (Kernel, error) {
 // with weights summing to 1, which leaves it unchanged). Every tap is
 // read, zero weights included, as ONNX's reference (a dot product) and
 // PyTorch do: an infinite sample beside an integral coordinate gives NaN.
+// Axes that copy through (N and C of an image) read only their own
+// sample (resizeTaps).
 func runResize[T float32 | float64](p *resizePlan, ins []tensor.Tensor, out tensor.Tensor) {
 	x, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](out.Data)
 	r := len(p.axes)

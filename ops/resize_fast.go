@@ -1,0 +1,201 @@
+package ops
+
+import (
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// The fast F32 Resize covers what upsampling and segmentation models run:
+// nearest or linear over the last two axes of a tensor whose other axes
+// copy through (NCHW), no extrapolated coordinates. Taps come from the
+// same plan-time tables as the reference (resizeTaps), narrowed to int32
+// indices and float32 weights, so no output element divides or rounds.
+// Work is split into one task per worker over the output rows of all
+// planes; each task keeps the two most recent horizontally interpolated
+// source rows, so upsampling interpolates each source row once and then
+// blends two rows per output row.
+
+func init() {
+	RegisterFast(graph.OpResize, func(n *graph.Node, env Env) (Kernel, string, error) {
+		k, err := prepareResizeFast(n, env)
+		return k, "rows", err
+	})
+}
+
+type resizeFast struct {
+	planes, h, w, oh, ow int
+	nearest              bool
+	yi0, yi1, xi0, xi1   []int32 // taps (nearest: yi0, xi0 only)
+	wy0, wy1, wx0, wx1   []float32
+	repeat               int // nearest: every input column repeated this often, or 0
+	tasks                []resizeTask
+	x, y                 []float32 // the current run's operands
+	env                  Env
+	body                 func(lo, hi int)
+}
+
+// resizeTask is one worker's rows and its cache of two horizontally
+// interpolated source rows (linear), keyed by plane·h + source row.
+type resizeTask struct {
+	key [2]int
+	buf [2][]float32
+}
+
+// prepareResizeFast returns nil (no error) for nodes it does not take.
+func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
+	if n.DType != tensor.F32 || n.Inputs[0].DType != tensor.F32 || n.Shape.Rank() < 2 || n.Shape.NumElements() == 0 {
+		return nil, nil
+	}
+	p, err := newResizePlan(n)
+	if err != nil {
+		return nil, err
+	}
+	r := len(p.axes)
+	for i, a := range p.axes {
+		if i < r-2 && !a.identity || a.outside != nil || a.taps > 2 {
+			return nil, nil
+		}
+	}
+	ay, ax := p.axes[r-2], p.axes[r-1]
+	f := &resizeFast{planes: p.shape[:r-2].NumElements(), h: ay.in, w: ax.in, oh: ay.out, ow: ax.out,
+		nearest: n.Attrs.Resize.Mode == graph.ResizeNearest, env: env}
+	f.yi0, f.yi1, f.wy0, f.wy1 = splitTaps(ay)
+	f.xi0, f.xi1, f.wx0, f.wx1 = splitTaps(ax)
+	if f.nearest && f.ow%f.w == 0 {
+		f.repeat = f.ow / f.w
+		for o, i := range f.xi0 {
+			if int(i) != o/f.repeat {
+				f.repeat = 0
+				break
+			}
+		}
+	}
+	f.tasks = make([]resizeTask, max(env.Threads, 1))
+	for i := range f.tasks {
+		t := &f.tasks[i]
+		t.key = [2]int{-1, -1}
+		if !f.nearest {
+			t.buf = [2][]float32{make([]float32, f.ow), make([]float32, f.ow)}
+		}
+	}
+	f.body = f.runTasks
+	return func(ins []tensor.Tensor, out tensor.Tensor) error {
+		f.x, f.y = ins[0].F32(), out.F32()
+		for i := range f.tasks {
+			f.tasks[i].key = [2]int{-1, -1} // the input changed since the last run
+		}
+		f.env.For(len(f.tasks), 1, f.body)
+		return nil
+	}, nil
+}
+
+// splitTaps narrows an axis's one or two taps per output to int32
+// indices and float32 weights.
+func splitTaps(a resizeAxis) (i0, i1 []int32, w0, w1 []float32) {
+	i0, w0 = make([]int32, a.out), make([]float32, a.out)
+	if a.taps == 2 {
+		i1, w1 = make([]int32, a.out), make([]float32, a.out)
+	}
+	for o := range a.out {
+		i0[o], w0[o] = a.idx[o*a.taps], float32(a.w[o*a.taps])
+		if a.taps == 2 {
+			i1[o], w1[o] = a.idx[o*2+1], float32(a.w[o*2+1])
+		}
+	}
+	return i0, i1, w0, w1
+}
+
+// runTasks runs tasks [lo, hi), each over its share of the output rows.
+func (f *resizeFast) runTasks(lo, hi int) {
+	rows, n := f.planes*f.oh, len(f.tasks)
+	for t := lo; t < hi; t++ {
+		r0, r1 := rows*t/n, rows*(t+1)/n
+		if f.nearest {
+			f.nearestRows(r0, r1)
+		} else {
+			f.linearRows(&f.tasks[t], r0, r1)
+		}
+	}
+}
+
+// nearestRows writes output rows [r0, r1); a row reading the same source
+// row as the one before it is a copy of that output row.
+func (f *resizeFast) nearestRows(r0, r1 int) {
+	for row := r0; row < r1; row++ {
+		plane, oy := row/f.oh, row%f.oh
+		dst := f.y[row*f.ow : (row+1)*f.ow]
+		if row > r0 && oy > 0 && f.yi0[oy] == f.yi0[oy-1] {
+			copy(dst, f.y[(row-1)*f.ow:row*f.ow])
+			continue
+		}
+		src := f.x[(plane*f.h+int(f.yi0[oy]))*f.w:][:f.w]
+		switch f.repeat {
+		case 1:
+			copy(dst, src)
+		case 2:
+			for i, v := range src {
+				dst[2*i], dst[2*i+1] = v, v
+			}
+		case 0:
+			for o, i := range f.xi0 {
+				dst[o] = src[i]
+			}
+		default:
+			for i, v := range src {
+				d := dst[i*f.repeat : (i+1)*f.repeat]
+				for k := range d {
+					d[k] = v
+				}
+			}
+		}
+	}
+}
+
+// linearRows writes output rows [r0, r1): the blend of two horizontally
+// interpolated source rows. Every tap is read, zero weights included, as
+// the reference does.
+func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
+	for row := r0; row < r1; row++ {
+		plane, oy := row/f.oh, row%f.oh
+		dst := f.y[row*f.ow : (row+1)*f.ow]
+		k0 := plane*f.h + int(f.yi0[oy])
+		if f.yi1 == nil { // the rows copy through (one tap)
+			copy(dst, f.hrow(t, k0, -1))
+			continue
+		}
+		k1 := plane*f.h + int(f.yi1[oy])
+		h0 := f.hrow(t, k0, k1)
+		h1 := f.hrow(t, k1, k0)
+		a, b := f.wy0[oy], f.wy1[oy]
+		h0, h1 = h0[:len(dst)], h1[:len(dst)]
+		for o := range dst {
+			dst[o] = h0[o]*a + h1[o]*b
+		}
+	}
+}
+
+// hrow returns source row key interpolated horizontally, from the cache
+// or computed into the slot that does not hold keep.
+func (f *resizeFast) hrow(t *resizeTask, key, keep int) []float32 {
+	for i := range 2 {
+		if t.key[i] == key {
+			return t.buf[i]
+		}
+	}
+	i := 0
+	if t.key[0] == keep {
+		i = 1
+	}
+	t.key[i] = key
+	src := f.x[key*f.w : (key+1)*f.w]
+	dst := t.buf[i]
+	if f.xi1 == nil { // the columns copy through (one tap)
+		copy(dst, src)
+		return dst
+	}
+	x0, x1, w0, w1 := f.xi0[:len(dst)], f.xi1[:len(dst)], f.wx0[:len(dst)], f.wx1[:len(dst)]
+	for o := range dst {
+		dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
+	}
+	return dst
+}

@@ -1,0 +1,133 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// rsSpec is a ResizeSpec from dims in to out, scales out/in.
+func rsSpec(mode graph.ResizeMode, coord graph.ResizeCoord, in, out []int) graph.ResizeSpec {
+	s := graph.ResizeSpec{Mode: mode, Coord: coord, Sizes: out, CubicA: -0.75}
+	for i := range in {
+		s.Scales = append(s.Scales, float64(out[i])/float64(in[i]))
+	}
+	return s
+}
+
+// rsRun runs the reference kernel of a one-node graph on x.
+func rsRun(t *testing.T, n *graph.Node, ins ...tensor.Tensor) []float64 {
+	t.Helper()
+	k, err := PrepareReference(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := tensor.New(n.DType, n.Shape...)
+	if err := k(ins, out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Float64s()
+}
+
+// TestResizeReferenceByHand checks the reference against values worked
+// out by hand from ONNX's formulas.
+func TestResizeReferenceByHand(t *testing.T) {
+	x, err := tensor.FromFloat64s(tensor.F64, tensor.Shape{1, 4}, []float64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		spec graph.ResizeSpec
+		want []float64
+	}{
+		// half_pixel 2x: x_in = (o + 0.5)/2 - 0.5 = -0.25, 0.25, 0.75, ...;
+		// -0.25 clamps both taps to sample 0.
+		{"linear half_pixel", rsSpec(graph.ResizeLinear, graph.CoordHalfPixel, []int{1, 4}, []int{1, 8}),
+			[]float64{1, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4}},
+		// align_corners 4 → 3: x_in = o·3/2 = 0, 1.5, 3.
+		{"linear align_corners", rsSpec(graph.ResizeLinear, graph.CoordAlignCorners, []int{1, 4}, []int{1, 3}),
+			[]float64{1, 2.5, 4}},
+		// asymmetric 4 → 6 (scale 1.5): x_in = 0, 2/3, 4/3, 2, 8/3, 10/3;
+		// round_prefer_floor rounds 2/3 up, 4/3 down.
+		{"nearest asymmetric", rsSpec(graph.ResizeNearest, graph.CoordAsymmetric, []int{1, 4}, []int{1, 6}),
+			[]float64{1, 2, 2, 3, 4, 4}},
+		// half_pixel 4 → 2: x_in = 0.5, 2.5: prefer_ceil takes 1 and 3.
+		{"nearest prefer_ceil", func() graph.ResizeSpec {
+			s := rsSpec(graph.ResizeNearest, graph.CoordHalfPixel, []int{1, 4}, []int{1, 2})
+			s.Nearest = graph.NearestRoundPreferCeil
+			return s
+		}(), []float64{2, 4}},
+		// Cubic, align_corners 4 → 7: x_in = o/2. With A = -0.75 the
+		// weights at t = 0.5 are w(1.5) = -0.09375, w(0.5) = 0.59375,
+		// 0.59375, -0.09375; taps clamp to the ends (x_in 0.5 reads
+		// samples 1, 1, 2, 3; 2.5 reads 2, 3, 4, 4).
+		{"cubic", rsSpec(graph.ResizeCubic, graph.CoordAlignCorners, []int{1, 4}, []int{1, 7}),
+			[]float64{1, 1.40625, 2, 2.5, 3, 3.59375, 4}},
+	} {
+		g := graph.New()
+		n := g.Resize(g.Input("x", tensor.F64, 1, 4), c.spec)
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		approx.Slices(t, c.name, rsRun(t, n, x), c.want, 1e-12, 1e-12)
+	}
+	// tf_crop_and_resize: ROI [0.5, 1.25] of 4 samples is x_in 1.5 .. 3.75
+	// over 4 outputs (steps of 0.75); 3.75 > 3 extrapolates.
+	s := rsSpec(graph.ResizeLinear, graph.CoordTFCropAndResize, []int{1, 4}, []int{1, 4})
+	s.ROI, s.Extrapolation = []float64{0, 0.5, 1, 1.25}, -9
+	g := graph.New()
+	n := g.Resize(g.Input("x", tensor.F64, 1, 4), s)
+	approx.Slices(t, "tf_crop_and_resize", rsRun(t, n, x), []float64{2.5, 3.25, 4, -9}, 1e-12, 1e-12)
+}
+
+// TestResizeFast compares the fast kernel with the reference, NaN and
+// infinities included, serially and over 3 workers.
+func TestResizeFast(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0}
+	for _, c := range []struct {
+		name    string
+		in, out []int
+		mode    graph.ResizeMode
+		coord   graph.ResizeCoord
+	}{
+		{"nearest 2x", []int{2, 3, 5, 7}, []int{2, 3, 10, 14}, graph.ResizeNearest, graph.CoordAsymmetric},
+		{"nearest 3x1", []int{1, 2, 5, 7}, []int{1, 2, 15, 7}, graph.ResizeNearest, graph.CoordHalfPixel},
+		{"nearest 4x", []int{1, 2, 3, 5}, []int{1, 2, 12, 20}, graph.ResizeNearest, graph.CoordAsymmetric},
+		{"nearest odd", []int{3, 9, 7}, []int{3, 5, 11}, graph.ResizeNearest, graph.CoordHalfPixel},
+		{"bilinear 2x", []int{2, 3, 6, 9}, []int{2, 3, 12, 18}, graph.ResizeLinear, graph.CoordHalfPixel},
+		{"bilinear down", []int{1, 4, 9, 8}, []int{1, 4, 5, 3}, graph.ResizeLinear, graph.CoordAlignCorners},
+		{"bilinear 2-D", []int{7, 6}, []int{13, 11}, graph.ResizeLinear, graph.CoordPytorchHalfPixel},
+		{"linear rows only", []int{2, 5, 6}, []int{2, 9, 6}, graph.ResizeLinear, graph.CoordHalfPixel},
+		{"linear columns only", []int{2, 5, 6}, []int{2, 5, 13}, graph.ResizeLinear, graph.CoordAlignCorners},
+	} {
+		for _, withSpecials := range []bool{false, true} {
+			g := graph.New()
+			n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(c.mode, c.coord, c.in, c.out))
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			x := tensor.New(tensor.F32, c.in...)
+			for i := range x.F32() {
+				x.F32()[i] = float32(4*r.Float64() - 2)
+				if withSpecials && i%5 == 2 {
+					x.F32()[i] = specials[i%len(specials)]
+				}
+			}
+			want := rsRun(t, n, x)
+			for _, env := range []Env{Serial, parEnv(3)} {
+				got, _ := fastRun(t, n, env, x)
+				for i := range want {
+					if approx.Far(got[i], want[i], 1e-6*(1+math.Abs(want[i]))) {
+						t.Fatalf("%s (specials %v, %d threads): element %d is %v, reference %v", c.name, withSpecials, env.Threads, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
