@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -32,6 +33,7 @@ type resizeFast struct {
 	x, y                 []float32 // the current run's operands
 	env                  Env
 	body                 func(lo, hi int)
+	rows                 *asm.RowKernels // the vertical blend's scale and axpy
 }
 
 // resizeTask is one worker's rows and its cache of two horizontally
@@ -58,7 +60,7 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 	}
 	ay, ax := p.axes[r-2], p.axes[r-1]
 	f := &resizeFast{planes: p.shape[:r-2].NumElements(), h: ay.in, w: ax.in, oh: ay.out, ow: ax.out,
-		nearest: n.Attrs.Resize.Mode == graph.ResizeNearest, env: env}
+		nearest: n.Attrs.Resize.Mode == graph.ResizeNearest, env: env, rows: asm.BestRows()}
 	f.yi0, f.yi1, f.wy0, f.wy1 = splitTaps(ay)
 	f.xi0, f.xi1, f.wx0, f.wx1 = splitTaps(ax)
 	if f.nearest && f.ow%f.w == 0 {
@@ -166,11 +168,10 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 		k1 := plane*f.h + int(f.yi1[oy])
 		h0 := f.hrow(t, k0, k1)
 		h1 := f.hrow(t, k1, k0)
-		a, b := f.wy0[oy], f.wy1[oy]
-		h0, h1 = h0[:len(dst)], h1[:len(dst)]
-		for o := range dst {
-			dst[o] = h0[o]*a + h1[o]*b
-		}
+		// dst = h0·a + h1·b, in the row kernels' vector code.
+		copy(dst, h0)
+		f.rows.Scale(dst, f.wy0[oy])
+		f.rows.Axpy(dst, h1, f.wy1[oy])
 	}
 }
 
