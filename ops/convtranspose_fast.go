@@ -1,0 +1,142 @@
+package ops
+
+import (
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// The fast F32 ConvTranspose is a GEMM and a col2im scatter. For each
+// image and group g, col = W_gᵀ · X_g: the weights of g, stored
+// [C/groups, (M/groups)·taps], transposed, times the group's input
+// [C/groups, cells], one row per (output channel, kernel tap) and one
+// column per input cell, in asm's GEMM (all groups as one batch, over
+// the worker pool). Then each output channel's plane starts at its bias
+// and adds, for every tap, that tap's row of col shifted to where the tap
+// lands (input cell i goes to i·stride + tap·dilation - pad), in runs
+// along the last axis: vector adds (the row kernels' Axpy) at stride 1,
+// a strided loop otherwise. Output channels are split over the workers.
+
+func init() {
+	RegisterFast(graph.OpConvTranspose, func(n *graph.Node, env Env) (Kernel, string, error) {
+		k, err := prepareConvTransposeFast(n, env, asm.BestGemm())
+		if k == nil {
+			return nil, "", err
+		}
+		return k, "gemm+col2im/" + asm.BestGemm().Name, err
+	})
+}
+
+type convTFast struct {
+	convTGeom
+	gemm    *asm.Gemm
+	args    asm.GemmArgs
+	col     []float32
+	xLo     []int // per tap column kx: the first input column landing inside the output
+	xHi     []int // and one past the last
+	rows    *asm.RowKernels
+	env     Env
+	scatter func(lo, hi int)
+	// The current image's operands.
+	dst, bias []float32
+}
+
+func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kernel, error) {
+	for _, v := range append(n.Inputs[:len(n.Inputs):len(n.Inputs)], n) {
+		if v.DType != tensor.F32 {
+			return nil, nil
+		}
+	}
+	g, err := newConvTGeom(n)
+	if err != nil || n.Shape.NumElements() == 0 {
+		return nil, err
+	}
+	rowsPerGroup := g.mpg * g.kSz
+	gm, err := asm.NewGemm(asm.GemmConfig{M: rowsPerGroup, N: g.inSz, K: g.cpg, TransA: true, Alpha: 1},
+		gv, asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		return nil, err
+	}
+	f := &convTFast{convTGeom: g, gemm: gm, col: make([]float32, g.groups*rowsPerGroup*g.inSz),
+		rows: asm.BestRows(), env: env}
+	f.args.Batch = g.groups
+	for gi := range g.groups {
+		f.args.OffA = append(f.args.OffA, gi*g.cpg*rowsPerGroup)
+		f.args.OffB = append(f.args.OffB, gi*g.cpg*g.inSz)
+		f.args.OffC = append(f.args.OffC, gi*rowsPerGroup*g.inSz)
+	}
+	f.xLo, f.xHi = make([]int, g.k[2]), make([]int, g.k[2])
+	for kx := range g.k[2] {
+		f.xLo[kx], f.xHi[kx] = g.in[2], 0
+		for ix := range g.in[2] {
+			if ox := ix*g.s[2] + kx*g.d[2] - g.pb[2]; ox >= 0 && ox < g.out[2] {
+				f.xLo[kx], f.xHi[kx] = min(f.xLo[kx], ix), ix+1
+			}
+		}
+	}
+	f.scatter = f.col2im
+	return func(ins []tensor.Tensor, out tensor.Tensor) error {
+		x, w, y := ins[0].F32(), ins[1].F32(), out.F32()
+		f.bias = nil
+		if f.convTGeom.bias {
+			f.bias = ins[2].F32()
+		}
+		f.args.A, f.args.C = w, f.col
+		for b := range f.n {
+			f.args.B = x[b*f.c*f.inSz : (b+1)*f.c*f.inSz]
+			if err := f.gemm.Run(&f.args); err != nil {
+				return err
+			}
+			f.dst = y[b*f.m*f.outSz : (b+1)*f.m*f.outSz]
+			f.env.For(f.m, 1, f.scatter)
+		}
+		return nil
+	}, nil
+}
+
+// col2im fills the planes of output channels [lo, hi) of the current
+// image from col. Channel m's rows of col are m·taps .. (m+1)·taps - 1
+// (groups are laid out one after another, as the channels are).
+func (f *convTFast) col2im(lo, hi int) {
+	in, k, s, d, pb, od := f.in, f.k, f.s, f.d, f.pb, f.convTGeom.out
+	for m := lo; m < hi; m++ {
+		plane := f.dst[m*f.outSz : (m+1)*f.outSz]
+		var bv float32
+		if f.bias != nil {
+			bv = f.bias[m]
+		}
+		for i := range plane {
+			plane[i] = bv
+		}
+		for t := range f.kSz {
+			kz, ky, kx := t/(k[1]*k[2]), t/k[2]%k[1], t%k[2]
+			x0, x1 := f.xLo[kx], f.xHi[kx]
+			if x0 >= x1 {
+				continue
+			}
+			crow := f.col[(m*f.kSz+t)*f.inSz:][:f.inSz]
+			for iz := range in[0] {
+				oz := iz*s[0] + kz*d[0] - pb[0]
+				if oz < 0 || oz >= od[0] {
+					continue
+				}
+				for iy := range in[1] {
+					oy := iy*s[1] + ky*d[1] - pb[1]
+					if oy < 0 || oy >= od[1] {
+						continue
+					}
+					src := crow[(iz*in[1]+iy)*in[2]:][x0:x1]
+					o := (oz*od[1]+oy)*od[2] + x0*s[2] + kx*d[2] - pb[2]
+					if s[2] == 1 {
+						f.rows.Axpy(plane[o:o+len(src)], src, 1)
+						continue
+					}
+					dst := plane[o:]
+					for j, v := range src {
+						dst[j*s[2]] += v
+					}
+				}
+			}
+		}
+	}
+}

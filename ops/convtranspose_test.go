@@ -1,0 +1,81 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// TestConvTransposeByHand checks the reference on a case worked out by
+// hand: x = [1 2] (1-D), w = [1 10 100], stride 2, no pads: the full
+// output is x0·w at 0..2 plus x1·w at 2..4 = [1 10 102 20 200]; pads
+// [1, -1] drop the first cell and add one zero cell (plus the bias 5).
+func TestConvTransposeByHand(t *testing.T) {
+	g := graph.New()
+	n := g.ConvTranspose(g.Input("x", tensor.F64, 1, 1, 2), g.Input("w", tensor.F64, 1, 1, 3), g.Input("b", tensor.F64, 1),
+		graph.ConvTransposeOpts{Strides: []int{2}, Pads: []int{1, -1}})
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(s tensor.Shape, v ...float64) tensor.Tensor {
+		x, err := tensor.FromFloat64s(tensor.F64, s, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	got := rsRun(t, n, mk(tensor.Shape{1, 1, 2}, 1, 2), mk(tensor.Shape{1, 1, 3}, 1, 10, 100), mk(tensor.Shape{1}, 5))
+	approx.Slices(t, "1-D", got, []float64{15, 107, 25, 205, 5}, 0, 0)
+}
+
+// TestConvTransposeFast compares the fast kernel with the reference over
+// the geometry it must handle: groups, strides, dilations, negative and
+// positive pads, 1-D and 3-D, serially and over 3 workers.
+func TestConvTransposeFast(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name string
+		x, w []int
+		bias bool
+		o    graph.ConvTransposeOpts
+	}{
+		{"unet 2x2 s2", []int{2, 8, 5, 6}, []int{8, 4, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"3x3 s2 p1 outpad", []int{1, 6, 4, 5}, []int{6, 5, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
+		{"groups dilation", []int{2, 6, 4, 3}, []int{6, 2, 3, 2}, true, graph.ConvTransposeOpts{Groups: 3, Dilations: []int{2, 3}, Pads: []int{2, 0, 1, -2}}},
+		{"stride 1 wide", []int{1, 20, 3, 37}, []int{20, 3, 3, 3}, true, graph.ConvTransposeOpts{Pads: []int{1, 1, 1, 1}}},
+		{"crop everything but the middle", []int{1, 2, 3, 3}, []int{2, 2, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{3, 3}, Pads: []int{4, 4, 4, 4}}},
+		{"1-D", []int{2, 3, 9}, []int{3, 4, 5}, true, graph.ConvTransposeOpts{Strides: []int{3}, Pads: []int{2, 1}}},
+		{"3-D", []int{1, 4, 3, 2, 4}, []int{4, 2, 2, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 1, 2}, Pads: []int{0, 1, 1, 1, 0, -1}, Groups: 2}},
+	} {
+		g := graph.New()
+		var b *graph.Node
+		ins := []tensor.Tensor{tensor.New(tensor.F32, c.x...), tensor.New(tensor.F32, c.w...)}
+		if c.bias {
+			m := c.w[1] * max(c.o.Groups, 1)
+			b = g.Input("b", tensor.F32, m)
+			ins = append(ins, tensor.New(tensor.F32, m))
+		}
+		n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Input("w", tensor.F32, c.w...), b, c.o)
+		if err := g.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, in := range ins {
+			for i := range in.F32() {
+				in.F32()[i] = float32(2*r.Float64() - 1)
+			}
+		}
+		want := rsRun(t, n, ins...)
+		for _, env := range []Env{Serial, parEnv(3)} {
+			got, _ := fastRun(t, n, env, ins...)
+			for i := range want {
+				if approx.Far(got[i], want[i], 1e-5*(1+math.Abs(want[i]))) {
+					t.Fatalf("%s (%d threads): element %d is %v, reference %v", c.name, env.Threads, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
