@@ -1,0 +1,87 @@
+package ops
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// BenchmarkConvTranspose runs the fast ConvTranspose on a U-Net decoder
+// step (2×2, stride 2) and a GAN/segmentation upsampler (3×3, stride 2,
+// pad 1, output_padding 1), on 1 and 2 workers, and reports GFLOP/s
+// (2·M·N·K per group, with M = output channels per group · taps, N =
+// input cells, K = input channels per group) and the ratio to the plain
+// GEMM of the same M×N×K batch, timed right after it over as many runs.
+func BenchmarkConvTranspose(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		x, w []int
+		o    graph.ConvTransposeOpts
+	}{
+		{"unet-2x2s2", []int{1, 128, 64, 64}, []int{128, 64, 2, 2}, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"3x3s2p1", []int{1, 64, 32, 32}, []int{64, 32, 3, 3}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
+	} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				g := graph.New()
+				n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Input("w", tensor.F32, c.w...), nil, c.o)
+				env := Serial
+				if threads > 1 {
+					env = parEnv(threads)
+				}
+				k, variant, err := PrepareFast(n, env)
+				if err != nil || variant == "reference" {
+					b.Fatalf("no fast kernel (%v)", err)
+				}
+				x, w, y := tensor.New(tensor.F32, c.x...), tensor.New(tensor.F32, c.w...), tensor.New(tensor.F32, n.Shape...)
+				for i := range x.F32() {
+					x.F32()[i] = float32(i%13) * 0.1
+				}
+				for i := range w.F32() {
+					w.F32()[i] = float32(i%7) * 0.1
+				}
+				m, nn, kk := c.w[1]*c.w[2]*c.w[3], c.x[2]*c.x[3], c.x[1]
+				flops := 2 * float64(m) * float64(nn) * float64(kk)
+				start := time.Now()
+				for b.Loop() {
+					if err := k([]tensor.Tensor{x, w}, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+				rate := flops * float64(b.N) / time.Since(start).Seconds()
+				b.ReportMetric(rate/1e9, "GFLOP/s")
+				b.ReportMetric(rate/gemmFlopsPerSec(b, env, m, nn, kk, b.N), "×gemm")
+			})
+		}
+	}
+}
+
+// gemmFlopsPerSec times asm's GEMM of op(A)=Aᵀ [m×k] by B [k×n] (the
+// product the ConvTranspose runs) over env, as the mean of runs runs.
+func gemmFlopsPerSec(b *testing.B, env Env, m, n, k, runs int) float64 {
+	gm, err := asm.NewGemm(asm.GemmConfig{M: m, N: n, K: k, TransA: true, Alpha: 1}, asm.BestGemm(), asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := &asm.GemmArgs{A: make([]float32, m*k), B: make([]float32, k*n), C: make([]float32, m*n)}
+	for i := range args.A {
+		args.A[i] = float32(i%7) * 0.1
+	}
+	for i := range args.B {
+		args.B[i] = float32(i%13) * 0.1
+	}
+	if err := gm.Run(args); err != nil { // warm
+		b.Fatal(err)
+	}
+	t := time.Now()
+	for range runs {
+		if err := gm.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return 2 * float64(m) * float64(n) * float64(k) * float64(runs) / time.Since(t).Seconds()
+}
