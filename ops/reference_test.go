@@ -361,6 +361,14 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 		return g.Pad(x, a.ints("pads"), mode, a.f32("value")), nil
 	case graph.OpTile:
 		return g.Tile(x, a.ints("reps")...), nil
+	case graph.OpResize:
+		return g.Resize(x, resizeSpecOf(a)), nil
+	case graph.OpConvTranspose:
+		if err := need(2, 3); err != nil {
+			return nil, err
+		}
+		o := graph.ConvTransposeOpts{Strides: a.ints("strides"), Dilations: a.ints("dilations"), Pads: a.ints("pads"), Groups: a.int("groups")}
+		return g.ConvTranspose(x, in[1], opt(2), o), nil
 	case graph.OpAttention:
 		if err := need(3, 4); err != nil {
 			return nil, err

@@ -1,7 +1,9 @@
 package ops_test
 
 // Loader for the reference cases in testdata/ref_*.json, written by
-// testdata/gen_reference.py (numpy and torch). Schema of one case:
+// testdata/gen_reference.py (numpy and torch) and, for Resize and
+// ConvTranspose, testdata/gen_onnxref.go (ONNX's node suite). Schema of
+// one case:
 //
 //	{"name": str,               unique; the subtest name
 //	 "op": str,                 graph.Op.String(), e.g. "Add", "Conv2D"
@@ -23,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/testmodels"
 )
 
@@ -116,6 +119,37 @@ func (a *attrReader) bound(key string, def float64) float32 {
 	v := def
 	a.get(key, &v)
 	return float32(v)
+}
+
+// f64s is nil for a JSON null.
+func (a *attrReader) f64s(key string) []float64 {
+	var v []float64
+	a.get(key, &v)
+	return v
+}
+
+// enum finds the value of E in [0, last] whose String is the attribute.
+func enum[E interface {
+	~uint8
+	String() string
+}](a *attrReader, key string, last E) E {
+	s := a.str(key)
+	for e := E(0); e <= last; e++ {
+		if e.String() == s {
+			return e
+		}
+	}
+	if a.err == nil {
+		a.err = fmt.Errorf("attribute %q: unknown value %q", key, s)
+	}
+	return 0
+}
+
+// resizeSpecOf reads a Resize case's spec.
+func resizeSpecOf(a *attrReader) graph.ResizeSpec {
+	return graph.ResizeSpec{Mode: enum(a, "mode", graph.ResizeCubic), Coord: enum(a, "coord", graph.CoordTFHalfPixelForNN),
+		Nearest: enum(a, "nearest", graph.NearestCeil), CubicA: float64(a.f32("cubic_a")), ExcludeOutside: a.bool("exclude_outside"),
+		Extrapolation: float64(a.f32("extrapolation")), Sizes: a.ints("sizes"), Scales: a.f64s("scales"), ROI: a.f64s("roi")}
 }
 
 func (a *attrReader) bool(key string) bool {
