@@ -26,6 +26,8 @@
 //   - the ops in opTable (see TestEveryOpCovered): elementwise math and
 //     comparisons, MatMul and Gemm, reductions, Softmax, normalisations,
 //     Conv and pooling (1-D and 2-D, auto_pad, ceil_mode for MaxPool),
+//     ConvTranspose (1-D to 3-D), Resize and Upsample (scales, sizes and
+//     roi known at import),
 //     shape and movement ops, Cast, Where, Range, CumSum, Dropout, the
 //     indexing ops (GatherElements, GatherND, ScatterElements, Scatter,
 //     ScatterND), and as compositions of kiln's ops DepthToSpace,

@@ -27,7 +27,9 @@ func resizeModel(opset int64, scales []float32, attrs ...*Attribute) *ModelProto
 	return model(opset, g)
 }
 
-func strAttr(name, v string) *Attribute { return &Attribute{Name: name, Type: AttrString, S: []byte(v)} }
+func strAttr(name, v string) *Attribute {
+	return &Attribute{Name: name, Type: AttrString, S: []byte(v)}
+}
 
 // TestResizeForms: opset 18's axes select the axes sizes and scales
 // refer to; antialias, a keep_aspect_ratio_policy other than stretch and
