@@ -131,12 +131,29 @@ func (f *convTFast) col2im(lo, hi int) {
 						f.rows.Axpy(plane[o:o+len(src)], src, 1)
 						continue
 					}
-					dst := plane[o:]
-					for j, v := range src {
-						dst[j*s[2]] += v
-					}
+					stridedAdd(plane[o:o+(len(src)-1)*s[2]+1], src, s[2])
 				}
 			}
 		}
+	}
+}
+
+// stridedAdd does dst[j·step] += src[j]; dst holds exactly the cells it
+// reaches. Two and more steps of 2 (the common upsampling stride) go four
+// at a time.
+func stridedAdd(dst, src []float32, step int) {
+	j := 0
+	if step == 2 {
+		for ; j+4 <= len(src); j += 4 {
+			d := dst[2*j : 2*j+7]
+			s := src[j : j+4]
+			d[0] += s[0]
+			d[2] += s[1]
+			d[4] += s[2]
+			d[6] += s[3]
+		}
+	}
+	for o := j * step; j < len(src); j, o = j+1, o+step {
+		dst[o] += src[j]
 	}
 }
