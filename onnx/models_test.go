@@ -100,7 +100,7 @@ func closeToTorch(got, want tensor.Tensor, rel float64) error {
 // TestExportedModelsPresent guards against the tests above passing on an
 // empty directory after a bad regeneration.
 func TestExportedModelsPresent(t *testing.T) {
-	for _, name := range []string{"mlp", "bert", "cnn"} {
+	for _, name := range []string{"mlp", "bert", "cnn", "lstm", "gru"} {
 		for _, f := range []string{"model.onnx"} {
 			st, err := os.Stat(filepath.Join("testdata", "models", name, f))
 			if err != nil || st.Size() == 0 || st.Size() > 1<<20 {
