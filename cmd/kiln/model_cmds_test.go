@@ -209,7 +209,7 @@ func TestInspectUnsupported(t *testing.T) {
 	if !errors.Is(err, errUnsupported) {
 		t.Fatalf("error %v, want errUnsupported", err)
 	}
-	for _, want := range []string{"ONNX ops (", "unsupported (4 nodes)", "Col2Im", "LSTM", "FusedMatMul", "LayerNormalization"} {
+	for _, want := range []string{"ONNX ops (", "unsupported (4 nodes)", "Col2Im", "StringNormalizer", "FusedMatMul", "LayerNormalization"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -554,7 +554,7 @@ def gen_special():
     g = helper.make_graph([
         helper.make_node("Col2Im", ["x"], ["r"], name="col2im_1"),
         helper.make_node("Relu", ["r"], ["a"], name="relu_ok"),
-        helper.make_node("LSTM", ["a"], ["l"], name="lstm_1"),
+        helper.make_node("StringNormalizer", ["a"], ["l"], name="strings_1"),
         helper.make_node("FusedMatMul", ["l", "l"], ["y"], name="ms_fused", domain="com.microsoft"),
         helper.make_node("LayerNormalization", ["y"], ["z"], name="ln_too_new"),
     ], "unsupported", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
