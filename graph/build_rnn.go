@@ -18,8 +18,8 @@ const (
 	CellLSTM                // input i, output o, forget f, cell c; optional peepholes
 )
 
-// gates is the number of gate blocks stacked in W, R and each half of B.
-func (c RNNCell) gates() int { return [...]int{1, 3, 4}[c] }
+// Gates is the number of gate blocks stacked in W, R and each half of B.
+func (c RNNCell) Gates() int { return [...]int{1, 3, 4}[c] }
 
 // acts is the number of activation functions per direction.
 func (c RNNCell) acts() int { return [...]int{1, 2, 3}[c] }
@@ -146,7 +146,7 @@ func (g *Graph) newRNN(in RNNInputs, o RNNOpts) (*rnn, error) {
 	if r.steps > MaxRNNSteps {
 		return nil, fmt.Errorf("sequence length %d is past the %d steps kiln unrolls", r.steps, MaxRNNSteps)
 	}
-	gh, D, B, H := o.Cell.gates()*r.hid, r.dirs, r.batch, r.hid
+	gh, D, B, H := o.Cell.Gates()*r.hid, r.dirs, r.batch, r.hid
 	states := []int{D, B, H}
 	if o.BatchFirst {
 		states = []int{B, D, H}

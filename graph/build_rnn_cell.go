@@ -6,7 +6,7 @@ package graph
 // states (c nil unless the cell is an LSTM).
 func (r *rnn) direction(d int, reverse bool, x2, h, c *Node, mask []*Node) (ys []*Node, hLast, cLast *Node) {
 	g, o, H, B := r.g, r.o, r.hid, r.batch
-	gh := o.Cell.gates() * H
+	gh := o.Cell.Gates() * H
 	lbr := o.Cell == CellGRU && o.LinearBeforeReset
 	w := r.pick(r.in.W, d, gh, x2.Shape[1])
 	rw := r.pick(r.in.R, d, gh, H)
