@@ -33,7 +33,10 @@
 //     ScatterND), and as compositions of kiln's ops DepthToSpace,
 //     SpaceToDepth, Einsum (a MatMul per pair of operands), ReverseSequence
 //     (a Gather, or a GatherND over run-time lengths) and Compress (a
-//     Gather of the positions its import-time condition selects);
+//     Gather of the positions its import-time condition selects), RNN,
+//     GRU and LSTM (graph.Recurrent: unrolled, at most 4096 steps) and
+//     the inference forms of NegativeLogLikelihoodLoss and
+//     SoftmaxCrossEntropyLoss (graph.NLLLoss, graph.SoftmaxCrossEntropy);
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
