@@ -116,7 +116,7 @@ func (pr *Program) lowerSteps() error {
 	}
 	pr.runner = pr.opt.Pool.NewRunner()
 	pr.copyBody = pr.copyChunks
-	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version, ParamSource: pr.sources.get}
+	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version, ParamSource: pr.sources.get, Shared: map[any]any{}}
 	pr.Arena = alignedBytes(p.ArenaBytes)
 	pr.Values = make([]tensor.Tensor, len(g.Nodes))
 	for _, n := range g.Nodes {

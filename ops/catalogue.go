@@ -61,6 +61,14 @@ type Env struct {
 	// they rebuild (the weights version moved): a GEMM keeps BF16 weights
 	// in bf16 where the CPU multiplies bf16 natively.
 	ParamSource func(n *graph.Node) tensor.DType
+	// Shared holds what one program's prepared kernels share, each kernel
+	// family under keys of its own type: the GEMMs' packed weights, so
+	// products that read the same weight node under the same plan keep
+	// one packed copy (an unrolled recurrent layer, graph.Recurrent, has
+	// one product per step, all reading R). The steps of a program run
+	// one after another, so what is shared is never used concurrently.
+	// Nil: nothing is shared.
+	Shared map[any]any
 }
 
 // Serial is an Env that runs everything on the calling goroutine.

@@ -45,13 +45,30 @@ type packedWeight struct {
 // able to hold it in bf16 when the CPU and the knob allow and b reads a
 // param (through views) whose source dtype env can tell.
 func newPackedWeight(b *graph.Node, g *asm.Gemm, env Env) *packedWeight {
+	key := packedKey{b, g.Config(), g.Variant()}
+	if w, ok := env.Shared[key].(*packedWeight); ok {
+		return w
+	}
 	w := &packedWeight{version: env.WeightsVersion}
+	if env.Shared != nil {
+		env.Shared[key] = w
+	}
 	if p := weightParam(b); p != nil && env.ParamSource != nil && bf16WeightsOn() {
 		if v := asm.BestGemmBF16(); v != nil {
 			w.bf = &bf16Weight{param: p, source: env.ParamSource, v: v, cfg: g.Config(), par: asm.Par{For: env.For, Threads: env.Threads}}
 		}
 	}
 	return w
+}
+
+// packedKey identifies a packed weight a program's products share: the
+// weight node and the plan (shape, strides, transposes and variant fix
+// the packing). The packing follows the node's buffer, which is the same
+// for every product reading the node.
+type packedKey struct {
+	b   *graph.Node
+	cfg asm.GemmConfig
+	v   *asm.GemmVariant
 }
 
 // weightParam is the param n reads, through any views, or nil.
