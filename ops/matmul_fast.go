@@ -25,9 +25,6 @@ func init() {
 	})
 }
 
-// isWeight reports whether a node's value only changes through SetParam.
-func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == graph.OpConstant }
-
 // packedWeight is a B operand packed for one kernel, with the weights
 // version and the buffer it was packed from: in float32 for the plan's
 // variant, or in bf16 when bf is set and the weight was given as BF16.
@@ -229,7 +226,7 @@ func prepareMatMulFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, stri
 		return nil, "", err
 	}
 	var w *packedWeight
-	if oneB && isWeight(n.Inputs[1]) {
+	if oneB && FromWeights(n.Inputs[1]) {
 		w = newPackedWeight(n.Inputs[1], g, env)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
@@ -291,7 +288,7 @@ func prepareGemmFast(n *graph.Node, env Env, v *asm.GemmVariant) (Kernel, string
 	}
 	args := asm.GemmArgs{Epilogue: ep}
 	var w *packedWeight
-	if isWeight(n.Inputs[1]) {
+	if FromWeights(n.Inputs[1]) {
 		w = newPackedWeight(n.Inputs[1], g, env)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
