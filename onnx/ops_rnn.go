@@ -55,12 +55,16 @@ func mapRecurrent(c *ctx, cell graph.RNNCell) ([]*graph.Node, error) {
 		return nil, fmt.Errorf("%d inputs, want at most 6", len(c.ins))
 	}
 	o := graph.RNNOpts{Cell: cell}
-	hidden, err := c.attrInt("hidden_size", 0)
+	if in.R.Shape.Rank() != 3 {
+		return nil, fmt.Errorf("R is %v, want [num_directions, gates·hidden_size, hidden_size]", in.R.Shape)
+	}
+	// hidden_size may be left out: R [D, G·H, H] gives it.
+	hidden, err := c.attrInt("hidden_size", int64(in.R.Shape[2]))
 	if err != nil {
 		return nil, err
 	}
 	if hidden <= 0 || hidden > 1<<24 {
-		return nil, fmt.Errorf("attribute hidden_size %d is missing or out of range", hidden)
+		return nil, fmt.Errorf("attribute hidden_size %d is out of range", hidden)
 	}
 	o.Hidden = int(hidden)
 	dir, err := c.attrString("direction", "forward")

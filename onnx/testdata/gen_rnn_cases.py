@@ -127,7 +127,7 @@ def reference(cell, ins, hidden, direction="forward", activations=None, alphas=N
 
 
 def rnn_case(name, cell, S, N, I, H, direction="forward", seq=None, bias=True, h0=False, c0=False, peep=False,
-             layout=0, **attrs):
+             layout=0, omit_hidden=False, **attrs):
     D = 2 if direction == "bidirectional" else 1
     G = {"RNN": 1, "GRU": 3, "LSTM": 4}[cell]
     ins = {"X": f32(N, S, I) if layout else f32(S, N, I), "W": f32(D, G * H, I), "R": f32(D, G * H, H)}
@@ -150,7 +150,9 @@ def rnn_case(name, cell, S, N, I, H, direction="forward", seq=None, bias=True, h
     outs = reference(cell, ins, H, direction, alphas=attrs.get("activation_alpha"),
                      betas=attrs.get("activation_beta"), lbr=attrs.get("linear_before_reset", 0),
                      layout=layout, **ref_attrs)
-    nd = helper.make_node(cell, names, list(outs), name=cell.lower() + "_node", hidden_size=H,
+    if not omit_hidden:  # else the importer takes it from R's shape
+        attrs["hidden_size"] = H
+    nd = helper.make_node(cell, names, list(outs), name=cell.lower() + "_node",
                           direction=direction, layout=layout, **attrs)
     case(name, [nd], {k: v for k, v in ins.items()}, outs, opset=14)
 
@@ -214,7 +216,7 @@ def main():
              activations=["Relu", "ThresholdedRelu"], activation_alpha=[0.2])
     rnn_case("rnn_reverse_elu", "RNN", 3, 2, 2, 3, "reverse", activations=["Elu"], activation_alpha=[0.5])
     rnn_case("rnn_affine_clip", "RNN", 2, 2, 3, 2, activations=["Affine"], activation_alpha=[0.8],
-             activation_beta=[-0.1], clip=1.0)
+             activation_beta=[-0.1], clip=1.0, omit_hidden=True)
     loss_cases()
 
 
