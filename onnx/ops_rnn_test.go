@@ -21,7 +21,7 @@ func TestRecurrentAndLossRefusals(t *testing.T) {
 	}
 	loss := func(attrs ...*Attribute) *ModelProto {
 		return model(13, &GraphProto{
-			Nodes: []*NodeProto{{Name: "nll", OpType: "NegativeLogLikelihoodLoss", Inputs: []string{"x", "t"}, Outputs: []string{"l"}, Attrs: attrs}},
+			Nodes:   []*NodeProto{{Name: "nll", OpType: "NegativeLogLikelihoodLoss", Inputs: []string{"x", "t"}, Outputs: []string{"l"}, Attrs: attrs}},
 			Inputs:  []*ValueInfo{tensorInfo("x", typeFloat, 2, 3), tensorInfo("t", typeInt64, 2)},
 			Outputs: []*ValueInfo{{Name: "l", IsTensor: true, ElemType: typeFloat}},
 		})
