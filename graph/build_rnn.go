@@ -24,7 +24,13 @@ func (c RNNCell) Gates() int { return [...]int{1, 3, 4}[c] }
 // acts is the number of activation functions per direction.
 func (c RNNCell) acts() int { return [...]int{1, 2, 3}[c] }
 
-func (c RNNCell) String() string { return [...]string{"RNN", "GRU", "LSTM"}[c] }
+// String names the cell as ONNX does.
+func (c RNNCell) String() string {
+	if c < CellRNN || c > CellLSTM {
+		return fmt.Sprintf("RNNCell(%d)", int(c))
+	}
+	return [...]string{"RNN", "GRU", "LSTM"}[c]
+}
 
 // RNNDirection is the order the sequence is read in.
 type RNNDirection int
@@ -198,12 +204,16 @@ func rnnActs(o RNNOpts, dirs int) ([]RNNActivation, error) {
 		return nil, fmt.Errorf("%d activations for %d direction(s), want %d", len(acts), dirs, n*dirs)
 	}
 	for _, a := range acts {
-		if !rnnActNames[strings.ToLower(a.Name)] {
+		if !IsRNNActivation(a.Name) {
 			return nil, fmt.Errorf("activation %q is not one of ONNX's recurrent activations", a.Name)
 		}
 	}
 	return acts, nil
 }
+
+// IsRNNActivation reports whether name (in any case) is one of the
+// recurrent activations RNNActivation accepts.
+func IsRNNActivation(name string) bool { return rnnActNames[strings.ToLower(name)] }
 
 var rnnActNames = map[string]bool{
 	"relu": true, "tanh": true, "sigmoid": true, "affine": true, "leakyrelu": true, "thresholdedrelu": true,

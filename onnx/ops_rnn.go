@@ -21,12 +21,6 @@ var rnnActDefaults = map[string][2]float32{
 	"scaledtanh": {1, 1}, "hardsigmoid": {0.2, 0.5}, "elu": {1, 0},
 }
 
-// rnnActKnown is the set of recurrent activations ONNX defines.
-var rnnActKnown = map[string]bool{
-	"relu": true, "tanh": true, "sigmoid": true, "affine": true, "leakyrelu": true, "thresholdedrelu": true,
-	"scaledtanh": true, "hardsigmoid": true, "elu": true, "softsign": true, "softplus": true,
-}
-
 // rnnActTakes says which of alpha and beta an activation reads.
 var rnnActTakes = map[string][2]bool{
 	"affine": {true, true}, "leakyrelu": {true, false}, "thresholdedrelu": {true, false},
@@ -136,7 +130,7 @@ func rnnActivations(c *ctx) ([]graph.RNNActivation, error) {
 	acts := make([]graph.RNNActivation, len(names.Strings))
 	for i, s := range names.Strings {
 		name := strings.ToLower(string(s))
-		if !rnnActKnown[name] {
+		if !graph.IsRNNActivation(name) {
 			return nil, unsupportedf("attribute activations: %q is not one of ONNX's recurrent activations", s)
 		}
 		def, takes := rnnActDefaults[name], rnnActTakes[name]
