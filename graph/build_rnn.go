@@ -229,8 +229,9 @@ func (r *rnn) num(v float64) *Node {
 	return r.g.Constant(t)
 }
 
-// act applies activation a, spelled out in kiln's elementwise ops (fuse
-// merges them with the gate arithmetic around them).
+// act applies activation a through kiln's elementwise ops (fuse merges
+// them with the gate arithmetic around them); Affine, ScaledTanh and
+// HardSigmoid, which have no op of their own, are spelled out.
 func (r *rnn) act(a RNNActivation, x *Node) *Node {
 	g, al, be := r.g, float64(a.Alpha), float64(a.Beta)
 	switch strings.ToLower(a.Name) {
@@ -245,17 +246,17 @@ func (r *rnn) act(a RNNActivation, x *Node) *Node {
 	case "leakyrelu":
 		return g.LeakyRelu(x, a.Alpha)
 	case "thresholdedrelu":
-		return g.Where(g.Greater(x, r.num(al)), x, r.num(0))
+		return g.ThresholdedRelu(x, a.Alpha)
 	case "scaledtanh":
 		return g.Mul(g.Tanh(g.Mul(x, r.num(be))), r.num(al))
 	case "hardsigmoid":
 		return g.Clip(g.Add(g.Mul(x, r.num(al)), r.num(be)), 0, 1)
 	case "elu":
-		return g.Where(g.Less(x, r.num(0)), g.Mul(g.Sub(g.Exp(x), r.num(1)), r.num(al)), x)
+		return g.Elu(x, a.Alpha)
 	case "softsign":
-		return g.Div(x, g.Add(g.Abs(x), r.num(1)))
-	case "softplus": // max(x, 0) + log(1 + e^-|x|): no overflow for large x
-		return g.Add(g.Relu(x), g.Log(g.Add(g.Exp(g.Neg(g.Abs(x))), r.num(1))))
+		return g.Softsign(x)
+	case "softplus":
+		return g.Softplus(x)
 	}
 	return g.fail("%s: activation %q", r.o.Cell, a.Name) // rnnActs checked the names
 }
