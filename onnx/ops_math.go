@@ -64,6 +64,16 @@ func mapGemm(c *ctx) (*graph.Node, error) {
 // Before, it flattened the input to 2-D at axis (default 1) and
 // normalised each row over all the trailing dims together.
 func mapSoftmax(c *ctx, op graph.Op) (*graph.Node, error) {
+	return mapAxisRows(c, func(x *graph.Node, ax int) (*graph.Node, error) {
+		return c.apply(op, graph.Attrs{Axis: ax}, x)
+	})
+}
+
+// mapAxisRows maps an op with Softmax's axis semantics (Softmax,
+// LogSoftmax, Hardmax): from opset 13 f runs along the one axis (default
+// -1); before, along axis 1 of the input flattened to 2-D at the axis
+// (default 1). A scalar is one row of one element.
+func mapAxisRows(c *ctx, f func(x *graph.Node, ax int) (*graph.Node, error)) (*graph.Node, error) {
 	x, err := c.need(0)
 	if err != nil {
 		return nil, err
@@ -82,14 +92,16 @@ func mapSoftmax(c *ctx, op graph.Op) (*graph.Node, error) {
 		return nil, err
 	}
 	if r == 0 || c.opset >= 13 || ax == r-1 {
-		if r == 0 { // a scalar: softmax over one element
-			x1 := c.g.Reshape(x, 1)
-			return c.g.Reshape(c.g.Apply(op, graph.Attrs{Axis: 0}, x1)), nil
+		if r == 0 { // a scalar: one row of one element
+			y, err := f(c.g.Reshape(x, 1), 0)
+			if err != nil {
+				return nil, err
+			}
+			return c.g.Reshape(y), nil
 		}
-		return c.apply(op, graph.Attrs{Axis: ax}, x)
+		return f(x, ax)
 	}
-	flat := c.g.Flatten(x, ax)
-	y, err := c.apply(op, graph.Attrs{Axis: 1}, flat)
+	y, err := f(c.g.Flatten(x, ax), 1)
 	if err != nil {
 		return nil, err
 	}
