@@ -87,7 +87,7 @@ type Attrs struct {
 	Ends   []int        // Slice
 	Steps  []int        // Slice
 	Sizes  []int        // Split: size of every piece
-	Index  int          // Split: which piece this node is
+	Index  int          // Split: which piece this node is; TopK: 0 values, 1 indices
 	Reps   []int        // Tile
 	Mode   PadMode      // Pad
 	Value  float32      // Pad constant
@@ -95,6 +95,8 @@ type Attrs struct {
 	To tensor.DType // Cast
 
 	Exclusive bool // CumSum
+	K         int  // TopK: how many elements
+	Smallest  bool // TopK: the K smallest rather than the largest
 	Reverse   bool // CumSum
 
 	BatchDims int              // GatherND: leading dims indices and data share

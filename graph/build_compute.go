@@ -53,6 +53,19 @@ func (g *Graph) CumSum(x *Node, axis int, exclusive, reverse bool) *Node {
 	return g.add(OpCumSum, Attrs{Axis: axis, Exclusive: exclusive, Reverse: reverse}, x)
 }
 
+// TopK returns the k largest elements along axis (the k smallest with
+// smallest set) in order, largest (smallest) first, and their I64
+// positions along the axis; equal elements keep their order (the lower
+// index first, as ONNX specifies), and NaN ranks above every number. The
+// two results are separate nodes sharing the attributes (Attrs.Index 0
+// and 1); a graph that reads one only computes that one.
+func (g *Graph) TopK(x *Node, k, axis int, smallest bool) (values, indices *Node) {
+	a := Attrs{Axis: axis, K: k, Smallest: smallest}
+	values = g.add(OpTopK, a, x)
+	a.Index = 1
+	return values, g.add(OpTopK, a, x)
+}
+
 // LayerNorm normalises over the dims from axis to the end, then applies
 // scale and bias (each nil for none; shaped like those dims).
 func (g *Graph) LayerNorm(x, scale, bias *Node, axis int, eps float32) *Node {

@@ -106,6 +106,7 @@ func axisErrCases() []errCase {
 		{"Softmax", func(g *Graph, x *Node, a int) { g.Softmax(x, a) }, std},
 		{"LogSoftmax", func(g *Graph, x *Node, a int) { g.LogSoftmax(x, a) }, std},
 		{"CumSum", func(g *Graph, x *Node, a int) { g.CumSum(x, a, false, false) }, std},
+		{"TopK", func(g *Graph, x *Node, a int) { g.TopK(x, 1, a, false) }, std},
 		{"LayerNorm", func(g *Graph, x *Node, a int) { g.LayerNorm(x, nil, nil, a, 1e-5) }, std},
 		{"LayerNorm", func(g *Graph, x *Node, a int) { g.LayerNorm(x, nil, g.Param("bias", tensor.F32, 3), a, 1e-5) }, []int{3, -3}},
 		{"RMSNorm", func(g *Graph, x *Node, a int) { g.RMSNorm(x, nil, a, 1e-5) }, std},

@@ -44,6 +44,7 @@ func init() {
 		OpMatMul: inferMatMul, OpGemm: inferGemm,
 		OpArgMax: inferArg, OpArgMin: inferArg,
 		OpSoftmax: inferAxisSame(true), OpLogSoftmax: inferAxisSame(true), OpCumSum: inferAxisSame(false),
+		OpTopK:      inferTopK,
 		OpLayerNorm: inferNorm, OpRMSNorm: inferNorm, OpBatchNorm: inferBatchNorm,
 		OpConv2D: inferConv, OpMaxPool2D: inferPool, OpAvgPool2D: inferPool,
 		OpGlobalAvgPool: inferGlobalPool,
@@ -228,6 +229,32 @@ func inferArg(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	}
 	a.Axis = ax
 	return tensor.I64, x.Shape.Reduced([]int{ax}, a.KeepDims), nil
+}
+
+// inferTopK: the axis shrinks to K; values keep x's dtype, indices are
+// I64.
+func inferTopK(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
+	x := ins[0]
+	if !isNumeric(x.DType) {
+		return 0, nil, fmt.Errorf("dtype %v not supported", x.DType)
+	}
+	ax, err := tensor.NormAxis(a.Axis, x.Shape.Rank())
+	if err != nil {
+		return 0, nil, err
+	}
+	if a.K < 0 || a.K > x.Shape[ax] {
+		return 0, nil, fmt.Errorf("k = %d out of range [0, %d] for axis %d", a.K, x.Shape[ax], ax)
+	}
+	if a.Index != 0 && a.Index != 1 {
+		return 0, nil, fmt.Errorf("output %d: TopK has outputs 0 (values) and 1 (indices)", a.Index)
+	}
+	a.Axis = ax
+	s := x.Shape.Clone()
+	s[ax] = a.K
+	if a.Index == 1 {
+		return tensor.I64, s, nil
+	}
+	return x.DType, s, nil
 }
 
 // inferAxisSame covers Softmax, LogSoftmax (float only) and CumSum: one

@@ -231,6 +231,18 @@ func reduceCases() []inferCase {
 			dt: F, shape: sh(2, 7), attrs: wantAxis(1)},
 		{name: "LogSoftmax/first-f64", build: func(g *Graph) *Node { return g.LogSoftmax(in(g, tensor.F64, 2, 7), 0) },
 			dt: tensor.F64, shape: sh(2, 7), attrs: wantAxis(0)},
+		{name: "TopK/values", build: func(g *Graph) *Node { v, _ := g.TopK(f32(g, 2, 7, 3), 4, -2, false); return v },
+			dt: F, shape: sh(2, 4, 3), attrs: func(t *testing.T, a Attrs) {
+				if a.Axis != 1 || a.K != 4 || a.Index != 0 || a.Smallest {
+					t.Errorf("attrs %+v", a)
+				}
+			}},
+		{name: "TopK/indices-i32", build: func(g *Graph) *Node { _, i := g.TopK(in(g, tensor.I32, 5, 2), 0, 0, true); return i },
+			dt: tensor.I64, shape: sh(0, 2), attrs: func(t *testing.T, a Attrs) {
+				if a.Axis != 0 || a.K != 0 || a.Index != 1 || !a.Smallest {
+					t.Errorf("attrs %+v", a)
+				}
+			}},
 		{name: "CumSum/i64", build: func(g *Graph) *Node { return g.CumSum(in(g, tensor.I64, 3, 4, 5), -2, true, true) },
 			dt: tensor.I64, shape: sh(3, 4, 5), attrs: func(t *testing.T, a Attrs) {
 				if a.Axis != 1 || !a.Exclusive || !a.Reverse {

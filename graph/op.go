@@ -96,6 +96,7 @@ const (
 	OpSoftmax    // over Attrs.Axis
 	OpLogSoftmax // over Attrs.Axis
 	OpCumSum     // over Attrs.Axis, Attrs.Exclusive, Attrs.Reverse
+	OpTopK       // Attrs.K largest (Attrs.Smallest: smallest) along Attrs.Axis; Attrs.Index 0 values, 1 I64 indices
 
 	// Normalisation.
 	OpLayerNorm // over axes [Axis, rank), optional scale and bias inputs
@@ -167,7 +168,7 @@ var opNames = [numOps]string{
 	OpMatMul: "MatMul", OpGemm: "Gemm",
 	OpReduceSum: "ReduceSum", OpReduceMean: "ReduceMean", OpReduceMax: "ReduceMax",
 	OpReduceMin: "ReduceMin", OpReduceProd: "ReduceProd", OpArgMax: "ArgMax", OpArgMin: "ArgMin",
-	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum",
+	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum", OpTopK: "TopK",
 	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm",
 	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
 	OpConvTranspose: "ConvTranspose",

@@ -40,6 +40,67 @@ func init() {
 	register("MeanVarianceNormalization", 9, one(mapMVN))
 	register("InstanceNormalization", 6, one(mapInstanceNorm))
 	register("LRN", 1, one(mapLRN))
+	register("TopK", 1, mapTopK)
+}
+
+// mapTopK: K is an attribute before opset 10 and an input known at
+// import from it; largest and sorted come with opset 11. sorted=0 leaves
+// the order unspecified, so kiln's sorted order serves it too. Only the
+// outputs the model reads are built.
+func mapTopK(c *ctx) ([]*graph.Node, error) {
+	x, err := c.need(0)
+	if err != nil {
+		return nil, err
+	}
+	var k int
+	if c.opset < 10 {
+		kv, err := c.attrInt("k", -1)
+		if err != nil {
+			return nil, err
+		}
+		k = int(max(-1, min(kv, 1<<40)))
+	} else {
+		ks, err := c.ints(1, "K")
+		if err != nil {
+			return nil, err
+		}
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("K must hold one value, got %v", ks)
+		}
+		k = ks[0]
+	}
+	a, err := c.attrInt("axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	ax, err := axis(int(a), x.Shape.Rank())
+	if err != nil {
+		return nil, err
+	}
+	if k < 0 || k > x.Shape[ax] {
+		return nil, fmt.Errorf("K = %d out of range [0, %d] for axis %d of %v", k, x.Shape[ax], ax, x.Shape)
+	}
+	largest, err := c.attrBool("largest", true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.attrBool("sorted", true); err != nil {
+		return nil, err
+	}
+	if err := c.supports(graph.OpTopK, x.DType); err != nil {
+		return nil, err
+	}
+	v, i := c.g.TopK(x, k, ax, !largest)
+	if _, err := built(c, v); err != nil {
+		return nil, err
+	}
+	outs := []*graph.Node{v, i}
+	for o := range outs {
+		if !c.used(o) {
+			outs[o] = nil
+		}
+	}
+	return outs, nil
 }
 
 // built returns a node a builder method made, or the error the builder

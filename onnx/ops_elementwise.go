@@ -9,6 +9,15 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
+// supports reports, as an unsupported-feature error, an op kiln's
+// catalogue has no kernel for on dt.
+func (c *ctx) supports(op graph.Op, dt tensor.DType) error {
+	if e, err := ops.Lookup(op); err != nil || !e.Supports(dt) {
+		return unsupportedf("%v on %v tensors", op, dt)
+	}
+	return nil
+}
+
 // apply adds an op after checking that kiln has a kernel for the dtype
 // of its first input, so a model using, say, Abs on uint8 is reported as
 // unsupported rather than failing to compile. A node the builder refuses
@@ -20,8 +29,8 @@ func (c *ctx) apply(op graph.Op, a graph.Attrs, ins ...*graph.Node) (*graph.Node
 		if op == graph.OpWhere {
 			key = tensor.Bool
 		}
-		if e, err := ops.Lookup(op); err != nil || !e.Supports(key) {
-			return nil, unsupportedf("%v on %v tensors", op, ins[0].DType)
+		if err := c.supports(op, key); err != nil {
+			return nil, err
 		}
 	}
 	n := c.g.Apply(op, a, ins...)

@@ -107,6 +107,14 @@ func otherCases() []opCase {
 		}},
 		{graph.OpLogSoftmax, "axis 0", func(b *builder) { b.out(b.g.LogSoftmax(b.x(5, 6), 0)) }},
 		{graph.OpLogSoftmax, "wide row", func(b *builder) { b.out(b.g.LogSoftmax(b.x(2, 300), 1)) }},
+		// TopK: both outputs of one node pair, ties (steps), NaN/±Inf
+		// (specials), a strided axis, the smallest, and a row long enough
+		// for the CPU's selection kernel (K <= size/4).
+		{graph.OpTopK, "ties axis 1", func(b *builder) { b.out(topKBoth(b.g, b.steps(f32, 0, 3, 1, 4, 9, 5), 3, 1, false)...) }},
+		{graph.OpTopK, "smallest strided i32", func(b *builder) { b.out(topKBoth(b.g, b.steps(tensor.I32, -2, 2, 1, 3, 7, 4), 2, 1, true)...) }},
+		{graph.OpTopK, "f32 specials", func(b *builder) { b.out(topKBoth(b.g, b.specials(f32, 16, 9), 9, 1, false)...) }},
+		{graph.OpTopK, "wide row select", func(b *builder) { b.out(topKBoth(b.g, b.steps(f32, 0, 20, 1, 3, 300), 5, 1, true)...) }},
+		{graph.OpTopK, "f16 axis 0", func(b *builder) { b.out(topKBoth(b.g, b.in(f16, 12, 5), 3, 0, false)...) }},
 		{graph.OpCumSum, "reverse", func(b *builder) { b.out(b.g.CumSum(b.x(3, 7, 4), 1, false, true)) }},
 		{graph.OpCumSum, "exclusive i32", func(b *builder) { b.out(b.g.CumSum(b.in(tensor.I32, 5, 6), 0, true, false)) }},
 		// Positive terms: a long scan of mixed signs cancels to sums far
@@ -245,4 +253,10 @@ func catalogueOps() []graph.Op {
 		}
 	}
 	return out
+}
+
+// topKBoth is TopK's values and indices, as one case's two outputs.
+func topKBoth(g *graph.Graph, x *graph.Node, k, axis int, smallest bool) []*graph.Node {
+	v, i := g.TopK(x, k, axis, smallest)
+	return []*graph.Node{v, i}
 }

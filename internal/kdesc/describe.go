@@ -9,8 +9,8 @@ import (
 
 // Desc is one kernel's descriptor: a *Elementwise, *Reduce, *Softmax,
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
-// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing, *Scatter, *Resize or
-// *ConvTranspose. An emitter switches on its
+// *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing, *Scatter, *Resize,
+// *ConvTranspose or *TopK. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -42,12 +42,13 @@ const (
 	KindScatter
 	KindResize
 	KindConvTranspose
+	KindTopK
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
 	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
-	"resize", "convtranspose"}
+	"resize", "convtranspose", "topk"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -77,6 +78,7 @@ func (*Resize) Kind() Kind        { return KindResize }
 func (*ConvTranspose) Kind() Kind { return KindConvTranspose }
 func (*Indexing) Kind() Kind      { return KindIndexing }
 func (*Scatter) Kind() Kind       { return KindScatter }
+func (*TopK) Kind() Kind          { return KindTopK }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -154,6 +156,7 @@ var describers = func() map[graph.Op]describer {
 	add(KindScatter, every(ScatterOf), graph.OpScatterElements, graph.OpScatterND)
 	add(KindResize, first(ResizeOf), graph.OpResize)
 	add(KindConvTranspose, every(ConvTransposeOf), graph.OpConvTranspose)
+	add(KindTopK, every(TopKOf), graph.OpTopK)
 	return m
 }()
 

@@ -29,6 +29,7 @@ func TestDescribe(t *testing.T) {
 	lsm := g.LogSoftmax(x, 2)
 	red := g.ReduceMax(x, false, 0, 2)
 	mm := g.MatMul(x, g.Param("w", tensor.F32, 4, 5))
+	_, topi := g.TopK(x, 2, 1, true)
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +53,7 @@ func TestDescribe(t *testing.T) {
 		{ln, KindNorm, []*graph.Node{x, s, b}, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 1, Eps: 1e-5, Scale: true, Bias: true}},
 		{arn, KindNorm, []*graph.Node{x, r, s}, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 1, Eps: 1e-6, RMS: true, Scale: true,
 			Residual: true, ResStrides: []int{0, 4, 1}}},
+		{topi, KindTopK, []*graph.Node{x}, &TopK{Name: "k", DType: tensor.F32, Lines: Lines{Outer: 2, Size: 3, Inner: 4}, K: 2, Smallest: true, Indices: true}},
 		{lsm, KindSoftmax, []*graph.Node{x}, &Softmax{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 2, Log: true}},
 	} {
 		d, ins, err := Describe("k", c.n)

@@ -145,3 +145,31 @@ func (p *RoPE) Pair(i int) (a, b int) {
 	}
 	return i, i + p.Half
 }
+
+// TopK writes, for each line, its K first elements in TopK's order: the
+// larger first (the smaller with Smallest), NaN above every number, the
+// lower position first on ties (ONNX). Operands: out (K per line, in
+// the line's layout: x's DType for values, I64 positions with Indices),
+// x of DType.
+type TopK struct {
+	Name  string
+	DType tensor.DType // of x
+	Lines
+	K                 int
+	Smallest, Indices bool
+}
+
+// TopKOf describes a TopK node (either of its outputs).
+func TopKOf(name string, n *graph.Node) (*TopK, error) {
+	if n.Op != graph.OpTopK || len(n.Inputs) != 1 {
+		return nil, fmt.Errorf("%s: %v is not a TopK", name, n.Op)
+	}
+	l, err := LinesOf(n.Inputs[0].Shape, n.Attrs.Axis)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if n.Attrs.K < 0 || n.Attrs.K > l.Size {
+		return nil, fmt.Errorf("%s: k = %d out of range [0, %d]", name, n.Attrs.K, l.Size)
+	}
+	return &TopK{Name: name, DType: n.Inputs[0].DType, Lines: l, K: n.Attrs.K, Smallest: n.Attrs.Smallest, Indices: n.Attrs.Index == 1}, nil
+}
