@@ -26,7 +26,7 @@ func init() {
 // sort and a selection by it give the same K elements in the same order.
 func topKBefore[T cmp.Ordered](a T, ia int, b T, ib int, smallest bool) bool {
 	c := cmp.Compare(a, b) // NaN compares below every number here
-	if a != a || b != b {   // flip NaN to the top
+	if a != a || b != b {  // flip NaN to the top
 		c = -c
 	}
 	if smallest {
@@ -38,7 +38,7 @@ func topKBefore[T cmp.Ordered](a T, ia int, b T, ib int, smallest bool) bool {
 // topKPlan is a TopK node's line geometry and which output it writes.
 type topKPlan struct {
 	outer, size, inner, k int
-	smallest, indices    bool
+	smallest, indices     bool
 }
 
 func topKPlanOf(n *graph.Node) (*topKPlan, error) {
