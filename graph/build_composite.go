@@ -8,7 +8,7 @@ import (
 
 // Composite ops: ONNX operators that are exact compositions of kiln's own
 // ops. Each builds those ops, so it runs on their reference kernels, their
-// fast CPU kernels (ReduceSum's row kernels, LayerNorm's row kernels) and
+// fast CPU kernels (ReduceSum's row kernels, for one) and
 // their CUDA and Metal lowerings, and fuses like any other chain; nothing
 // here needs a kernel of its own.
 
@@ -196,36 +196,6 @@ func (g *Graph) MeanVarianceNorm(x *Node, axes ...int) *Node {
 		return std
 	}
 	return g.Div(d, g.Add(std, g.scalarLike(x, 1e-9)))
-}
-
-// InstanceNorm normalises each [n, c] plane of x ([N, C, spatial...]) over
-// its spatial elements and applies the per-channel scale and bias ([C]):
-// (x - mean)/sqrt(var + eps)·scale + bias (ONNX InstanceNormalization).
-// The planes are LayerNorm rows, so it runs on LayerNorm's row kernels;
-// the per-channel affine is a broadcast Mul and Add that fuse.
-func (g *Graph) InstanceNorm(x, scale, bias *Node, eps float32) *Node {
-	for _, n := range []*Node{x, scale, bias} {
-		if n == nil || !n.Valid() || g.err != nil {
-			return g.add(OpAdd, Attrs{}, x, scale)
-		}
-	}
-	s := x.Shape
-	if s.Rank() < 3 {
-		return g.fail("InstanceNorm: input %v has rank %d, want at least 3", s, s.Rank())
-	}
-	for _, p := range []*Node{scale, bias} {
-		if !p.Shape.Equal(tensor.Shape{s[1]}) {
-			return g.fail("InstanceNorm: scale and bias must have shape [%d], got %v", s[1], p.Shape)
-		}
-	}
-	rows := g.Reshape(x, s[0], s[1], s[2:].NumElements())
-	y := g.Reshape(g.LayerNorm(rows, nil, nil, 2, eps), s...)
-	perChannel := make([]int, s.Rank()-1)
-	for i := range perChannel {
-		perChannel[i] = 1
-	}
-	perChannel[0] = s[1]
-	return g.Add(g.Mul(y, g.Reshape(scale, perChannel...)), g.Reshape(bias, perChannel...))
 }
 
 // LRN is local response normalisation across channels (axis 1):

@@ -81,6 +81,14 @@ func (g *Graph) RMSNorm(x, scale *Node, axis int, eps float32) *Node {
 	return g.add(OpRMSNorm, Attrs{Axis: axis, Eps: eps}, nonNil(x, scale)...)
 }
 
+// InstanceNorm normalises each [n, c] plane of x ([N, C, spatial...])
+// over its spatial elements and applies the per-channel scale and bias
+// ([C]): (x - mean)/sqrt(var + eps)·scale + bias, the variance biased
+// (ONNX InstanceNormalization).
+func (g *Graph) InstanceNorm(x, scale, bias *Node, eps float32) *Node {
+	return g.add(OpInstanceNorm, Attrs{Eps: eps}, x, scale, bias)
+}
+
 // BatchNorm is inference batch normalisation over channel axis 1:
 // (x - mean) / sqrt(var + eps) * scale + bias.
 func (g *Graph) BatchNorm(x, scale, bias, mean, variance *Node, eps float32) *Node {

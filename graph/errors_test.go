@@ -321,6 +321,8 @@ func shapeErrCases() []errCase {
 		{"RMSNorm/scale-shape", func(g *Graph, f fixture) { g.RMSNorm(f.x, f.x, -1, 1e-5) }, []string{"RMSNorm", "normalised shape"}},
 		{"BatchNorm/param-shape", func(g *Graph, f fixture) { g.BatchNorm(f.img, f.v, f.v, f.v, f.x, 1e-5) }, []string{"BatchNorm", "input 4", "[4]"}},
 		{"BatchNorm/rank", func(g *Graph, f fixture) { g.BatchNorm(f.v, f.v, f.v, f.v, f.v, 1e-5) }, []string{"BatchNorm", "rank >= 2"}},
+		{"InstanceNorm/rank", func(g *Graph, f fixture) { g.InstanceNorm(f.x, f.v, f.v, 1e-5) }, []string{"InstanceNorm", "rank >= 3"}},
+		{"InstanceNorm/param-shape", func(g *Graph, f fixture) { g.InstanceNorm(f.img, f.v, f.x, 1e-5) }, []string{"InstanceNorm", "input 2", "[4]"}},
 		{"ArgMax/empty-axis", func(g *Graph, f fixture) { g.ArgMax(g.Input("e", tensor.F32, 2, 0), 1, false) }, []string{"ArgMax", "empty axis 1"}},
 		{"ReduceMax/empty-axis", func(g *Graph, f fixture) { g.ReduceMax(g.Input("e", tensor.F32, 2, 0), false) }, []string{"ReduceMax", "empty axis 1"}},
 	}

@@ -46,7 +46,8 @@ func init() {
 		OpSoftmax: inferAxisSame(true), OpLogSoftmax: inferAxisSame(true), OpCumSum: inferAxisSame(false),
 		OpTopK:      inferTopK,
 		OpLayerNorm: inferNorm, OpRMSNorm: inferNorm, OpBatchNorm: inferBatchNorm,
-		OpConv2D: inferConv, OpMaxPool2D: inferPool, OpAvgPool2D: inferPool,
+		OpInstanceNorm: inferInstanceNorm,
+		OpConv2D:       inferConv, OpMaxPool2D: inferPool, OpAvgPool2D: inferPool,
 		OpGlobalAvgPool: inferGlobalPool,
 		OpReshape:       inferReshape, OpTranspose: inferTranspose, OpConcat: inferConcat,
 		OpSplit: inferSplit, OpSlice: inferSlice, OpGather: inferGather, OpExpand: inferExpand,
@@ -80,7 +81,7 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(2), true
 	case OpScatterElements, OpScatterND:
 		return exactly(3), true
-	case OpRoPE:
+	case OpRoPE, OpInstanceNorm:
 		return exactly(3), true
 	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true

@@ -127,6 +127,15 @@ func inferBatchNorm(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	return x.DType, x.Shape.Clone(), nil
 }
 
+// inferInstanceNorm: x is [N, C, spatial...] with at least one spatial
+// axis (ONNX), scale and bias are [C].
+func inferInstanceNorm(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
+	if x := ins[0]; x.Shape.Rank() < 3 {
+		return 0, nil, fmt.Errorf("input must have rank >= 3 (N, C, spatial...), got %v", x.Shape)
+	}
+	return inferBatchNorm(a, ins)
+}
+
 // pair fills a 2-vector attribute with a default and checks it.
 func pair(name string, v []int, def, min int) ([]int, error) {
 	if v == nil {

@@ -284,6 +284,9 @@ func normCases() []inferCase {
 		{name: "BatchNorm/rank2", build: func(g *Graph) *Node {
 			return g.BatchNorm(f32(g, 4, 3), f32(g, 3), f32(g, 3), f32(g, 3), f32(g, 3), 1e-5)
 		}, dt: F, shape: sh(4, 3)},
+		{name: "InstanceNorm/f16", build: func(g *Graph) *Node {
+			return g.InstanceNorm(in(g, tensor.F16, 2, 3, 5), in(g, tensor.F16, 3), in(g, tensor.F16, 3), 1e-5)
+		}, dt: tensor.F16, shape: sh(2, 3, 5)},
 	}
 }
 

@@ -99,9 +99,10 @@ const (
 	OpTopK       // Attrs.K largest (Attrs.Smallest: smallest) along Attrs.Axis; Attrs.Index 0 values, 1 I64 indices
 
 	// Normalisation.
-	OpLayerNorm // over axes [Axis, rank), optional scale and bias inputs
-	OpRMSNorm   // over axes [Axis, rank), optional scale input
-	OpBatchNorm // inference: x, scale, bias, mean, var; channel axis 1
+	OpLayerNorm    // over axes [Axis, rank), optional scale and bias inputs
+	OpRMSNorm      // over axes [Axis, rank), optional scale input
+	OpBatchNorm    // inference: x, scale, bias, mean, var; channel axis 1
+	OpInstanceNorm // x [N, C, spatial...], scale [C], bias [C]: each [n, c] plane over its spatial elements
 
 	// Convolution and pooling, NCHW.
 	OpConv2D
@@ -169,7 +170,7 @@ var opNames = [numOps]string{
 	OpReduceSum: "ReduceSum", OpReduceMean: "ReduceMean", OpReduceMax: "ReduceMax",
 	OpReduceMin: "ReduceMin", OpReduceProd: "ReduceProd", OpArgMax: "ArgMax", OpArgMin: "ArgMin",
 	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum", OpTopK: "TopK",
-	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm",
+	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm", OpInstanceNorm: "InstanceNorm",
 	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
 	OpConvTranspose: "ConvTranspose",
 	OpReshape:       "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",

@@ -42,8 +42,9 @@ func EmitSoftmax(s *Softmax) (*Kernel, error) {
 	return &Kernel{Name: s.Name, Source: b.String(), Buffers: bufs, Groups: [3]int{rows, 1, 1}, Threads: [3]int{nt, 1, 1}, Variant: "simdgroup"}, nil
 }
 
-// Norm is LayerNorm or RMSNorm, optionally of x + residual
-// (kdesc.Norm). Buffers: out, x, [residual], [scale], [bias].
+// Norm is LayerNorm or RMSNorm, optionally of x + residual, or
+// InstanceNorm (kdesc.Norm with Channels). Buffers: out, x, [residual],
+// [scale], [bias].
 type Norm = kdesc.Norm
 
 // EmitNorm writes one threadgroup per row: mean (LayerNorm) then the
@@ -95,11 +96,15 @@ func EmitNorm(n *Norm) (*Kernel, error) {
 	fmt.Fprintf(&b, "    float sq = 0.0f;\n    for (uint j = tid; j < %du; j += %du) {\n%s        sq += (v - mean) * (v - mean);\n    }\n", l, nt, val("        "))
 	fmt.Fprintf(&b, "    float inv = rsqrt(kiln_tg_sum(sq, sh, tid, %du) / %s + %s);\n", nt, flit(float32(l)), flit(n.Eps))
 	fmt.Fprintf(&b, "    for (uint j = tid; j < %du; j += %du) {\n%s        float y = (v - mean) * inv;\n", l, nt, val("        "))
+	at := "j" // scale and bias per element, or per channel (InstanceNorm)
+	if n.Channels > 0 {
+		at = fmt.Sprintf("row %% %du", n.Channels)
+	}
 	if n.Scale {
-		fmt.Fprintf(&b, "        y *= %s;\n", load(n.DType, "scale[j]"))
+		fmt.Fprintf(&b, "        y *= %s;\n", load(n.DType, "scale["+at+"]"))
 	}
 	if n.Bias {
-		fmt.Fprintf(&b, "        y += %s;\n", load(n.DType, "bias[j]"))
+		fmt.Fprintf(&b, "        y += %s;\n", load(n.DType, "bias["+at+"]"))
 	}
 	fmt.Fprintf(&b, "        out[i] = %s;\n    }\n}\n", store(n.DType, "y"))
 	return &Kernel{Name: n.Name, Source: b.String(), Buffers: bufs, Groups: [3]int{rows, 1, 1}, Threads: [3]int{nt, 1, 1}, Variant: "simdgroup"}, nil

@@ -91,13 +91,6 @@ func TestCompositeNorms(t *testing.T) {
 	ewFloats(t, ewEval(t, mvn, ewF(tensor.F64, []int{4}, 1, 2, 3, 4)), []int{4},
 		[]float64{-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}, 1e-12)
 
-	// InstanceNorm of [1 2 1 2]: channel 0 holds [1 3] (mean 2, variance
-	// 1), channel 1 [2 2] (variance 0: only eps remains).
-	in := func(g *graph.Graph, xs []*graph.Node) *graph.Node { return g.InstanceNorm(xs[0], xs[1], xs[2], 1e-5) }
-	s := math.Sqrt(1 + 1e-5)
-	got := ewEval(t, in, ewF(tensor.F64, []int{1, 2, 1, 2}, 1, 3, 2, 2), ewF(tensor.F64, []int{2}, 2, 1), ewF(tensor.F64, []int{2}, 0.5, -1))
-	ewFloats(t, got, []int{1, 2, 1, 2}, []float64{-2/s + 0.5, 2/s + 0.5, -1, -1}, 1e-12)
-
 	// LRN over three channels [1 2 3] with alpha/size = 1, beta 1, bias 1.
 	lrn := func(size int) func(*graph.Graph, []*graph.Node) *graph.Node {
 		return ewUnary(func(g *graph.Graph, x *graph.Node) *graph.Node { return g.LRN(x, size, float32(size), 1, 1) })

@@ -12,6 +12,7 @@ func init() {
 	Register(Entry{Op: graph.OpLayerNorm, DTypes: nativeFloats, Reference: prepareLayerNorm, Tol: 1e-5})
 	Register(Entry{Op: graph.OpRMSNorm, DTypes: nativeFloats, Reference: prepareRMSNorm, Tol: 1e-5})
 	Register(Entry{Op: graph.OpBatchNorm, DTypes: nativeFloats, Reference: prepareBatchNorm, Tol: 1e-5})
+	Register(Entry{Op: graph.OpInstanceNorm, DTypes: nativeFloats, Reference: prepareInstanceNorm, Tol: 1e-5})
 }
 
 // normPlan covers LayerNorm and RMSNorm: outer rows of inner elements,
@@ -83,25 +84,29 @@ func normParams[T float32 | float64](p *normPlan, ins []tensor.Tensor) (scale, b
 	return scale, bias
 }
 
-// runLayerNorm uses two passes (mean, then the biased variance of the
-// deviations) rather than E[x²]-E[x]², which cancels badly.
+// meanStd returns the mean of row and sqrt(biased variance + eps), in two
+// float64 passes (mean, then the squared deviations) rather than
+// E[x²]-E[x]², which cancels badly.
+func meanStd[T float32 | float64](row []T, eps float64) (mean, std float64) {
+	for _, v := range row {
+		mean += float64(v)
+	}
+	mean /= float64(len(row))
+	var variance float64
+	for _, v := range row {
+		d := float64(v) - mean
+		variance += d * d
+	}
+	variance /= float64(len(row))
+	return mean, math.Sqrt(variance + eps)
+}
+
 func runLayerNorm[T float32 | float64](p *normPlan, ins []tensor.Tensor, out tensor.Tensor) {
 	x, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](out.Data)
 	scale, bias := normParams[T](p, ins)
 	for o := range p.outer {
 		row, dst := x[o*p.inner:(o+1)*p.inner], y[o*p.inner:(o+1)*p.inner]
-		var mean float64
-		for _, v := range row {
-			mean += float64(v)
-		}
-		mean /= float64(p.inner)
-		var variance float64
-		for _, v := range row {
-			d := float64(v) - mean
-			variance += d * d
-		}
-		variance /= float64(p.inner)
-		std := math.Sqrt(variance + p.eps)
+		mean, std := meanStd(row, p.eps)
 		for i, v := range row {
 			dst[i] = affine(p, (float64(v)-mean)/std, scale, bias, i)
 		}
@@ -159,6 +164,42 @@ func runBatchNorm[T float32 | float64](p *batchNormPlan, ins []tensor.Tensor, ou
 			base := (b*p.c + c) * p.spatial
 			for i := base; i < base+p.spatial; i++ {
 				y[i] = T((float64(x[i])-m)/s*g + o)
+			}
+		}
+	}
+}
+
+// prepareInstanceNorm: x [N, C, spatial...], scale and bias [C]; each
+// [n, c] plane is normalised on its own (batchNormPlan's geometry).
+func prepareInstanceNorm(nd *graph.Node) (Kernel, error) {
+	dt, err := computeDType(nd, 3, 3, 3)
+	if err != nil {
+		return nil, err
+	}
+	x := nd.Inputs[0].Shape
+	if x.Rank() < 3 || !nd.Shape.Equal(x) {
+		return nil, fmt.Errorf("input %v must have rank >= 3 and match the result %v", x, nd.Shape)
+	}
+	for i, in := range nd.Inputs[1:] {
+		if !in.Shape.Equal(tensor.Shape{x[1]}) {
+			return nil, fmt.Errorf("input %d has shape %v, want [%d]", i+1, in.Shape, x[1])
+		}
+	}
+	p := &batchNormPlan{n: x[0], c: x[1], spatial: x[2:].NumElements(), eps: float64(nd.Attrs.Eps)}
+	return bindFloat(nd, dt, p, runInstanceNorm[float32], runInstanceNorm[float64]), nil
+}
+
+func runInstanceNorm[T float32 | float64](p *batchNormPlan, ins []tensor.Tensor, out tensor.Tensor) {
+	x, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](out.Data)
+	scale, bias := tensor.Elems[T](ins[1].Data), tensor.Elems[T](ins[2].Data)
+	for b := range p.n {
+		for c := range p.c {
+			base := (b*p.c + c) * p.spatial
+			plane := x[base : base+p.spatial]
+			mean, std := meanStd(plane, p.eps)
+			g, o := float64(scale[c]), float64(bias[c])
+			for i, v := range plane {
+				y[base+i] = T((float64(v)-mean)/std*g + o)
 			}
 		}
 	}

@@ -21,6 +21,7 @@ func init() {
 	RegisterFast(graph.OpLogSoftmax, withRows(prepareSoftmaxFast))
 	RegisterFast(graph.OpLayerNorm, withRows(prepareNormFast))
 	RegisterFast(graph.OpRMSNorm, withRows(prepareNormFast))
+	RegisterFast(graph.OpInstanceNorm, withRows(prepareInstanceNormFast))
 	RegisterFast(graph.OpGlobalAvgPool, withRows(prepareGlobalAvgPoolFast))
 	RegisterFast(graph.OpTranspose, withRows(prepareTransposeFast))
 }
@@ -129,6 +130,23 @@ func prepareNormFast(n *graph.Node, env Env, k *asm.RowKernels) (Kernel, error) 
 		} else {
 			k.LayerNorm(y, xr, scale, bias, eps)
 		}
+	}).kernel(n), nil
+}
+
+// prepareInstanceNormFast runs each [n, c] plane as a LayerNorm row with
+// the channel's scale and bias applied in the same pass (one read for the
+// mean, one for the variance, one read and write for the result).
+func prepareInstanceNormFast(n *graph.Node, env Env, k *asm.RowKernels) (Kernel, error) {
+	if !takesF32(n) {
+		return nil, nil
+	}
+	x := n.Inputs[0].Shape
+	planes, c, size := x[0]*x[1], x[1], x[2:].NumElements()
+	eps, splats := n.Attrs.Eps, make([]asm.Splat, planes) // a splat per plane: chunks run concurrently
+	return newRowsPlan(env, planes, size, func(i int, ins []tensor.Tensor, out tensor.Tensor) {
+		ch := i % c
+		splats[i].Set(f32(ins[1])[ch], f32(ins[2])[ch])
+		k.LayerNormUniform(f32(out)[i*size:(i+1)*size], f32(ins[0])[i*size:(i+1)*size], &splats[i], eps)
 	}).kernel(n), nil
 }
 

@@ -44,6 +44,7 @@ type rowCtx struct {
 	f         *fn
 	x         ix
 	base, tid string
+	row       string // the block's row (u32)
 	l, inner  int
 	block     int
 	scratch   string
@@ -58,6 +59,7 @@ func newRow(f *fn, total, l, inner, block int) *rowCtx {
 	rc := &rowCtx{f: f, x: x, l: l, inner: inner, block: block}
 	row := f.reg(cB32)
 	f.op("mov.u32 %s, %%ctaid.x", row)
+	rc.row = row
 	rc.exit = f.label("exit")
 	g := f.reg(cPred)
 	f.op("setp.ge.u32 %s, %s, %d", g, row, total/max(l, 1)) // no rows: one idle block
@@ -168,7 +170,7 @@ type Norm struct {
 // EmitNorm writes LayerNorm ((x-mean)/√(var+eps)·scale + bias, two
 // passes, biased variance) or RMSNorm. Parameters: out, x, then r,
 // scale and bias when present (scale and bias shaped like the normalised
-// dims).
+// dims, or one value per channel with Channels: InstanceNorm).
 func EmitNorm(n *Norm) (*Kernel, error) {
 	if err := floatOnly(n.DType); err != nil {
 		return nil, err
@@ -243,6 +245,24 @@ func EmitNorm(n *Norm) (*Kernel, error) {
 	std := f.reg(cF32)
 	f.op("fma.rn.f32 %s, %s, %s, %s", std, sq, inv, fimm(n.Eps))
 	f.op("sqrt.rn.f32 %s, %s", std, std)
+	// affine loads scale or bias for the row's element j: per element,
+	// or the row's channel's one value, loaded once here.
+	affine := func(p string) func(j string) string {
+		if n.Channels == 0 {
+			return func(j string) string { return f.load(n.DType, ix{f: f}.addr(p, j, es)) }
+		}
+		ch := f.reg(cB32)
+		f.op("rem.u32 %s, %s, %d", ch, rc.row, n.Channels)
+		v := f.load(n.DType, ix{f: f}.addr(p, ch, es))
+		return func(string) string { return v }
+	}
+	var scaleAt, biasAt func(string) string
+	if n.Scale {
+		scaleAt = affine(scale)
+	}
+	if n.Bias {
+		biasAt = affine(bias)
+	}
 	rc.each(func(j, e string) {
 		v := load(e)
 		if !n.RMS {
@@ -253,10 +273,10 @@ func EmitNorm(n *Norm) (*Kernel, error) {
 		y := f.reg(cF32)
 		f.op("div.rn.f32 %s, %s, %s", y, v, std)
 		if n.Scale {
-			f.op("mul.f32 %s, %s, %s", y, y, f.load(n.DType, ix{f: f}.addr(scale, j, es)))
+			f.op("mul.f32 %s, %s, %s", y, y, scaleAt(j))
 		}
 		if n.Bias {
-			f.op("add.f32 %s, %s, %s", y, y, f.load(n.DType, ix{f: f}.addr(bias, j, es)))
+			f.op("add.f32 %s, %s, %s", y, y, biasAt(j))
 		}
 		f.store(n.DType, rc.x.addr(out, e, es), y)
 	})

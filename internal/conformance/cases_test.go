@@ -127,6 +127,10 @@ func otherCases() []opCase {
 		{graph.OpLayerNorm, "wide no bias", func(b *builder) { b.out(b.g.LayerNorm(b.x(3, 300), b.w(300), nil, 1, 1e-5)) }},
 		{graph.OpRMSNorm, "last axis", func(b *builder) { b.out(b.g.RMSNorm(b.x(2, 3, 40), b.w(40), 2, 1e-6)) }},
 		{graph.OpRMSNorm, "wide f16 no scale", func(b *builder) { b.out(b.g.RMSNorm(b.in(f16, 3, 300), nil, 1, 1e-6)) }},
+		{graph.OpInstanceNorm, "f32", func(b *builder) { b.out(b.g.InstanceNorm(b.x(2, 3, 4, 5), b.w(3), b.w(3), 1e-5)) }},
+		{graph.OpInstanceNorm, "wide plane", func(b *builder) { b.out(b.g.InstanceNorm(b.x(1, 2, 300), b.w(2), b.w(2), 1e-3)) }},
+		{graph.OpInstanceNorm, "f16", func(b *builder) { b.out(b.g.InstanceNorm(b.in(f16, 2, 2, 3, 3), b.in(f16, 2), b.in(f16, 2), 1e-5)) }},
+		{graph.OpInstanceNorm, "f32 specials", func(b *builder) { b.out(b.g.InstanceNorm(b.specials(f32, 2, 4, 9), b.w(4), b.w(4), 1e-5)) }},
 		{graph.OpBatchNorm, "f32", func(b *builder) {
 			b.out(b.g.BatchNorm(b.x(2, 3, 4, 5), b.w(3), b.w(3), b.w(3), b.positiveParam(3), 1e-3))
 		}},

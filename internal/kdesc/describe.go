@@ -139,7 +139,7 @@ var describers = func() map[graph.Op]describer {
 	add(KindElementwise, every(FusedOf), graph.OpFusedElementwise)
 	add(KindReduce, every(ReduceOf), graph.OpGlobalAvgPool)
 	add(KindSoftmax, every(SoftmaxOf), graph.OpSoftmax, graph.OpLogSoftmax)
-	add(KindNorm, every(NormOf), graph.OpLayerNorm, graph.OpRMSNorm, graph.OpAddLayerNorm, graph.OpAddRMSNorm)
+	add(KindNorm, every(NormOf), graph.OpLayerNorm, graph.OpRMSNorm, graph.OpAddLayerNorm, graph.OpAddRMSNorm, graph.OpInstanceNorm)
 	add(KindCopy, first(CopyOf), graph.OpTranspose, graph.OpSlice, graph.OpSplit, graph.OpExpand, graph.OpTile)
 	add(KindConcat, every(ConcatOf), graph.OpConcat)
 	add(KindGather, every(GatherOf), graph.OpGather)

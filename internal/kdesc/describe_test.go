@@ -30,6 +30,7 @@ func TestDescribe(t *testing.T) {
 	red := g.ReduceMax(x, false, 0, 2)
 	mm := g.MatMul(x, g.Param("w", tensor.F32, 4, 5))
 	_, topi := g.TopK(x, 2, 1, true)
+	inorm := g.InstanceNorm(x, g.Param("is", tensor.F32, 3), g.Param("ib", tensor.F32, 3), 1e-3)
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +54,7 @@ func TestDescribe(t *testing.T) {
 		{ln, KindNorm, []*graph.Node{x, s, b}, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 1, Eps: 1e-5, Scale: true, Bias: true}},
 		{arn, KindNorm, []*graph.Node{x, r, s}, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 1, Eps: 1e-6, RMS: true, Scale: true,
 			Residual: true, ResStrides: []int{0, 4, 1}}},
+		{inorm, KindNorm, inorm.Inputs, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 2, Eps: 1e-3, Scale: true, Bias: true, Channels: 3}},
 		{topi, KindTopK, []*graph.Node{x}, &TopK{Name: "k", DType: tensor.F32, Lines: Lines{Outer: 2, Size: 3, Inner: 4}, K: 2, Smallest: true, Indices: true}},
 		{lsm, KindSoftmax, []*graph.Node{x}, &Softmax{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 2, Log: true}},
 	} {

@@ -76,9 +76,11 @@ func SoftmaxOf(name string, n *graph.Node) (*Softmax, error) {
 // Norm is LayerNorm ((x−mean)/√(var+Eps)·scale + bias, biased variance)
 // or RMSNorm (x/√(mean(x²)+Eps)·scale) of a contiguous x over its dims
 // from Axis on; with Residual, of x + r (AddLayerNorm, AddRMSNorm), r
-// read at element strides ResStrides over Shape (0 broadcasts).
+// read at element strides ResStrides over Shape (0 broadcasts). With
+// Channels (InstanceNorm: Axis 2 of [N, C, spatial...]), scale and bias
+// hold one value per channel, row r's at r % Channels.
 // Operands: out, x, then r, scale and bias when present (scale and bias
-// hold the normalised dims' elements).
+// hold the normalised dims' elements, or Channels elements).
 type Norm struct {
 	Name       string
 	DType      tensor.DType
@@ -90,6 +92,22 @@ type Norm struct {
 	Bias       bool // LayerNorm only
 	Residual   bool
 	ResStrides []int
+	Channels   int
+}
+
+// instanceNormOf describes InstanceNorm as the LayerNorm of each [n, c]
+// plane with the channel's scale and bias.
+func instanceNormOf(name string, n *graph.Node) (*Norm, error) {
+	if len(n.Inputs) != 3 || n.Inputs[0].Shape.Rank() < 3 {
+		return nil, fmt.Errorf("%s: %v needs x of rank >= 3, scale and bias", name, n.Op)
+	}
+	x := n.Inputs[0]
+	for _, in := range n.Inputs {
+		if in.DType != n.DType || (in != x && in.Shape.NumElements() != x.Shape[1]) {
+			return nil, fmt.Errorf("%s: scale/bias %s must be %v[%d]", name, in, n.DType, x.Shape[1])
+		}
+	}
+	return &Norm{Name: name, DType: n.DType, Shape: x.Shape, Axis: 2, Eps: n.Attrs.Eps, Scale: true, Bias: true, Channels: x.Shape[1]}, nil
 }
 
 // NormOf describes a LayerNorm, RMSNorm, AddLayerNorm or AddRMSNorm
@@ -98,6 +116,8 @@ type Norm struct {
 func NormOf(name string, n *graph.Node) (*Norm, error) {
 	var res bool
 	switch n.Op {
+	case graph.OpInstanceNorm:
+		return instanceNormOf(name, n)
 	case graph.OpLayerNorm, graph.OpRMSNorm:
 	case graph.OpAddLayerNorm, graph.OpAddRMSNorm:
 		res = true

@@ -111,6 +111,36 @@ func (k *RowKernels) LayerNorm(dst, x, scale, bias []float32, eps float32) {
 		return
 	}
 	s, b, ss, bs := affineArgs(n, scale, bias)
+	k.layerNorm(dst, x, s, b, ss, bs, eps)
+}
+
+// Splat is a row's one scale and one bias for LayerNormUniform, each
+// repeated as the norm primitives read a step of 0 (AVX2 re-reads eight
+// lanes, NEON four). Keep it where it lives across calls: the kernels
+// take its address.
+type Splat struct{ scale, bias [len(normOnes)]float32 }
+
+// Set makes the splat hold scale and bias.
+func (s *Splat) Set(scale, bias float32) {
+	for i := range s.scale {
+		s.scale[i], s.bias[i] = scale, bias
+	}
+}
+
+// LayerNormUniform is LayerNorm with one scale and one bias for the whole
+// row (InstanceNorm's planes, whose affine is per channel): dst = (x -
+// mean) / sqrt(var + eps) · scale + bias with s holding scale and bias.
+// dst may be x.
+func (k *RowKernels) LayerNormUniform(dst, x []float32, s *Splat, eps float32) {
+	if rowDst("LayerNormUniform", dst, x) == 0 {
+		return
+	}
+	k.layerNorm(dst, x, &s.scale[0], &s.bias[0], 0, 0, eps)
+}
+
+// layerNorm is LayerNorm of a non-empty row with norm's affine operands.
+func (k *RowKernels) layerNorm(dst, x []float32, s, b *float32, ss, bs int, eps float32) {
+	n := len(x)
 	mean := k.sum(&x[0], n) / float64(n)
 	v := k.sumSqDev(&x[0], n, mean) / float64(n)
 	r := 1 / math.Sqrt(v+float64(eps))
