@@ -579,6 +579,88 @@ def gen_special():
     onnx.save(m, os.path.join(SPECIAL, "features.onnx"))
 
 
+# ---- composite reductions, Hardmax, TopK, Trilu, EyeLike, OneHot, norms ----
+# (drawn after every other case, so adding them left the earlier inputs
+# as they were)
+
+def gen_reduce_norm_topk():
+    x = f32(3, 4, 5)
+    xd = x.astype(np.float64)
+    case("reduce_l1", [node("ReduceL1", ["x"], ["y"], axes=[1], keepdims=0)], {"x": x},
+         {"y": as32(np.abs(xd).sum(1))})
+    case("reduce_l2", [node("ReduceL2", ["x"], ["y"], axes=[0, -1])], {"x": x},
+         {"y": as32(np.sqrt((xd * xd).sum((0, 2), keepdims=True)))})
+    pos = f32(2, 3, lo=0.5, hi=3.0)
+    case("reduce_logsum", [node("ReduceLogSum", ["x"], ["y"], keepdims=0)], {"x": pos},
+         {"y": as32(np.log(pos.astype(np.float64).sum()))})
+    big = (x + np.float32(80)).astype(np.float32)  # exp(85) overflows float32
+    bd = big.astype(np.float64)
+    case("reduce_logsumexp", [node("ReduceLogSumExp", ["x"], ["y"], axes=[2], keepdims=0)], {"x": big},
+         {"y": as32(np.log(np.exp(bd).sum(2)))})
+    # Opset 18: axes as an input, and noop_with_empty_axes with none.
+    case("reduce_sumsquare_18", [const("ax", i64(0, 2)), node("ReduceSumSquare", ["x", "ax"], ["y"], keepdims=1)],
+         {"x": x}, {"y": as32((xd * xd).sum((0, 2), keepdims=True))}, opset=18)
+    case("reduce_sumsquare_noop", [node("ReduceSumSquare", ["x"], ["y"], noop_with_empty_axes=1)], {"x": x},
+         {"y": as32(xd * xd)}, opset=18)
+
+    # Hardmax: at opset 11 over the input flattened at the axis, from 13
+    # along the axis alone. Ties (integers) pick the first.
+    h = rng.integers(0, 4, size=(2, 3, 4)).astype(np.float32)
+
+    def hardmax(v, axis):
+        am = np.expand_dims(np.argmax(v, axis), axis)
+        return (np.arange(v.shape[axis]).reshape([-1 if i == axis else 1 for i in range(v.ndim)]) == am).astype(np.float32)
+    case("hardmax_11", [node("Hardmax", ["x"], ["y"], axis=1)], {"x": h},
+         {"y": hardmax(h.reshape(2, 12), 1).reshape(2, 3, 4)}, opset=11)
+    case("hardmax_13", [node("Hardmax", ["x"], ["y"], axis=1)], {"x": h}, {"y": hardmax(h, 1)})
+
+    # TopK: ties broken by the lower index (a stable sort of -x, or x).
+    t = rng.integers(0, 5, size=(3, 10)).astype(np.float32)
+    order = np.argsort(-t, axis=1, kind="stable")[:, :3]
+    case("topk", [const("k", i64(3)), node("TopK", ["x", "k"], ["v", "i"], axis=-1)], {"x": t},
+         {"v": np.take_along_axis(t, order, 1), "i": order.astype(np.int64)})
+    order = np.argsort(t, axis=0, kind="stable")[:2]
+    case("topk_smallest_axis0", [const("k", i64(2)), node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0)],
+         {"x": t}, {"v": np.take_along_axis(t, order, 0), "i": order.astype(np.int64)})
+
+    tr = f32(2, 3, 4)
+    case("trilu_lower", [const("k", np.int64(-1)), node("Trilu", ["x", "k"], ["y"], upper=0)], {"x": tr},
+         {"y": np.tril(tr, -1)}, opset=14)
+    case("trilu_upper", [node("Trilu", ["x"], ["y"])], {"x": tr}, {"y": np.triu(tr)}, opset=14)
+    e = f32(3, 5)
+    case("eyelike", [node("EyeLike", ["x"], ["y"], k=-1, dtype=TensorProto.DOUBLE)], {"x": e},
+         {"y": np.eye(3, 5, -1, dtype=np.float64)})
+    idx = np.array([[0, -1, 4], [7, -5, 2]], dtype=np.int64)
+    vals = np.array([-1, 3], dtype=np.float32)
+    oh = np.full((2, 5, 3), -1, dtype=np.float32)
+    for a in range(2):
+        for c in range(3):
+            i = idx[a, c] + 5 if idx[a, c] < 0 else idx[a, c]
+            if 0 <= i < 5:
+                oh[a, i, c] = 3
+    case("onehot", [const("d", np.float32(5)), node("OneHot", ["i", "d", "v"], ["y"], axis=1)],
+         {"i": idx, "v": vals}, {"y": oh}, opset=11)
+
+    m = f32(2, 3, 4, 2)
+    md = m.astype(np.float64)
+    mean = md.mean((0, 2, 3), keepdims=True)
+    std = np.sqrt(((md - mean) ** 2).mean((0, 2, 3), keepdims=True))
+    case("mvn", [node("MeanVarianceNormalization", ["x"], ["y"])], {"x": m}, {"y": as32((md - mean) / (std + 1e-9))})
+    s, b = f32(3), f32(3)
+    mean = md.mean((2, 3), keepdims=True)
+    var = ((md - mean) ** 2).mean((2, 3), keepdims=True)
+    inorm = (md - mean) / np.sqrt(var + 1e-3) * s.astype(np.float64).reshape(3, 1, 1) + b.astype(np.float64).reshape(3, 1, 1)
+    case("instancenorm", [node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+         {"x": m, "s": s, "b": b}, {"y": as32(inorm)})
+    lx = f32(2, 5, 3, 3)
+    ld = lx.astype(np.float64)
+    sq = np.zeros_like(ld)
+    for c in range(5):
+        sq[:, c] = (ld[:, max(0, c - 1):min(5, c + 2)] ** 2).sum(1)  # size 3: one channel each side
+    case("lrn", [node("LRN", ["x"], ["y"], size=3, alpha=1e-2, beta=0.75, bias=1.5)], {"x": lx},
+         {"y": as32(ld / (1.5 + 1e-2 / 3 * sq) ** 0.75)})
+
+
 if __name__ == "__main__":
     for d in (CASES, SPECIAL):
         shutil.rmtree(d, ignore_errors=True)
@@ -588,6 +670,7 @@ if __name__ == "__main__":
     gen_shape()
     gen_block()
     gen_special()
+    gen_reduce_norm_topk()
     # Activations, trig/hyperbolic, Sign, IsNaN/IsInf, Mod, BitShift, Xor,
     # windows: their own file, and their own seed, so the cases above keep
     # their bytes.
