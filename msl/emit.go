@@ -26,6 +26,7 @@ var emitter = kdesc.NewEmitter("msl", "Metal", map[kdesc.Kind]func(kdesc.Desc) (
 	kdesc.KindArg:         kdesc.Writes(EmitArg),
 	kdesc.KindCumSum:      kdesc.Writes(EmitCumSum),
 	kdesc.KindIndexing:    kdesc.Writes(EmitIndexing),
+	kdesc.KindTopK:        kdesc.Writes(EmitTopK),
 })
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe); a Gemm

@@ -75,6 +75,7 @@ func variants(t *testing.T) []*Kernel {
 			add(EmitNorm(nm))
 		}
 	}
+	add(EmitNorm(&Norm{Name: name("instnorm"), DType: tensor.F16, Shape: []int{2, 3, 7, 7}, Axis: 2, Eps: 1e-5, Scale: true, Bias: true, Channels: 3}))
 	// movement
 	add(EmitCopy(&Copy{Name: name("transpose"), DType: f32, Shape: []int{4, 2, 3}, Strides: []int{1, 12, 4}}))
 	add(EmitCopy(&Copy{Name: name("slice"), DType: tensor.F16, Shape: []int{2, 3}, Strides: []int{4, -1}, Base: 3}))
@@ -115,6 +116,7 @@ func variants(t *testing.T) []*Kernel {
 	for _, dt := range []tensor.DType{f32, tensor.F16, tensor.I64, tensor.I8} {
 		for _, mx := range []bool{false, true} {
 			add(EmitArg(&Arg{Name: name("arg"), DType: dt, Lines: kdesc.Lines{Outer: 2, Size: 9, Inner: 5}, Max: mx}))
+			add(EmitTopK(&TopK{Name: name("topk"), DType: dt, Lines: kdesc.Lines{Outer: 2, Size: 9, Inner: 5}, K: 3, Smallest: mx, Indices: mx}))
 		}
 	}
 	// pools: max and both means, padded and strided; global pool

@@ -33,6 +33,7 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindArg:       kdesc.Writes(func(d *kdesc.Arg) (*Kernel, error) { return EmitArg(&Arg{Arg: *d}) }),
 	kdesc.KindCumSum:    kdesc.Writes(func(d *kdesc.CumSum) (*Kernel, error) { return EmitCumSum(&CumSum{CumSum: *d}) }),
 	kdesc.KindIndexing:  kdesc.Writes(func(d *kdesc.Indexing) (*Kernel, error) { return EmitIndexing(&Indexing{Indexing: *d}) }),
+	kdesc.KindTopK:      kdesc.Writes(func(d *kdesc.TopK) (*Kernel, error) { return EmitTopK(&TopK{TopK: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

@@ -63,6 +63,10 @@ func cnnVariants(t testing.TB) []*Kernel {
 			for _, mx := range []bool{false, true} {
 				add(EmitArg(&Arg{Arg: kdesc.Arg{Name: fmt.Sprintf("arg_%v_%d_%v", dt, li, mx), DType: dt, Lines: l, Max: mx}}))
 			}
+			for _, small := range []bool{false, true} {
+				add(EmitTopK(&TopK{TopK: kdesc.TopK{Name: fmt.Sprintf("topk_%v_%d_%v", dt, li, small), DType: dt, Lines: l, K: min(3, l.Size),
+					Smallest: small, Indices: small}}))
+			}
 			for _, ex := range []bool{false, true} {
 				for _, rev := range []bool{false, true} {
 					add(EmitCumSum(&CumSum{CumSum: kdesc.CumSum{Name: fmt.Sprintf("cumsum_%v_%d_%v_%v", dt, li, ex, rev), DType: dt, Lines: l,

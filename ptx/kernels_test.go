@@ -44,6 +44,11 @@ func rowVariants(t testing.TB) []*Kernel {
 				for _, block := range []int{0, 64, 512} {
 					add(EmitNorm(&Norm{Norm: kdesc.Norm{Name: fmt.Sprintf("norm_%v_%v_%d_%d", dt, rms, aff, block), DType: dt,
 						Shape: []int{4, 12, 384}, Axis: 2, Eps: 1e-5, RMS: rms, Scale: aff >= 1, Bias: aff == 2}, Block: block}))
+					// InstanceNorm: scale and bias per channel (row % 12).
+					if !rms && aff == 2 {
+						add(EmitNorm(&Norm{Norm: kdesc.Norm{Name: fmt.Sprintf("instnorm_%v_%d", dt, block), DType: dt,
+							Shape: []int{4, 12, 384}, Axis: 2, Eps: 1e-5, Scale: true, Bias: true, Channels: 12}, Block: block}))
+					}
 				}
 				// Add-then-normalise with a full and a broadcast residual.
 				for ri, rs := range [][]int{{12 * 384, 384, 1}, {0, 384, 1}} {

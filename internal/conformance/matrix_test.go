@@ -57,8 +57,6 @@ var unsupported = []gap{
 	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
 	{"ptx-emu", graph.OpConvTranspose, "", "no PTX emitter for kdesc.ConvTranspose yet"},
 	{"msl-host", graph.OpConvTranspose, "", "no MSL emitter for kdesc.ConvTranspose yet"},
-	{"ptx-emu", graph.OpTopK, "", "no CUDA TopK kernel yet: the CPU runs it (selection for small K); a GPU one needs a per-line selection with TopK's NaN and tie order"},
-	{"msl-host", graph.OpTopK, "", "no Metal TopK kernel yet: the CPU runs it (selection for small K)"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend
