@@ -34,9 +34,12 @@
 //     SpaceToDepth, Einsum (a MatMul per pair of operands), ReverseSequence
 //     (a Gather, or a GatherND over run-time lengths) and Compress (a
 //     Gather of the positions its import-time condition selects), RNN,
-//     GRU and LSTM (graph.Recurrent: unrolled, at most 4096 steps) and
-//     the inference forms of NegativeLogLikelihoodLoss and
+//     GRU and LSTM (graph.Recurrent: unrolled, at most 4096 steps), the
+//     inference forms of NegativeLogLikelihoodLoss and
 //     SoftmaxCrossEntropyLoss (graph.NLLLoss, graph.SoftmaxCrossEntropy);
+//     TopK; and built from kiln's own ops (ops_composite.go) ReduceL1,
+//     ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, Hardmax,
+//     Trilu, EyeLike, OneHot, MeanVarianceNormalization, LRN;
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
