@@ -9,8 +9,8 @@ import (
 
 // ONNX ops that kiln builds from its own ops (graph/build_composite.go):
 // the reductions beyond Sum/Mean/Max/Min/Prod, Hardmax, Trilu, EyeLike,
-// OneHot and the normalisations MeanVarianceNormalization,
-// InstanceNormalization and LRN.
+// OneHot and the normalisations MeanVarianceNormalization and LRN; and
+// InstanceNormalization and TopK, which are kiln ops of their own.
 
 // reduceComposite is one of the composite reductions: the reduction
 // itself, and what it is over no axes (noop_with_empty_axes), where every
