@@ -292,6 +292,17 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 			return nil, err
 		}
 		return g.BatchNorm(x, in[1], in[2], in[3], in[4], a.f32("eps")), nil
+	case graph.OpInstanceNorm:
+		if err := need(3, 3); err != nil {
+			return nil, err
+		}
+		return g.InstanceNorm(x, in[1], in[2], a.f32("eps")), nil
+	case graph.OpTopK: // output 0: the values, 1: the indices
+		v, i := g.TopK(x, a.int("k"), a.int("axis"), a.bool("smallest"))
+		if a.int("output") == 1 {
+			return i, nil
+		}
+		return v, nil
 	case graph.OpConv2D:
 		if err := need(2, 3); err != nil {
 			return nil, err

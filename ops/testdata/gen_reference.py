@@ -721,6 +721,20 @@ def gen_reduce():
     x = uni(r, -5, 5, (6,), "f64")
     fam.add("CumSum_f64_excl_rev", "CumSum", {"axis": 0, "exclusive": True, "reverse": True}, [(x, "f64")],
             [(cumsum(x, 0, True, True), "f64")], F64TOL)
+
+    # TopK: a stable argsort of -x (x for the smallest) keeps the lower
+    # index first on ties, as ONNX specifies; many ties.
+    r = rng(870)
+    for dt, shape, axis, k, smallest in (("f32", (3, 7), -1, 3, False), ("f32", (5, 4), 0, 2, True),
+                                        ("i32", (2, 9, 3), 1, 4, False), ("f64", (4, 6), 1, 6, True),
+                                        ("i64", (2, 40), 1, 5, False)):
+        x = r.integers(-4, 5, size=shape)
+        order = np.argsort(x if smallest else -x, axis=axis, kind="stable")
+        order = np.take(order, range(k), axis=axis)
+        vals = np.take_along_axis(x, order, axis=axis)
+        for out, want, wdt in ((0, vals, dt), (1, order, "i64")):
+            fam.add("TopK_%s_ax%d_k%d%s_%s" % (dt, axis, k, "_smallest" if smallest else "", ("values", "indices")[out]),
+                    "TopK", {"k": k, "axis": axis, "smallest": smallest, "output": out}, [(x, dt)], [(want, wdt)], EXACT)
     fam.write()
 
 
@@ -792,6 +806,16 @@ def gen_norm():
         want = F.batch_norm(tt(x), tt(mean), tt(var), tt(scale), tt(bias), training=False, eps=eps).numpy()
         fam.add("BatchNorm_" + name, "BatchNorm", {"eps": eps},
                 [(x, dt), (scale, dt), (bias, dt), (mean, dt), (var, dt)], [(want, dt)], tol_for(dt, ACCUM))
+
+    # InstanceNorm: torch's, each [n, c] plane over its spatial elements.
+    for name, shape, dt, e in (("nchw", (2, 3, 4, 5), "f32", eps), ("ncl_f64", (2, 4, 7), "f64", eps),
+                               ("big_eps", (1, 2, 3, 3), "f32", big_eps)):
+        x = rnd(uni(r, -3, 3, shape, dt) + uni(r, -2, 2, shape[:2] + (1,) * (len(shape) - 2), dt), dt)
+        C = shape[1]
+        scale, bias = uni(r, 0.5, 1.5, (C,), dt), uni(r, -1, 1, (C,), dt)
+        want = F.instance_norm(tt(x), weight=tt(scale), bias=tt(bias), eps=e).numpy()
+        fam.add("InstanceNorm_" + name, "InstanceNorm", {"eps": e}, [(x, dt), (scale, dt), (bias, dt)], [(want, dt)],
+                tol_for(dt, ACCUM))
     fam.write()
 
 
