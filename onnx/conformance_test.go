@@ -141,8 +141,7 @@ var unchangedSince = map[string]int64{
 	"GlobalAveragePool": 1, "GlobalMaxPool": 1, "ConstantOfShape": 9, "Add": 7, "Identity": 1,
 	"Tan": 7, "Asin": 7, "Acos": 7, "Atan": 7, "Sinh": 9, "Cosh": 9, "Asinh": 9, "Acosh": 9, "Atanh": 9,
 	"Softplus": 1, "Softsign": 1, "Elu": 6, "Selu": 6, "ThresholdedRelu": 10, "Shrink": 9, "IsInf": 10,
-	"Xor": 7,
-	"InstanceNormalization": 6, "EyeLike": 9, "LRN": 1,
+	"Xor": 7, "InstanceNormalization": 6, "EyeLike": 9, "LRN": 1,
 	// Scan-11 only allows negative scan axes, so a Scan-9 model means the
 	// same at opset 11 (Scan-8, with its batch axis, does not).
 	"Scan": 9,
