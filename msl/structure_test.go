@@ -128,6 +128,14 @@ func variants(t *testing.T) []*Kernel {
 	// depthwise conv with dilation and the whole epilogue
 	add(EmitConv(&Conv{Name: name("conv_dw"), DType: f32, Window: kdesc.Window{N: 1, C: 6, H: 9, W: 9, KH: 3, KW: 3, OH: 5, OW: 5, SH: 1, SW: 1, PT: 0, PL: 0,
 		DH: 2, DW: 2}, M: 6, Groups: 6, Bias: true, Act: graph.OpSilu}))
+	// transposed conv: 2-D grouped with output padding and bias, 3-D
+	// dilated, in each float dtype
+	for _, dt := range []tensor.DType{f32, tensor.F16, tensor.BF16} {
+		add(EmitConvTranspose(&ConvTranspose{Name: name("convtranspose"), DType: dt, In: []int{2, 4, 5, 4}, Kernel: []int{3, 3}, M: 6, Groups: 2,
+			Strides: []int{2, 2}, Dilations: []int{1, 1}, Pads: []int{1, 1, 0, -1}, Out: []int{2, 6, 10, 9}, Bias: true}))
+		add(EmitConvTranspose(&ConvTranspose{Name: name("convtranspose3d"), DType: dt, In: []int{1, 2, 2, 3, 2}, Kernel: []int{2, 2, 3}, M: 2, Groups: 1,
+			Strides: []int{2, 1, 2}, Dilations: []int{1, 2, 1}, Pads: []int{0, 1, 1, -1, 0, 0}, Out: []int{1, 2, 5, 4, 4}}))
+	}
 	// per-channel and per-pair kernels
 	for _, dt := range []tensor.DType{f32, tensor.BF16} {
 		add(EmitBatchNorm(&BatchNorm{Name: name("batchnorm"), DType: dt, N: 2, C: 3, Spatial: 10, Eps: 1e-5}))
