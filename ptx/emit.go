@@ -34,6 +34,9 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindCumSum:    kdesc.Writes(func(d *kdesc.CumSum) (*Kernel, error) { return EmitCumSum(&CumSum{CumSum: *d}) }),
 	kdesc.KindIndexing:  kdesc.Writes(func(d *kdesc.Indexing) (*Kernel, error) { return EmitIndexing(&Indexing{Indexing: *d}) }),
 	kdesc.KindTopK:      kdesc.Writes(func(d *kdesc.TopK) (*Kernel, error) { return EmitTopK(&TopK{TopK: *d}) }),
+	kdesc.KindConvTranspose: kdesc.Writes(func(d *kdesc.ConvTranspose) (*Kernel, error) {
+		return EmitConvTranspose(&ConvTranspose{ConvTranspose: *d})
+	}),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

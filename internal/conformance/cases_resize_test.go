@@ -55,5 +55,21 @@ func resizeCases() []opCase {
 		{graph.OpConvTranspose, "3-D", func(b *builder) {
 			b.out(b.g.ConvTranspose(b.x(1, 2, 3, 4, 3), b.w(2, 3, 2, 3, 2), nil, graph.ConvTransposeOpts{Strides: []int{2, 1, 2}}))
 		}},
+		// The GPU gathers per output cell: mixed strides, dilations and an
+		// output_padding (negative end pad) per axis, in 3-D and grouped.
+		{graph.OpConvTranspose, "3-D grouped dilated output padding", func(b *builder) {
+			b.out(b.g.ConvTranspose(b.x(1, 4, 3, 2, 3), b.w(4, 2, 2, 3, 2), b.w(4), graph.ConvTransposeOpts{
+				Strides: []int{2, 3, 1}, Dilations: []int{1, 2, 2}, Pads: []int{0, 1, 0, -1, 0, 1}, Groups: 2}))
+		}},
+		// Negative begin pads (an output_shape past the full output) give
+		// leading cells no tap reaches: bias only.
+		{graph.OpConvTranspose, "2-D depthwise negative pads", func(b *builder) {
+			b.out(b.g.ConvTranspose(b.x(1, 3, 4, 5), b.w(3, 1, 3, 3), b.w(3), graph.ConvTransposeOpts{
+				Strides: []int{2, 2}, Pads: []int{-1, -2, 0, -1}, Groups: 3}))
+		}},
+		{graph.OpConvTranspose, "1-D stride 3 dilated output padding", func(b *builder) {
+			b.out(b.g.ConvTranspose(b.x(2, 5, 6), b.w(5, 4, 3), b.w(4), graph.ConvTransposeOpts{
+				Strides: []int{3}, Dilations: []int{2}, Pads: []int{2, -2}}))
+		}},
 	}
 }

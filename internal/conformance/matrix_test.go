@@ -55,8 +55,6 @@ var unsupported = []gap{
 	// conv GEMM tiles with a col2im scatter (ConvTranspose).
 	{"ptx-emu", graph.OpResize, "", "no PTX emitter for kdesc.Resize yet"},
 	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
-	{"ptx-emu", graph.OpConvTranspose, "", "no PTX emitter for kdesc.ConvTranspose yet"},
-	{"msl-host", graph.OpConvTranspose, "", "no MSL emitter for kdesc.ConvTranspose yet"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

@@ -99,9 +99,8 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindResize:        "new in issue 23: the CPU runs it from plan-time tap tables, which a GPU kernel would take as a constant buffer",
-	KindConvTranspose: "new in issue 23: the CPU runs it as GEMM plus col2im; a GPU kernel would reuse the conv GEMM tiles with a col2im scatter",
-	KindScatter:       "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
+	KindResize:  "new in issue 23: the CPU runs it from plan-time tap tables, which a GPU kernel would take as a constant buffer",
+	KindScatter: "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
 }
 
 // DescribedOps lists, in op order, every op Describe covers: all that
