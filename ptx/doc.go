@@ -2,9 +2,9 @@
 // reads PTX modules users supply.
 //
 // Emitters (Elementwise, Softmax, Norm, Reduce, Copy, Concat, Gather, Pad,
-// Gemm, Attention, Conv, Pool, BatchNorm, RoPE, Arg, CumSum) take plain
-// shape descriptions and return a Kernel: the text of one .entry, its
-// parameter list and its launch geometry. Each description embeds the
+// Gemm, Attention, Conv, ConvTranspose, Pool, BatchNorm, RoPE, Arg,
+// CumSum) take plain shape descriptions and return a Kernel: the text of
+// one .entry, its parameter list and its launch geometry. Each description embeds the
 // backend-neutral descriptor internal/kdesc makes from a graph node,
 // adding only ptx's launch choices (a block, a tile); Emit writes the
 // kernel of any kdesc descriptor through one table keyed by its kind,

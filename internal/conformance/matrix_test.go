@@ -48,11 +48,9 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpScatterND, "", "no PTX kernel: duplicate index tuples must be applied in order"},
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
-	// Resize and ConvTranspose have descriptors (kdesc.Resize,
-	// kdesc.ConvTranspose) but no GPU emitter yet: the CPU runs them with
-	// plan-time tap tables and GEMM plus col2im. A GPU kernel would take
-	// the same tap tables as a constant buffer (Resize) and reuse the
-	// conv GEMM tiles with a col2im scatter (ConvTranspose).
+	// Resize has a descriptor (kdesc.Resize) but no GPU emitter yet: the
+	// CPU runs it with plan-time tap tables, which a GPU kernel would
+	// take as a constant buffer.
 	{"ptx-emu", graph.OpResize, "", "no PTX emitter for kdesc.Resize yet"},
 	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
 }
