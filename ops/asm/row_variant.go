@@ -53,6 +53,12 @@ type RowKernels struct {
 	// transpose8 transposes a rows×cols block (both multiples of 8) of
 	// 32-bit words: dst[j·ldd+i] = src[i·lds+j].
 	transpose8 func(dst *uint32, ldd int, src *uint32, lds int, rows, cols int)
+	// repeat sets y[i·s+j] = x[i] for i < n, j < s (s >= 2); nil where
+	// a variant has none (Repeat then runs the twin).
+	repeat func(y, x *float32, n, s int)
+	// lerp2 sets y[2i] = a·x[i] + b·x[i+1], y[2i+1] = b·x[i] + a·x[i+1]
+	// for i < n (see Lerp2); nil where a variant has none.
+	lerp2 func(y, x *float32, n int, a, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.
@@ -61,7 +67,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,

@@ -1,0 +1,84 @@
+package asm
+
+// Row kernels of upsampling (Resize, Upsample): repeating each value s
+// times (nearest with an integer scale) and the horizontal pass of a 2×
+// linear resize, where every output pair lies between two neighbouring
+// inputs with the same two weights. Both are pure data movement plus a
+// few multiplies, so the vector versions run at memory speed where the
+// scalar loops spent their time on index arithmetic.
+
+// Repeat sets dst[i·s+j] = src[i] for j < s: nearest upsampling of a
+// row by the integer factor s >= 1. dst has s·len(src) elements and does
+// not overlap src.
+func (k *RowKernels) Repeat(dst, src []float32, s int) {
+	if s < 1 {
+		panic("asm: Repeat: factor below 1")
+	}
+	sameLen("Repeat", len(dst), s*len(src))
+	if len(src) == 0 {
+		return
+	}
+	if overlap32(dst, src) {
+		panic("asm: Repeat: dst overlaps src")
+	}
+	if s == 1 {
+		copy(dst, src)
+		return
+	}
+	f := k.repeat
+	if f == nil { // variants without the primitive
+		f = repeatGo
+	}
+	f(&dst[0], &src[0], len(src), s)
+}
+
+// Lerp2 is the horizontal pass of a 2× linear upsampling between
+// neighbouring inputs: for i < len(src)-1,
+//
+//	dst[2i]   = a·src[i] + b·src[i+1]
+//	dst[2i+1] = b·src[i] + a·src[i+1]
+//
+// each product rounded to float32 and then summed (no fused
+// multiply-add), so every variant gives the twin's bits, NaN payloads
+// aside. dst has 2·(len(src)-1) elements and does not overlap src.
+func (k *RowKernels) Lerp2(dst, src []float32, a, b float32) {
+	if len(src) < 2 {
+		sameLen("Lerp2", len(dst), 0)
+		return
+	}
+	n := len(src) - 1
+	sameLen("Lerp2", len(dst), 2*n)
+	if overlap32(dst, src) {
+		panic("asm: Lerp2: dst overlaps src")
+	}
+	f := k.lerp2
+	if f == nil {
+		f = lerp2Go
+	}
+	f(&dst[0], &src[0], n, a, b)
+}
+
+// repeatGo is the twin of the repeat primitive: y[i·s+j] = x[i] for
+// i < n, j < s.
+func repeatGo(y, x *float32, n, s int) {
+	ys := f32s(y, n*s)
+	for i, v := range f32s(x, n) {
+		d := ys[i*s : (i+1)*s]
+		for j := range d {
+			d[j] = v
+		}
+	}
+}
+
+// lerp2Go is the twin of the lerp2 primitive: for i < n, y[2i] =
+// a·x[i] + b·x[i+1] and y[2i+1] = b·x[i] + a·x[i+1], reading x[0..n].
+func lerp2Go(y, x *float32, n int, a, b float32) {
+	ys, xs := f32s(y, 2*n), f32s(x, n+1)
+	for i := range n {
+		u, v := xs[i], xs[i+1]
+		// The conversions keep targets that fuse (arm64) from fusing,
+		// so every platform rounds as the vector code does.
+		ys[2*i] = float32(a*u) + float32(b*v)
+		ys[2*i+1] = float32(b*u) + float32(a*v)
+	}
+}

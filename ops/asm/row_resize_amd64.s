@@ -1,0 +1,334 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Upsampling row primitives: see row_resize_amd64.go for each contract.
+// n is a whole number of vectors (8 inputs for AVX2, 16 for AVX-512) and
+// at least one vector; the Go wrappers run what is left.
+
+// rsRep4 holds VPERMPS indices repeating each of eight lanes four times,
+// a vector of indices per 8 outputs.
+DATA rsRep4<>+0(SB)/4, $0
+DATA rsRep4<>+4(SB)/4, $0
+DATA rsRep4<>+8(SB)/4, $0
+DATA rsRep4<>+12(SB)/4, $0
+DATA rsRep4<>+16(SB)/4, $1
+DATA rsRep4<>+20(SB)/4, $1
+DATA rsRep4<>+24(SB)/4, $1
+DATA rsRep4<>+28(SB)/4, $1
+DATA rsRep4<>+32(SB)/4, $2
+DATA rsRep4<>+36(SB)/4, $2
+DATA rsRep4<>+40(SB)/4, $2
+DATA rsRep4<>+44(SB)/4, $2
+DATA rsRep4<>+48(SB)/4, $3
+DATA rsRep4<>+52(SB)/4, $3
+DATA rsRep4<>+56(SB)/4, $3
+DATA rsRep4<>+60(SB)/4, $3
+DATA rsRep4<>+64(SB)/4, $4
+DATA rsRep4<>+68(SB)/4, $4
+DATA rsRep4<>+72(SB)/4, $4
+DATA rsRep4<>+76(SB)/4, $4
+DATA rsRep4<>+80(SB)/4, $5
+DATA rsRep4<>+84(SB)/4, $5
+DATA rsRep4<>+88(SB)/4, $5
+DATA rsRep4<>+92(SB)/4, $5
+DATA rsRep4<>+96(SB)/4, $6
+DATA rsRep4<>+100(SB)/4, $6
+DATA rsRep4<>+104(SB)/4, $6
+DATA rsRep4<>+108(SB)/4, $6
+DATA rsRep4<>+112(SB)/4, $7
+DATA rsRep4<>+116(SB)/4, $7
+DATA rsRep4<>+120(SB)/4, $7
+DATA rsRep4<>+124(SB)/4, $7
+GLOBL rsRep4<>(SB), RODATA|NOPTR, $128
+
+// rsZRep2 and rsZRep4: VPERMPS indices repeating each of sixteen lanes
+// two (four) times, a vector of indices per 16 outputs.
+DATA rsZRep2<>+0(SB)/4, $0
+DATA rsZRep2<>+4(SB)/4, $0
+DATA rsZRep2<>+8(SB)/4, $1
+DATA rsZRep2<>+12(SB)/4, $1
+DATA rsZRep2<>+16(SB)/4, $2
+DATA rsZRep2<>+20(SB)/4, $2
+DATA rsZRep2<>+24(SB)/4, $3
+DATA rsZRep2<>+28(SB)/4, $3
+DATA rsZRep2<>+32(SB)/4, $4
+DATA rsZRep2<>+36(SB)/4, $4
+DATA rsZRep2<>+40(SB)/4, $5
+DATA rsZRep2<>+44(SB)/4, $5
+DATA rsZRep2<>+48(SB)/4, $6
+DATA rsZRep2<>+52(SB)/4, $6
+DATA rsZRep2<>+56(SB)/4, $7
+DATA rsZRep2<>+60(SB)/4, $7
+DATA rsZRep2<>+64(SB)/4, $8
+DATA rsZRep2<>+68(SB)/4, $8
+DATA rsZRep2<>+72(SB)/4, $9
+DATA rsZRep2<>+76(SB)/4, $9
+DATA rsZRep2<>+80(SB)/4, $10
+DATA rsZRep2<>+84(SB)/4, $10
+DATA rsZRep2<>+88(SB)/4, $11
+DATA rsZRep2<>+92(SB)/4, $11
+DATA rsZRep2<>+96(SB)/4, $12
+DATA rsZRep2<>+100(SB)/4, $12
+DATA rsZRep2<>+104(SB)/4, $13
+DATA rsZRep2<>+108(SB)/4, $13
+DATA rsZRep2<>+112(SB)/4, $14
+DATA rsZRep2<>+116(SB)/4, $14
+DATA rsZRep2<>+120(SB)/4, $15
+DATA rsZRep2<>+124(SB)/4, $15
+GLOBL rsZRep2<>(SB), RODATA|NOPTR, $128
+DATA rsZRep4<>+0(SB)/4, $0
+DATA rsZRep4<>+4(SB)/4, $0
+DATA rsZRep4<>+8(SB)/4, $0
+DATA rsZRep4<>+12(SB)/4, $0
+DATA rsZRep4<>+16(SB)/4, $1
+DATA rsZRep4<>+20(SB)/4, $1
+DATA rsZRep4<>+24(SB)/4, $1
+DATA rsZRep4<>+28(SB)/4, $1
+DATA rsZRep4<>+32(SB)/4, $2
+DATA rsZRep4<>+36(SB)/4, $2
+DATA rsZRep4<>+40(SB)/4, $2
+DATA rsZRep4<>+44(SB)/4, $2
+DATA rsZRep4<>+48(SB)/4, $3
+DATA rsZRep4<>+52(SB)/4, $3
+DATA rsZRep4<>+56(SB)/4, $3
+DATA rsZRep4<>+60(SB)/4, $3
+DATA rsZRep4<>+64(SB)/4, $4
+DATA rsZRep4<>+68(SB)/4, $4
+DATA rsZRep4<>+72(SB)/4, $4
+DATA rsZRep4<>+76(SB)/4, $4
+DATA rsZRep4<>+80(SB)/4, $5
+DATA rsZRep4<>+84(SB)/4, $5
+DATA rsZRep4<>+88(SB)/4, $5
+DATA rsZRep4<>+92(SB)/4, $5
+DATA rsZRep4<>+96(SB)/4, $6
+DATA rsZRep4<>+100(SB)/4, $6
+DATA rsZRep4<>+104(SB)/4, $6
+DATA rsZRep4<>+108(SB)/4, $6
+DATA rsZRep4<>+112(SB)/4, $7
+DATA rsZRep4<>+116(SB)/4, $7
+DATA rsZRep4<>+120(SB)/4, $7
+DATA rsZRep4<>+124(SB)/4, $7
+DATA rsZRep4<>+128(SB)/4, $8
+DATA rsZRep4<>+132(SB)/4, $8
+DATA rsZRep4<>+136(SB)/4, $8
+DATA rsZRep4<>+140(SB)/4, $8
+DATA rsZRep4<>+144(SB)/4, $9
+DATA rsZRep4<>+148(SB)/4, $9
+DATA rsZRep4<>+152(SB)/4, $9
+DATA rsZRep4<>+156(SB)/4, $9
+DATA rsZRep4<>+160(SB)/4, $10
+DATA rsZRep4<>+164(SB)/4, $10
+DATA rsZRep4<>+168(SB)/4, $10
+DATA rsZRep4<>+172(SB)/4, $10
+DATA rsZRep4<>+176(SB)/4, $11
+DATA rsZRep4<>+180(SB)/4, $11
+DATA rsZRep4<>+184(SB)/4, $11
+DATA rsZRep4<>+188(SB)/4, $11
+DATA rsZRep4<>+192(SB)/4, $12
+DATA rsZRep4<>+196(SB)/4, $12
+DATA rsZRep4<>+200(SB)/4, $12
+DATA rsZRep4<>+204(SB)/4, $12
+DATA rsZRep4<>+208(SB)/4, $13
+DATA rsZRep4<>+212(SB)/4, $13
+DATA rsZRep4<>+216(SB)/4, $13
+DATA rsZRep4<>+220(SB)/4, $13
+DATA rsZRep4<>+224(SB)/4, $14
+DATA rsZRep4<>+228(SB)/4, $14
+DATA rsZRep4<>+232(SB)/4, $14
+DATA rsZRep4<>+236(SB)/4, $14
+DATA rsZRep4<>+240(SB)/4, $15
+DATA rsZRep4<>+244(SB)/4, $15
+DATA rsZRep4<>+248(SB)/4, $15
+DATA rsZRep4<>+252(SB)/4, $15
+GLOBL rsZRep4<>(SB), RODATA|NOPTR, $256
+
+// rsZIlv interleaves two vectors p and q (VPERMT2PS, q's lanes 16..31):
+// p0 q0 p1 q1 ... p7 q7, then p8 q8 ... p15 q15.
+DATA rsZIlv<>+0(SB)/4, $0
+DATA rsZIlv<>+4(SB)/4, $16
+DATA rsZIlv<>+8(SB)/4, $1
+DATA rsZIlv<>+12(SB)/4, $17
+DATA rsZIlv<>+16(SB)/4, $2
+DATA rsZIlv<>+20(SB)/4, $18
+DATA rsZIlv<>+24(SB)/4, $3
+DATA rsZIlv<>+28(SB)/4, $19
+DATA rsZIlv<>+32(SB)/4, $4
+DATA rsZIlv<>+36(SB)/4, $20
+DATA rsZIlv<>+40(SB)/4, $5
+DATA rsZIlv<>+44(SB)/4, $21
+DATA rsZIlv<>+48(SB)/4, $6
+DATA rsZIlv<>+52(SB)/4, $22
+DATA rsZIlv<>+56(SB)/4, $7
+DATA rsZIlv<>+60(SB)/4, $23
+DATA rsZIlv<>+64(SB)/4, $8
+DATA rsZIlv<>+68(SB)/4, $24
+DATA rsZIlv<>+72(SB)/4, $9
+DATA rsZIlv<>+76(SB)/4, $25
+DATA rsZIlv<>+80(SB)/4, $10
+DATA rsZIlv<>+84(SB)/4, $26
+DATA rsZIlv<>+88(SB)/4, $11
+DATA rsZIlv<>+92(SB)/4, $27
+DATA rsZIlv<>+96(SB)/4, $12
+DATA rsZIlv<>+100(SB)/4, $28
+DATA rsZIlv<>+104(SB)/4, $13
+DATA rsZIlv<>+108(SB)/4, $29
+DATA rsZIlv<>+112(SB)/4, $14
+DATA rsZIlv<>+116(SB)/4, $30
+DATA rsZIlv<>+120(SB)/4, $15
+DATA rsZIlv<>+124(SB)/4, $31
+GLOBL rsZIlv<>(SB), RODATA|NOPTR, $128
+
+// func repeat2AVX2(y, x *float32, n int)
+TEXT ·repeat2AVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+loop:
+	VMOVUPS    (SI), Y0
+	VUNPCKLPS  Y0, Y0, Y1          // x0 x0 x1 x1 | x4 x4 x5 x5
+	VUNPCKHPS  Y0, Y0, Y2          // x2 x2 x3 x3 | x6 x6 x7 x7
+	VPERM2F128 $0x20, Y2, Y1, Y3   // x0 .. x3, each twice
+	VPERM2F128 $0x31, Y2, Y1, Y4   // x4 .. x7
+	VMOVUPS    Y3, (DI)
+	VMOVUPS    Y4, 32(DI)
+	ADDQ       $32, SI
+	ADDQ       $64, DI
+	SUBQ       $8, CX
+	JNZ        loop
+	VZEROUPPER
+	RET
+
+// func repeat4AVX2(y, x *float32, n int)
+TEXT ·repeat4AVX2(SB), NOSPLIT, $0-24
+	MOVQ    y+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVDQU rsRep4<>+0(SB), Y12
+	VMOVDQU rsRep4<>+32(SB), Y13
+	VMOVDQU rsRep4<>+64(SB), Y14
+	VMOVDQU rsRep4<>+96(SB), Y15
+loop:
+	VMOVUPS (SI), Y0
+	VPERMPS Y0, Y12, Y1
+	VPERMPS Y0, Y13, Y2
+	VPERMPS Y0, Y14, Y3
+	VPERMPS Y0, Y15, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ    $32, SI
+	ADDQ    $128, DI
+	SUBQ    $8, CX
+	JNZ     loop
+	VZEROUPPER
+	RET
+
+// func lerp2BodyAVX2(y, x *float32, n int, a, b float32)
+// p = a·x[i] + b·x[i+1] and q = b·x[i] + a·x[i+1], each product rounded
+// (VMULPS, then VADDPS: the twin's steps), stored interleaved.
+TEXT ·lerp2BodyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y14
+	VBROADCASTSS b+28(FP), Y15
+loop:
+	VMOVUPS    (SI), Y0            // x[i .. i+8)
+	VMOVUPS    4(SI), Y1           // x[i+1 .. i+9)
+	VMULPS     Y14, Y0, Y2
+	VMULPS     Y15, Y1, Y3
+	VADDPS     Y3, Y2, Y2          // p
+	VMULPS     Y15, Y0, Y4
+	VMULPS     Y14, Y1, Y5
+	VADDPS     Y5, Y4, Y4          // q
+	VUNPCKLPS  Y4, Y2, Y6          // p0 q0 p1 q1 | p4 q4 p5 q5
+	VUNPCKHPS  Y4, Y2, Y7          // p2 q2 p3 q3 | p6 q6 p7 q7
+	VPERM2F128 $0x20, Y7, Y6, Y8
+	VPERM2F128 $0x31, Y7, Y6, Y9
+	VMOVUPS    Y8, (DI)
+	VMOVUPS    Y9, 32(DI)
+	ADDQ       $32, SI
+	ADDQ       $64, DI
+	SUBQ       $8, CX
+	JNZ        loop
+	VZEROUPPER
+	RET
+
+// func repeat2AVX512(y, x *float32, n int)
+TEXT ·repeat2AVX512(SB), NOSPLIT, $0-24
+	MOVQ      y+0(FP), DI
+	MOVQ      x+8(FP), SI
+	MOVQ      n+16(FP), CX
+	VMOVDQU32 rsZRep2<>+0(SB), Z30
+	VMOVDQU32 rsZRep2<>+64(SB), Z31
+loop:
+	VMOVUPS (SI), Z0
+	VPERMPS Z0, Z30, Z1
+	VPERMPS Z0, Z31, Z2
+	VMOVUPS Z1, (DI)
+	VMOVUPS Z2, 64(DI)
+	ADDQ    $64, SI
+	ADDQ    $128, DI
+	SUBQ    $16, CX
+	JNZ     loop
+	VZEROUPPER
+	RET
+
+// func repeat4AVX512(y, x *float32, n int)
+TEXT ·repeat4AVX512(SB), NOSPLIT, $0-24
+	MOVQ      y+0(FP), DI
+	MOVQ      x+8(FP), SI
+	MOVQ      n+16(FP), CX
+	VMOVDQU32 rsZRep4<>+0(SB), Z28
+	VMOVDQU32 rsZRep4<>+64(SB), Z29
+	VMOVDQU32 rsZRep4<>+128(SB), Z30
+	VMOVDQU32 rsZRep4<>+192(SB), Z31
+loop:
+	VMOVUPS (SI), Z0
+	VPERMPS Z0, Z28, Z1
+	VPERMPS Z0, Z29, Z2
+	VPERMPS Z0, Z30, Z3
+	VPERMPS Z0, Z31, Z4
+	VMOVUPS Z1, (DI)
+	VMOVUPS Z2, 64(DI)
+	VMOVUPS Z3, 128(DI)
+	VMOVUPS Z4, 192(DI)
+	ADDQ    $64, SI
+	ADDQ    $256, DI
+	SUBQ    $16, CX
+	JNZ     loop
+	VZEROUPPER
+	RET
+
+// func lerp2BodyAVX512(y, x *float32, n int, a, b float32)
+// lerp2BodyAVX2's steps sixteen lanes wide; VPERMT2PS interleaves.
+TEXT ·lerp2BodyAVX512(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS a+24(FP), Z28
+	VBROADCASTSS b+28(FP), Z29
+	VMOVDQU32    rsZIlv<>+0(SB), Z30
+	VMOVDQU32    rsZIlv<>+64(SB), Z31
+loop:
+	VMOVUPS    (SI), Z0
+	VMOVUPS    4(SI), Z1
+	VMULPS     Z28, Z0, Z2
+	VMULPS     Z29, Z1, Z3
+	VADDPS     Z3, Z2, Z2          // p
+	VMULPS     Z29, Z0, Z4
+	VMULPS     Z28, Z1, Z5
+	VADDPS     Z5, Z4, Z4          // q
+	VMOVAPS    Z2, Z6
+	VPERMT2PS  Z4, Z30, Z6         // p0 q0 .. p7 q7
+	VPERMT2PS  Z4, Z31, Z2         // p8 q8 .. p15 q15
+	VMOVUPS    Z6, (DI)
+	VMOVUPS    Z2, 64(DI)
+	ADDQ       $64, SI
+	ADDQ       $128, DI
+	SUBQ       $16, CX
+	JNZ        loop
+	VZEROUPPER
+	RET
