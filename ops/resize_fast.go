@@ -29,11 +29,16 @@ type resizeFast struct {
 	yi0, yi1, xi0, xi1   []int32 // taps (nearest: yi0, xi0 only)
 	wy0, wy1, wx0, wx1   []float32
 	repeat               int // nearest: every input column repeated this often, or 0
-	tasks                []resizeTask
-	x, y                 []float32 // the current run's operands
-	env                  Env
-	body                 func(lo, hi int)
-	rows                 *asm.RowKernels // the vertical blend's scale and axpy
+	// pairs: linear 2× whose inner outputs pair up between neighbouring
+	// inputs with weights (pa, pb) and (pb, pa) (half_pixel and
+	// pytorch_half_pixel: 0.75, 0.25), run by the Lerp2 row kernel.
+	pairs  bool
+	pa, pb float32
+	tasks  []resizeTask
+	x, y   []float32 // the current run's operands
+	env    Env
+	body   func(lo, hi int)
+	rows   *asm.RowKernels // the vertical blend's scale and axpy
 }
 
 // resizeTask is one worker's rows and its cache of two horizontally
@@ -72,6 +77,7 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 			}
 		}
 	}
+	f.pairs, f.pa, f.pb = lerpPairs(f.w, f.ow, f.xi0, f.xi1, f.wx0, f.wx1)
 	f.tasks = make([]resizeTask, max(env.Threads, 1))
 	for i := range f.tasks {
 		t := &f.tasks[i]
@@ -107,6 +113,25 @@ func splitTaps(a resizeAxis) (i0, i1 []int32, w0, w1 []float32) {
 	return i0, i1, w0, w1
 }
 
+// lerpPairs reports whether a linear axis from w to ow = 2w samples
+// has, for every output o = 2i+1 and 2i+2 with i < w-1, taps i and i+1
+// with weights (a, b) and (b, a): what Lerp2 computes. The two end
+// outputs (clamped taps) are left to the general loop.
+func lerpPairs(w, ow int, x0, x1 []int32, w0, w1 []float32) (ok bool, a, b float32) {
+	if x1 == nil || w < 2 || ow != 2*w {
+		return false, 0, 0
+	}
+	a, b = w0[1], w1[1]
+	for i := range w - 1 {
+		o := 2*i + 1
+		if x0[o] != int32(i) || x1[o] != int32(i+1) || x0[o+1] != int32(i) || x1[o+1] != int32(i+1) ||
+			w0[o] != a || w1[o] != b || w0[o+1] != b || w1[o+1] != a {
+			return false, 0, 0
+		}
+	}
+	return true, a, b
+}
+
 // runTasks runs tasks [lo, hi), each over its share of the output rows.
 func (f *resizeFast) runTasks(lo, hi int) {
 	rows, n := f.planes*f.oh, len(f.tasks)
@@ -131,25 +156,13 @@ func (f *resizeFast) nearestRows(r0, r1 int) {
 			continue
 		}
 		src := f.x[(plane*f.h+int(f.yi0[oy]))*f.w:][:f.w]
-		switch f.repeat {
-		case 1:
-			copy(dst, src)
-		case 2:
-			for i, v := range src {
-				dst[2*i], dst[2*i+1] = v, v
-			}
-		case 0:
+		if f.repeat == 0 {
 			for o, i := range f.xi0 {
 				dst[o] = src[i]
 			}
-		default:
-			for i, v := range src {
-				d := dst[i*f.repeat : (i+1)*f.repeat]
-				for k := range d {
-					d[k] = v
-				}
-			}
+			continue
 		}
+		f.rows.Repeat(dst, src, f.repeat)
 	}
 }
 
@@ -195,6 +208,13 @@ func (f *resizeFast) hrow(t *resizeTask, key, keep int) []float32 {
 		return dst
 	}
 	x0, x1, w0, w1 := f.xi0[:len(dst)], f.xi1[:len(dst)], f.wx0[:len(dst)], f.wx1[:len(dst)]
+	if f.pairs {
+		f.rows.Lerp2(dst[1:f.ow-1], src, f.pa, f.pb)
+		for _, o := range [2]int{0, f.ow - 1} {
+			dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
+		}
+		return dst
+	}
 	for o := range dst {
 		dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
 	}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -89,7 +90,6 @@ func TestResizeReferenceByHand(t *testing.T) {
 // infinities included, serially and over 3 workers.
 func TestResizeFast(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0}
 	for _, c := range []struct {
 		name    string
 		in, out []int
@@ -106,28 +106,89 @@ func TestResizeFast(t *testing.T) {
 		{"linear rows only", []int{2, 5, 6}, []int{2, 9, 6}, graph.ResizeLinear, graph.CoordHalfPixel},
 		{"linear columns only", []int{2, 5, 6}, []int{2, 5, 13}, graph.ResizeLinear, graph.CoordAlignCorners},
 	} {
-		for _, withSpecials := range []bool{false, true} {
-			g := graph.New()
-			n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(c.mode, c.coord, c.in, c.out))
-			if err := g.Err(); err != nil {
-				t.Fatal(err)
+		rsCompare(t, r, c.name, c.in, c.out, c.mode, c.coord)
+	}
+}
+
+// rsCompare runs the fast kernel on random data, without and with NaN
+// and infinities, serially and over 3 workers, against the reference.
+func rsCompare(t *testing.T, r *rand.Rand, name string, in, out []int, mode graph.ResizeMode, coord graph.ResizeCoord) {
+	t.Helper()
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0}
+	for _, withSpecials := range []bool{false, true} {
+		g := graph.New()
+		n := g.Resize(g.Input("x", tensor.F32, in...), rsSpec(mode, coord, in, out))
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		x := tensor.New(tensor.F32, in...)
+		for i := range x.F32() {
+			x.F32()[i] = float32(4*r.Float64() - 2)
+			if withSpecials && i%5 == 2 {
+				x.F32()[i] = specials[i%len(specials)]
 			}
-			x := tensor.New(tensor.F32, c.in...)
-			for i := range x.F32() {
-				x.F32()[i] = float32(4*r.Float64() - 2)
-				if withSpecials && i%5 == 2 {
-					x.F32()[i] = specials[i%len(specials)]
+		}
+		want := rsRun(t, n, x)
+		for _, env := range []Env{Serial, parEnv(3)} {
+			got, _ := fastRun(t, n, env, x)
+			for i := range want {
+				if approx.Far(got[i], want[i], 1e-6*(1+math.Abs(want[i]))) {
+					t.Fatalf("%s (specials %v, %d threads): element %d is %v, reference %v", name, withSpecials, env.Threads, i, got[i], want[i])
 				}
 			}
-			want := rsRun(t, n, x)
-			for _, env := range []Env{Serial, parEnv(3)} {
-				got, _ := fastRun(t, n, env, x)
-				for i := range want {
-					if approx.Far(got[i], want[i], 1e-6*(1+math.Abs(want[i]))) {
-						t.Fatalf("%s (specials %v, %d threads): element %d is %v, reference %v", c.name, withSpecials, env.Threads, i, got[i], want[i])
-					}
-				}
-			}
+		}
+	}
+}
+
+// TestResizeFastWidths sweeps row widths across the vector kernels'
+// steps and tails (8 and 16 lanes) for the cases with row kernels:
+// nearest by 2 and 4 (Repeat), 3 (the twin), and linear 2× under
+// half_pixel and pytorch_half_pixel (Lerp2), against the reference.
+func TestResizeFastWidths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	widths := []int{1, 2, 3}
+	for w := 7; w <= 41; w++ {
+		widths = append(widths, w)
+	}
+	widths = append(widths, 63, 64, 65, 129)
+	for _, w := range widths {
+		for _, s := range []int{2, 3, 4} {
+			in, out := []int{2, 3, w}, []int{2, 3 * s, w * s}
+			rsCompare(t, r, fmt.Sprintf("nearest %dx width %d", s, w), in, out, graph.ResizeNearest, graph.CoordAsymmetric)
+		}
+		for _, coord := range []graph.ResizeCoord{graph.CoordHalfPixel, graph.CoordPytorchHalfPixel, graph.CoordAlignCorners} {
+			in, out := []int{2, 3, w}, []int{2, 6, 2 * w}
+			rsCompare(t, r, fmt.Sprintf("linear 2x width %d coord %v", w, coord), in, out, graph.ResizeLinear, coord)
+		}
+	}
+}
+
+// TestResizeLerpPairs checks which linear axes take the Lerp2 kernel:
+// 2× under half_pixel (weights 0.75, 0.25, worked out by hand: output
+// 2i+1 sits at input i + 0.25) but not align_corners (weights vary) nor
+// 3×.
+func TestResizeLerpPairs(t *testing.T) {
+	for _, c := range []struct {
+		coord graph.ResizeCoord
+		w, ow int
+		ok    bool
+		a, b  float32
+	}{
+		{graph.CoordHalfPixel, 9, 18, true, 0.75, 0.25},
+		{graph.CoordPytorchHalfPixel, 33, 66, true, 0.75, 0.25},
+		{graph.CoordAlignCorners, 9, 18, false, 0, 0},
+		{graph.CoordHalfPixel, 9, 27, false, 0, 0},
+	} {
+		g := graph.New()
+		n := g.Resize(g.Input("x", tensor.F32, 1, c.w), rsSpec(graph.ResizeLinear, c.coord, []int{1, c.w}, []int{1, c.ow}))
+		p, err := newResizePlan(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x0, x1, w0, w1 := splitTaps(p.axes[1])
+		ok, a, b := lerpPairs(c.w, c.ow, x0, x1, w0, w1)
+		if ok != c.ok || a != c.a || b != c.b {
+			t.Errorf("%v %d→%d: lerpPairs = %v, %v, %v; want %v, %v, %v", c.coord, c.w, c.ow, ok, a, b, c.ok, c.a, c.b)
 		}
 	}
 }
