@@ -38,7 +38,7 @@ type resizeFast struct {
 	x, y   []float32 // the current run's operands
 	env    Env
 	body   func(lo, hi int)
-	rows   *asm.RowKernels // the vertical blend's scale and axpy
+	rows   *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
 }
 
 // resizeTask is one worker's rows and its cache of two horizontally
@@ -181,10 +181,8 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 		k1 := plane*f.h + int(f.yi1[oy])
 		h0 := f.hrow(t, k0, k1)
 		h1 := f.hrow(t, k1, k0)
-		// dst = h0·a + h1·b, in the row kernels' vector code.
-		copy(dst, h0)
-		f.rows.Scale(dst, f.wy0[oy])
-		f.rows.Axpy(dst, h1, f.wy1[oy])
+		// dst = h0·a + h1·b in one vector sweep.
+		f.rows.Blend(dst, h0, h1, f.wy0[oy], f.wy1[oy])
 	}
 }
 

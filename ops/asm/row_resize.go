@@ -58,6 +58,31 @@ func (k *RowKernels) Lerp2(dst, src []float32, a, b float32) {
 	f(&dst[0], &src[0], n, a, b)
 }
 
+// Blend sets dst[i] = a·x0[i] + b·x1[i], each product rounded to
+// float32 and then summed (the twin's bits in every variant, NaN payloads
+// aside): the vertical pass of a linear resize in one sweep. The slices
+// have one length; dst may be x0 or x1 but not partly overlap either.
+func (k *RowKernels) Blend(dst, x0, x1 []float32, a, b float32) {
+	n := rowDst("Blend", dst, x0)
+	rowDst("Blend", dst, x1)
+	if n == 0 {
+		return
+	}
+	f := k.blend
+	if f == nil {
+		f = blendGo
+	}
+	f(&dst[0], &x0[0], &x1[0], n, a, b)
+}
+
+// blendGo is the twin of the blend primitive: y[i] = a·x0[i] + b·x1[i].
+func blendGo(y, x0, x1 *float32, n int, a, b float32) {
+	ys, us, vs := f32s(y, n), f32s(x0, n), f32s(x1, n)
+	for i, u := range us {
+		ys[i] = float32(a*u) + float32(b*vs[i])
+	}
+}
+
 // repeatGo is the twin of the repeat primitive: y[i·s+j] = x[i] for
 // i < n, j < s.
 func repeatGo(y, x *float32, n, s int) {

@@ -40,6 +40,16 @@ func repeat4AVX512(y, x *float32, n int)
 //go:noescape
 func lerp2BodyAVX512(y, x *float32, n int, a, b float32)
 
+// blendBodyAVX2 is blend for n a multiple of 8.
+//
+//go:noescape
+func blendBodyAVX2(y, x0, x1 *float32, n int, a, b float32)
+
+// blendBodyAVX512 is blend for n a multiple of 16.
+//
+//go:noescape
+func blendBodyAVX512(y, x0, x1 *float32, n int, a, b float32)
+
 // addF32 is &p[i].
 func addF32(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
 
@@ -91,5 +101,26 @@ func lerp2AVX512(y, x *float32, n int, a, b float32) {
 	}
 	if m < n {
 		lerp2AVX2(addF32(y, 2*m), addF32(x, m), n-m, a, b)
+	}
+}
+
+func blendAVX2(y, x0, x1 *float32, n int, a, b float32) {
+	m := n &^ 7
+	if m > 0 {
+		blendBodyAVX2(y, x0, x1, m, a, b)
+	}
+	if m < n {
+		blendGo(addF32(y, m), addF32(x0, m), addF32(x1, m), n-m, a, b)
+	}
+}
+
+// blendAVX512 runs sixteen elements at a time, then AVX2 on the rest.
+func blendAVX512(y, x0, x1 *float32, n int, a, b float32) {
+	m := n &^ 15
+	if m > 0 {
+		blendBodyAVX512(y, x0, x1, m, a, b)
+	}
+	if m < n {
+		blendAVX2(addF32(y, m), addF32(x0, m), addF32(x1, m), n-m, a, b)
 	}
 }

@@ -332,3 +332,60 @@ loop:
 	JNZ        loop
 	VZEROUPPER
 	RET
+
+// func blendBodyAVX2(y, x0, x1 *float32, n int, a, b float32)
+// y = a·x0 + b·x1, each product rounded (the twin's steps). y may be x0
+// or x1: each vector is loaded before its store.
+TEXT ·blendBodyAVX2(SB), NOSPLIT, $0-40
+	MOVQ         y+0(FP), DI
+	MOVQ         x0+8(FP), SI
+	MOVQ         x1+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y14
+	VBROADCASTSS b+36(FP), Y15
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	SUBQ         $16, BX           // the last start of a 16-element step
+	JLT          tail
+loop:
+	VMULPS  (SI)(AX*4), Y14, Y0
+	VMULPS  (DX)(AX*4), Y15, Y1
+	VMULPS  32(SI)(AX*4), Y14, Y2
+	VMULPS  32(DX)(AX*4), Y15, Y3
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y2, 32(DI)(AX*4)
+	ADDQ    $16, AX
+	CMPQ    AX, BX
+	JLE     loop
+tail:
+	CMPQ    AX, CX                 // 0 or 8 elements left
+	JEQ     done
+	VMULPS  (SI)(AX*4), Y14, Y0
+	VMULPS  (DX)(AX*4), Y15, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+done:
+	VZEROUPPER
+	RET
+
+// func blendBodyAVX512(y, x0, x1 *float32, n int, a, b float32)
+TEXT ·blendBodyAVX512(SB), NOSPLIT, $0-40
+	MOVQ         y+0(FP), DI
+	MOVQ         x0+8(FP), SI
+	MOVQ         x1+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Z30
+	VBROADCASTSS b+36(FP), Z31
+	XORQ         AX, AX
+loop:
+	VMULPS  (SI)(AX*4), Z30, Z0
+	VMULPS  (DX)(AX*4), Z31, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JLT     loop
+	VZEROUPPER
+	RET

@@ -59,6 +59,9 @@ type RowKernels struct {
 	// lerp2 sets y[2i] = a·x[i] + b·x[i+1], y[2i+1] = b·x[i] + a·x[i+1]
 	// for i < n (see Lerp2); nil where a variant has none.
 	lerp2 func(y, x *float32, n int, a, b float32)
+	// blend sets y[i] = a·x0[i] + b·x1[i] for i < n (see Blend); nil
+	// where a variant has none.
+	blend func(y, x0, x1 *float32, n int, a, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.
@@ -67,7 +70,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,
