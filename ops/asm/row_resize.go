@@ -1,5 +1,7 @@
 package asm
 
+import "unsafe"
+
 // Row kernels of upsampling (Resize, Upsample): repeating each value s
 // times (nearest with an integer scale) and the horizontal pass of a 2×
 // linear resize, where every output pair lies between two neighbouring
@@ -107,3 +109,62 @@ func lerp2Go(y, x *float32, n int, a, b float32) {
 		ys[2*i+1] = float32(b*u) + float32(a*v)
 	}
 }
+
+// The vector bodies of these primitives take whole vectors only (n a
+// multiple of their step); the split* constructors build a primitive
+// that runs the body on the largest such prefix and rest (a narrower
+// variant or the twin) on what is left, so no masked tail is needed and
+// nothing outside the slices is touched.
+
+type (
+	repeatBody func(y, x *float32, n int)
+	lerp2Func  func(y, x *float32, n int, a, b float32)
+	blendFunc  func(y, x0, x1 *float32, n int, a, b float32)
+)
+
+// splitRepeat runs r2 or r4 (factors 2 and 4) on whole steps, rest on
+// the remainder and on every other factor.
+func splitRepeat(step int, r2, r4 repeatBody, rest func(y, x *float32, n, s int)) func(y, x *float32, n, s int) {
+	return func(y, x *float32, n, s int) {
+		m := n &^ (step - 1)
+		switch {
+		case m == 0:
+		case s == 2:
+			r2(y, x, m)
+		case s == 4:
+			r4(y, x, m)
+		default:
+			m = 0
+		}
+		if m < n {
+			rest(addF32(y, m*s), addF32(x, m), n-m, s)
+		}
+	}
+}
+
+func splitLerp2(step int, body, rest lerp2Func) lerp2Func {
+	return func(y, x *float32, n int, a, b float32) {
+		m := n &^ (step - 1)
+		if m > 0 {
+			body(y, x, m, a, b)
+		}
+		if m < n {
+			rest(addF32(y, 2*m), addF32(x, m), n-m, a, b)
+		}
+	}
+}
+
+func splitBlend(step int, body, rest blendFunc) blendFunc {
+	return func(y, x0, x1 *float32, n int, a, b float32) {
+		m := n &^ (step - 1)
+		if m > 0 {
+			body(y, x0, x1, m, a, b)
+		}
+		if m < n {
+			rest(addF32(y, m), addF32(x0, m), addF32(x1, m), n-m, a, b)
+		}
+	}
+}
+
+// addF32 is &p[i].
+func addF32(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
