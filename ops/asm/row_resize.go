@@ -112,9 +112,13 @@ func lerp2Go(y, x *float32, n int, a, b float32) {
 
 // The vector bodies of these primitives take whole vectors only (n a
 // multiple of their step); the split* constructors build a primitive
-// that runs the body on the largest such prefix and rest (a narrower
-// variant or the twin) on what is left, so no masked tail is needed and
-// nothing outside the slices is touched.
+// that runs the body on the largest such prefix and then, for Repeat and
+// Lerp2, the body once more on the last step elements, rewriting some
+// outputs with the same values (their dst never overlaps src, so the
+// inputs are unchanged). Rows shorter than a step, and Blend's remainder
+// (its dst may be an input, which a second pass would read rewritten),
+// go to rest: a narrower variant or the twin. No masked tail is needed
+// and nothing outside the slices is touched.
 
 type (
 	repeatBody func(y, x *float32, n int)
@@ -126,30 +130,32 @@ type (
 // the remainder and on every other factor.
 func splitRepeat(step int, r2, r4 repeatBody, rest func(y, x *float32, n, s int)) func(y, x *float32, n, s int) {
 	return func(y, x *float32, n, s int) {
-		m := n &^ (step - 1)
-		switch {
-		case m == 0:
-		case s == 2:
-			r2(y, x, m)
-		case s == 4:
-			r4(y, x, m)
-		default:
-			m = 0
+		body := r2
+		if s == 4 {
+			body = r4
 		}
+		if n < step || s != 2 && s != 4 {
+			rest(y, x, n, s)
+			return
+		}
+		m := n &^ (step - 1)
+		body(y, x, m)
 		if m < n {
-			rest(addF32(y, m*s), addF32(x, m), n-m, s)
+			body(addF32(y, (n-step)*s), addF32(x, n-step), step)
 		}
 	}
 }
 
 func splitLerp2(step int, body, rest lerp2Func) lerp2Func {
 	return func(y, x *float32, n int, a, b float32) {
-		m := n &^ (step - 1)
-		if m > 0 {
-			body(y, x, m, a, b)
+		if n < step {
+			rest(y, x, n, a, b)
+			return
 		}
+		m := n &^ (step - 1)
+		body(y, x, m, a, b)
 		if m < n {
-			rest(addF32(y, 2*m), addF32(x, m), n-m, a, b)
+			body(addF32(y, 2*(n-step)), addF32(x, n-step), step, a, b)
 		}
 	}
 }

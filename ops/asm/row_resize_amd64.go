@@ -4,8 +4,8 @@ package asm
 
 // Upsampling row primitives (row_resize_amd64.s): bodies over whole
 // vectors (n a multiple of 8 for AVX2, 16 for AVX-512), wrapped by the
-// split* constructors: AVX-512 hands its remainder to AVX2, AVX2 to the
-// twin.
+// split* constructors (row_resize.go); what AVX-512 leaves (rows under
+// sixteen, Blend's remainder) goes to AVX2, what AVX2 leaves to the twin.
 
 // repeat2AVX2 sets y[2i] = y[2i+1] = x[i] for i < n, n a multiple of 8.
 //
