@@ -80,6 +80,7 @@ type Attrs struct {
 	Dilations []int // conv [dh, dw]
 	Groups    int   // conv
 	CountPad  bool  // AvgPool: padding counts in the divisor
+	ColMajor  bool  // MaxPoolND indices: spatial offsets column-major (ONNX storage_order 1)
 
 	Perm   []int        // Transpose
 	Shape  tensor.Shape // Reshape, Expand: the resolved target shape

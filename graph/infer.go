@@ -53,6 +53,7 @@ func init() {
 		OpSplit: inferSplit, OpSlice: inferSlice, OpGather: inferGather, OpExpand: inferExpand,
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
 		OpPad: inferPad, OpTile: inferTile, OpResize: inferResize, OpConvTranspose: inferConvTranspose,
+		OpMaxPoolND: inferPoolND(true), OpAvgPoolND: inferPoolND(false), OpMaxUnpool: inferMaxUnpool,
 		OpGatherElements: inferElements, OpScatterElements: inferElements,
 		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
@@ -77,7 +78,7 @@ func arity(op Op) (func(int) bool, bool) {
 	switch op {
 	case OpWhere:
 		return exactly(3), true
-	case OpMatMul, OpGather, OpGatherElements, OpGatherND:
+	case OpMatMul, OpGather, OpGatherElements, OpGatherND, OpMaxUnpool:
 		return exactly(2), true
 	case OpScatterElements, OpScatterND:
 		return exactly(3), true

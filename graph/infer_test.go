@@ -540,7 +540,7 @@ func sourceCases() []inferCase {
 
 func allInferCases() []inferCase {
 	var cs []inferCase
-	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases, resizeCases} {
+	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases, resizeCases, poolNDCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

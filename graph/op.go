@@ -110,6 +110,9 @@ const (
 	OpAvgPool2D
 	OpGlobalAvgPool
 	OpConvTranspose // N-D (1 to 3 spatial dims): x [N, C, ...], w [C, M/Groups, k...]
+	OpMaxPoolND     // 1 to 3 spatial dims, dilations; Attrs.Index 0 values, 1 I64 flat indices
+	OpAvgPoolND     // 1 to 3 spatial dims, dilations; Attrs.CountPad
+	OpMaxUnpool     // x and I64 flat indices → zeros of Attrs.Shape with x scattered at the indices
 
 	// Shape and data movement.
 	OpReshape
@@ -172,8 +175,8 @@ var opNames = [numOps]string{
 	OpSoftmax: "Softmax", OpLogSoftmax: "LogSoftmax", OpCumSum: "CumSum", OpTopK: "TopK",
 	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm", OpInstanceNorm: "InstanceNorm",
 	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
-	OpConvTranspose: "ConvTranspose",
-	OpReshape:       "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
+	OpConvTranspose: "ConvTranspose", OpMaxPoolND: "MaxPoolND", OpAvgPoolND: "AvgPoolND", OpMaxUnpool: "MaxUnpool",
+	OpReshape: "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
 	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile", OpResize: "Resize",
 	OpGatherElements: "GatherElements", OpGatherND: "GatherND", OpScatterElements: "ScatterElements",

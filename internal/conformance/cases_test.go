@@ -22,6 +22,7 @@ func matrixCases() []opCase {
 	cs = append(cs, reduceCases()...)
 	cs = append(cs, indexCases()...)
 	cs = append(cs, resizeCases()...)
+	cs = append(cs, poolNDCases()...)
 	cs = append(cs, compositeCases()...)
 	return append(cs, otherCases()...)
 }

@@ -53,6 +53,16 @@ var unsupported = []gap{
 	// take as a constant buffer.
 	{"ptx-emu", graph.OpResize, "", "no PTX emitter for kdesc.Resize yet"},
 	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
+	// The N-D pools and MaxUnpool (kdesc.PoolND, kdesc.MaxUnpool) run on
+	// the CPU only: 3-D, dilated and index-returning pools are rare in the
+	// models the GPUs run (their 2-D pools are lowered), and MaxUnpool's
+	// duplicate indices need an ordered scatter, as ScatterElements.
+	{"ptx-emu", graph.OpMaxPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
+	{"msl-host", graph.OpMaxPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
+	{"ptx-emu", graph.OpAvgPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
+	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
+	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
+	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

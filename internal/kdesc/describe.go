@@ -43,12 +43,14 @@ const (
 	KindResize
 	KindConvTranspose
 	KindTopK
+	KindPoolND
+	KindMaxUnpool
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
 	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
-	"resize", "convtranspose", "topk"}
+	"resize", "convtranspose", "topk", "poolnd", "maxunpool"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -79,6 +81,8 @@ func (*ConvTranspose) Kind() Kind { return KindConvTranspose }
 func (*Indexing) Kind() Kind      { return KindIndexing }
 func (*Scatter) Kind() Kind       { return KindScatter }
 func (*TopK) Kind() Kind          { return KindTopK }
+func (*PoolND) Kind() Kind        { return KindPoolND }
+func (*MaxUnpool) Kind() Kind     { return KindMaxUnpool }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -157,6 +161,8 @@ var describers = func() map[graph.Op]describer {
 	add(KindResize, first(ResizeOf), graph.OpResize)
 	add(KindConvTranspose, every(ConvTransposeOf), graph.OpConvTranspose)
 	add(KindTopK, every(TopKOf), graph.OpTopK)
+	add(KindPoolND, every(PoolNDOf), graph.OpMaxPoolND, graph.OpAvgPoolND)
+	add(KindMaxUnpool, every(MaxUnpoolOf), graph.OpMaxUnpool)
 	return m
 }()
 
