@@ -8,8 +8,6 @@ import (
 
 func init() {
 	register("Conv", 1, one(mapConv))
-	register("MaxPool", 1, mapMaxPool)
-	register("AveragePool", 1, one(mapAvgPool))
 	register("GlobalAveragePool", 1, one(func(c *ctx) (*graph.Node, error) {
 		x, err := c.need(0)
 		if err != nil {
@@ -44,11 +42,25 @@ type window struct {
 }
 
 // readWindow reads kernel_shape (or takes kernel, from the weights),
-// strides, dilations, pads and auto_pad for a rank-r input (NC + spatial).
+// strides, dilations, pads and auto_pad for a rank-r input (NC + spatial)
+// in kiln's 2-D form.
 func readWindow(c *ctx, r int, kernel []int) (window, error) {
-	sp := r - 2
-	if sp != 1 && sp != 2 {
+	if sp := r - 2; sp != 1 && sp != 2 {
 		return window{}, unsupportedf("%d spatial dims (kiln has 1-D and 2-D windows)", max(sp, 0))
+	}
+	w, err := readWindowND(c, r, kernel)
+	if err != nil {
+		return w, err
+	}
+	return w.as2D(), nil
+}
+
+// readWindowND is readWindow for 1 to 3 spatial axes, one value per axis
+// (pads: begins, then ends), as the N-D ops take them.
+func readWindowND(c *ctx, r int, kernel []int) (window, error) {
+	sp := r - 2
+	if sp < 1 || sp > 3 {
+		return window{}, unsupportedf("%d spatial dims (kiln has 1-D to 3-D windows)", max(sp, 0))
 	}
 	ks, ok, err := c.attrInts("kernel_shape")
 	if err != nil {
@@ -76,7 +88,7 @@ func readWindow(c *ctx, r int, kernel []int) (window, error) {
 		}
 		return v, nil
 	}
-	w := window{oneD: sp == 1}
+	var w window
 	if len(kernel) != sp {
 		return w, fmt.Errorf("kernel %v for %d spatial dims", kernel, sp)
 	}
@@ -122,14 +134,18 @@ func readWindow(c *ctx, r int, kernel []int) (window, error) {
 			return w, unsupportedf("auto_pad=%q", autoPad)
 		}
 	}
-	if w.oneD { // height 1, no padding, stride 1 on the added axis
-		kernel = []int{1, kernel[0]}
-		w.strides = []int{1, w.strides[0]}
-		w.dilations = []int{1, w.dilations[0]}
-		pads = []int{0, pads[0], 0, pads[1]}
-	}
 	w.kernel, w.pads = kernel, pads
 	return w, nil
+}
+
+// as2D is an N-D window of 1 or 2 spatial axes in kiln's 2-D form: a 1-D
+// window gets height 1, no padding and stride 1 on the added axis.
+func (w window) as2D() window {
+	if len(w.kernel) != 1 {
+		return w
+	}
+	return window{oneD: true, kernel: []int{1, w.kernel[0]}, strides: []int{1, w.strides[0]},
+		dilations: []int{1, w.dilations[0]}, pads: []int{0, w.pads[0], 0, w.pads[1]}}
 }
 
 func equalInts(a, b []int) bool {
@@ -188,93 +204,6 @@ func mapConv(c *ctx) (*graph.Node, error) {
 		ins = append(ins, c.in(2))
 	}
 	y, err := c.apply(graph.OpConv2D, at, ins...)
-	if err != nil {
-		return nil, err
-	}
-	return w.from2D(c, y), nil
-}
-
-// poolWindow reads a pool's window and applies ceil_mode: when rounding
-// up adds an output, the end padding grows to cover it, which is exact
-// for max pooling (padding never wins); avg pooling would count it, so
-// there ceil_mode is accepted only when it changes nothing.
-func poolWindow(c *ctx, x *graph.Node, isMax bool) (window, error) {
-	w, err := readWindow(c, x.Shape.Rank(), nil)
-	if err != nil {
-		return w, err
-	}
-	for _, d := range w.dilations {
-		if d != 1 {
-			return w, unsupportedf("pooling dilations %v", w.dilations)
-		}
-	}
-	ceil, err := c.attrBool("ceil_mode", false)
-	if err != nil || !ceil {
-		return w, err
-	}
-	in := x.Shape[2:]
-	if w.oneD {
-		in = append([]int{1}, in...)
-	}
-	for i := range 2 {
-		lo, hi, k, s := w.pads[i], w.pads[i+2], w.kernel[i], w.strides[i]
-		span := in[i] + lo + hi - k
-		if span < 0 {
-			continue // the graph reports the too-small input
-		}
-		floor := span/s + 1
-		ceilOut := (span+s-1)/s + 1
-		if (ceilOut-1)*s >= in[i]+lo { // the last window must start inside
-			ceilOut--
-		}
-		if ceilOut == floor {
-			continue
-		}
-		if !isMax {
-			return w, unsupportedf("ceil_mode=1 with AveragePool when it adds an output")
-		}
-		w.pads[i+2] += (ceilOut-1)*s + k - (in[i] + lo + hi)
-		if w.pads[i+2] >= k {
-			return w, unsupportedf("ceil_mode=1 with stride %d larger than the kernel %d", s, k)
-		}
-	}
-	return w, nil
-}
-
-func mapMaxPool(c *ctx) ([]*graph.Node, error) {
-	if c.used(1) {
-		return nil, unsupportedf("the Indices output")
-	}
-	x, err := c.need(0)
-	if err != nil {
-		return nil, err
-	}
-	w, err := poolWindow(c, x, true)
-	if err != nil {
-		return nil, err
-	}
-	y, err := c.apply(graph.OpMaxPool2D, graph.Attrs{Kernel: w.kernel, Strides: w.strides, Pads: w.pads}, w.to2D(c, x))
-	if err != nil {
-		return nil, err
-	}
-	return []*graph.Node{w.from2D(c, y)}, nil
-}
-
-func mapAvgPool(c *ctx) (*graph.Node, error) {
-	x, err := c.need(0)
-	if err != nil {
-		return nil, err
-	}
-	w, err := poolWindow(c, x, false)
-	if err != nil {
-		return nil, err
-	}
-	countPad, err := c.attrBool("count_include_pad", false)
-	if err != nil {
-		return nil, err
-	}
-	at := graph.Attrs{Kernel: w.kernel, Strides: w.strides, Pads: w.pads, CountPad: countPad}
-	y, err := c.apply(graph.OpAvgPool2D, at, w.to2D(c, x))
 	if err != nil {
 		return nil, err
 	}
