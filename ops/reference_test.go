@@ -315,6 +315,22 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 			return g.MaxPool2D(x, o), nil
 		}
 		return g.AvgPool2D(x, o), nil
+	case graph.OpMaxPoolND, graph.OpAvgPoolND: // MaxPoolND output 0: the values, 1: the flat indices
+		o := graph.PoolNDOpts{Kernel: a.ints("kernel"), Strides: a.ints("strides"), Pads: a.ints("pads"),
+			Dilations: a.ints("dilations"), CountPad: a.bool("count_pad"), ColMajor: a.bool("col_major")}
+		if op == graph.OpAvgPoolND {
+			return g.AvgPoolND(x, o), nil
+		}
+		v, i := g.MaxPoolND(x, o)
+		if a.int("output") == 1 {
+			return i, nil
+		}
+		return v, nil
+	case graph.OpMaxUnpool:
+		if err := need(2, 2); err != nil {
+			return nil, err
+		}
+		return g.MaxUnpool(x, in[1], a.ints("shape")), nil
 	case graph.OpReshape:
 		return g.Reshape(x, a.ints("shape")...), nil
 	case graph.OpTranspose:

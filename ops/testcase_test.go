@@ -1,8 +1,9 @@
 package ops_test
 
 // Loader for the reference cases in testdata/ref_*.json, written by
-// testdata/gen_reference.py (numpy and torch) and, for Resize and
-// ConvTranspose, testdata/gen_onnxref.go (ONNX's node suite). Schema of
+// testdata/gen_reference.py (numpy and torch) and, for Resize,
+// ConvTranspose, the N-D pools and MaxUnpool, testdata/gen_onnxref.go
+// (ONNX's node suite). Schema of
 // one case:
 //
 //	{"name": str,               unique; the subtest name

@@ -1,12 +1,15 @@
 //go:build ignore
 
-// gen_onnxref writes ref_onnx_resize.json: reference cases for Resize and
-// ConvTranspose whose expected outputs are those of ONNX's own node test
+// gen_onnxref writes ref_onnx_resize.json and ref_onnx_pool.json:
+// reference cases for Resize and ConvTranspose, and for the N-D pools
+// and MaxUnpool, whose expected outputs are those of ONNX's own node test
 // suite (computed by ONNX's numpy reference, independent of kiln), for
 // the ops numpy and torch cannot give gen_reference.py as plainly
 // (ONNX's coordinate transformations, output_shape). Each case's graph
 // attributes are what kiln's importer makes of the ONNX node, with the
-// suite's scales, sizes and roi inputs bound at import.
+// suite's scales, sizes, roi and output_shape inputs bound at import. A
+// pool case is kept only where the importer chose an N-D op and that
+// node gives the model's output (MaxPool's Indices: output 1).
 //
 //	go run ops/testdata/gen_onnxref.go [-suite DIR]
 //
@@ -32,21 +35,37 @@ import (
 
 func main() {
 	suite := flag.String("suite", "onnx/testdata/node", "ONNX node test suite directory")
-	out := flag.String("out", "ops/testdata/ref_onnx_resize.json", "output file")
 	flag.Parse()
+	write("ops/testdata/ref_onnx_resize.json", collect(*suite, "test_resize_*", "test_convtranspose*"))
+	write("ops/testdata/ref_onnx_pool.json", collect(*suite, "test_maxpool_*", "test_averagepool_*", "test_maxunpool_*"))
+}
+
+// collect converts every case matching the patterns, in name order.
+func collect(suite string, patterns ...string) []map[string]any {
 	var cases []map[string]any
-	for _, pat := range []string{"test_resize_*", "test_convtranspose*"} {
-		dirs, _ := filepath.Glob(filepath.Join(*suite, pat))
+	for _, pat := range patterns {
+		dirs, _ := filepath.Glob(filepath.Join(suite, pat))
 		slices.Sort(dirs)
 		for _, dir := range dirs {
-			c, err := convert(dir)
-			if err != nil {
-				log.Fatalf("%s: %v", dir, err)
+			for out := 0; ; out++ {
+				if _, err := os.Stat(filepath.Join(dir, "test_data_set_0", fmt.Sprintf("output_%d.pb", out))); err != nil {
+					break
+				}
+				c, err := convert(dir, out)
+				if err != nil {
+					log.Fatalf("%s: %v", dir, err)
+				}
+				if c != nil {
+					cases = append(cases, c)
+				}
 			}
-			cases = append(cases, c)
 		}
 	}
-	f, err := os.Create(*out)
+	return cases
+}
+
+func write(path string, cases []map[string]any) {
+	f, err := os.Create(path)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,7 +85,7 @@ func main() {
 	if err := f.Close(); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("%d cases in %s", len(cases), *out)
+	log.Printf("%d cases in %s", len(cases), path)
 }
 
 func readPB(path string) (tensor.Tensor, error) {
@@ -82,8 +101,9 @@ func readPB(path string) (tensor.Tensor, error) {
 }
 
 // convert imports one case with every input but the first (ConvTranspose:
-// the first two or three) bound, and reads back the one op node.
-func convert(dir string) (map[string]any, error) {
+// the first two or three; MaxUnpool: the first two) bound, and reads back
+// the one op node; for a pool, the N-D node giving output out, or nil.
+func convert(dir string, out int) (map[string]any, error) {
 	model, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		return nil, err
@@ -93,6 +113,7 @@ func convert(dir string) (map[string]any, error) {
 		return nil, err
 	}
 	conv := strings.HasPrefix(filepath.Base(dir), "test_convtranspose")
+	unpool := strings.HasPrefix(filepath.Base(dir), "test_maxunpool")
 	var opts []onnx.Option
 	var ins []testmodels.JSONTensor
 	for i, vi := range mp.Graph.Inputs {
@@ -100,13 +121,13 @@ func convert(dir string) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 || conv {
+		if i == 0 || conv || (unpool && i == 1) {
 			ins = append(ins, testmodels.EncodeTensor(t))
 		} else {
 			opts = append(opts, onnx.WithInputValue(vi.Name, t))
 		}
 	}
-	want, err := readPB(filepath.Join(dir, "test_data_set_0", "output_0.pb"))
+	want, err := readPB(filepath.Join(dir, "test_data_set_0", fmt.Sprintf("output_%d.pb", out)))
 	if err != nil {
 		return nil, err
 	}
@@ -117,23 +138,86 @@ func convert(dir string) (map[string]any, error) {
 	defer m.Close()
 	var n *graph.Node
 	for _, nd := range m.Graph.Nodes {
-		if nd.Op == graph.OpResize || nd.Op == graph.OpConvTranspose {
+		switch nd.Op {
+		case graph.OpResize, graph.OpConvTranspose:
 			n = nd
+		case graph.OpMaxPoolND, graph.OpAvgPoolND, graph.OpMaxUnpool:
+			if nd.Attrs.Index == out && slices.Contains(m.Graph.Outputs(), nd) {
+				n = nd
+			}
 		}
 	}
-	if n == nil {
+	pool := strings.Contains(filepath.Base(dir), "pool")
+	switch {
+	case n == nil && pool:
+		return nil, nil // a 2-D pool op, or an N-D node that is not the output
+	case pool && n.Inputs[0].Shape.NumElements() > 1<<12:
+		// The 3-D cases' 32³ inputs would add 2 MB here: without padding,
+		// the first outputs of each axis read only the input's first
+		// cells, so the case keeps those (4 per axis) and the outputs
+		// whose windows lie inside them.
+		if n.Op == graph.OpMaxUnpool || slices.Max(n.Attrs.Pads) != 0 {
+			return nil, nil
+		}
+		x, err := readPB(filepath.Join(dir, "test_data_set_0", "input_0.pb"))
+		if err != nil {
+			return nil, err
+		}
+		xs, ws := slices.Clone(x.Shape), slices.Clone(want.Shape)
+		for i, k := range n.Attrs.Kernel {
+			xs[2+i] = min(xs[2+i], 4)
+			span := (k-1)*n.Attrs.Dilations[i] + 1
+			if xs[2+i] < span {
+				return nil, nil
+			}
+			ws[2+i] = (xs[2+i]-span)/n.Attrs.Strides[i] + 1
+		}
+		ins[0], want = testmodels.EncodeTensor(cropFront(x, xs)), cropFront(want, ws)
+	case n == nil:
 		return nil, fmt.Errorf("no Resize or ConvTranspose node")
 	}
 	a := n.Attrs
-	attrs := map[string]any{}
-	if s := a.Resize; s != nil {
+	var attrs map[string]any
+	switch {
+	case a.Resize != nil:
+		s := a.Resize
 		attrs = map[string]any{"mode": s.Mode.String(), "coord": s.Coord.String(), "nearest": s.Nearest.String(),
 			"cubic_a": s.CubicA, "exclude_outside": s.ExcludeOutside, "extrapolation": s.Extrapolation,
 			"sizes": s.Sizes, "scales": s.Scales, "roi": s.ROI}
-	} else {
+	case n.Op == graph.OpMaxUnpool:
+		attrs = map[string]any{"shape": a.Shape}
+	case pool:
+		attrs = map[string]any{"kernel": a.Kernel, "strides": a.Strides, "dilations": a.Dilations, "pads": a.Pads,
+			"count_pad": a.CountPad, "col_major": a.ColMajor, "output": a.Index}
+	default:
 		attrs = map[string]any{"strides": a.Strides, "dilations": a.Dilations, "pads": a.Pads, "groups": a.Groups}
 	}
-	return map[string]any{"name": "onnx_" + strings.TrimPrefix(filepath.Base(dir), "test_"), "op": n.Op.String(),
+	name := "onnx_" + strings.TrimPrefix(filepath.Base(dir), "test_")
+	if out > 0 {
+		name += fmt.Sprintf("_output_%d", out)
+	}
+	return map[string]any{"name": name, "op": n.Op.String(),
 		"attrs": attrs, "inputs": ins, "outputs": []testmodels.JSONTensor{testmodels.EncodeTensor(want)},
 		"rtol": 1e-5, "atol": 1e-6}, nil
+}
+
+// cropFront is the block of t at the start of every axis, of dims.
+func cropFront(t tensor.Tensor, dims []int) tensor.Tensor {
+	out := tensor.New(t.DType, dims...)
+	es := t.DType.Size()
+	idx := make([]int, len(dims))
+	for o := range out.Shape.NumElements() {
+		src := 0
+		for a, v := range idx {
+			src = src*t.Shape[a] + v
+		}
+		copy(out.Data[o*es:(o+1)*es], t.Data[src*es:(src+1)*es])
+		for a := len(idx) - 1; a >= 0; a-- { // row-major odometer
+			if idx[a]++; idx[a] < dims[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+	return out
 }
