@@ -38,7 +38,7 @@ for floats (one ulp for bfloat16), exact for integers and bools.
 
 - **pass / fail**: cases whose ops and dtypes kiln maps; every one must pass.
 - **unsupported**: an op kiln does not map, a feature of a mapped op it
-  lacks (training outputs, 3-D pooling, MaxPool's indices, ...), a dtype
+  lacks (training outputs, ...), a dtype
   it lacks (strings, unsigned 16-64 bit), or an opset below 11 whose ops
   changed since.
 - **bad data**: onnx 1.12's CastLike-to/from-bfloat16 cases declare a

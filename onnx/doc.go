@@ -25,7 +25,8 @@
 //     with WithShape or WithDim;
 //   - the ops in opTable (see TestEveryOpCovered): elementwise math and
 //     comparisons, MatMul and Gemm, reductions, Softmax, normalisations,
-//     Conv and pooling (1-D and 2-D, auto_pad, ceil_mode for MaxPool),
+//     Conv (1-D and 2-D, auto_pad), pooling (1-D to 3-D, auto_pad,
+//     ceil_mode, dilations, MaxPool's Indices) and MaxUnpool,
 //     ConvTranspose (1-D to 3-D), Resize and Upsample (scales, sizes and
 //     roi known at import),
 //     shape and movement ops, Cast, Where, Range, CumSum, Dropout, the
