@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/kdesc"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -9,7 +10,7 @@ import (
 // The fast F32 Resize covers what upsampling and segmentation models run:
 // nearest or linear over the last two axes of a tensor whose other axes
 // copy through (NCHW), no extrapolated coordinates. Taps come from the
-// same plan-time tables as the reference (resizeTaps), narrowed to int32
+// same plan-time tables as the reference (kdesc.ResizeTaps), narrowed to int32
 // indices and float32 weights, so no output element divides or rounds.
 // Work is split into one task per worker over the output rows of all
 // planes; each task keeps the two most recent horizontally interpolated
@@ -59,12 +60,12 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 	}
 	r := len(p.axes)
 	for i, a := range p.axes {
-		if i < r-2 && !a.identity || a.outside != nil || a.taps > 2 {
+		if i < r-2 && !a.Identity || a.Outside != nil || a.Taps > 2 {
 			return nil, nil
 		}
 	}
 	ay, ax := p.axes[r-2], p.axes[r-1]
-	f := &resizeFast{planes: p.shape[:r-2].NumElements(), h: ay.in, w: ax.in, oh: ay.out, ow: ax.out,
+	f := &resizeFast{planes: p.shape[:r-2].NumElements(), h: ay.In, w: ax.In, oh: ay.Out, ow: ax.Out,
 		nearest: n.Attrs.Resize.Mode == graph.ResizeNearest, env: env, rows: asm.BestRows()}
 	f.yi0, f.yi1, f.wy0, f.wy1 = splitTaps(ay)
 	f.xi0, f.xi1, f.wx0, f.wx1 = splitTaps(ax)
@@ -99,15 +100,15 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 
 // splitTaps narrows an axis's one or two taps per output to int32
 // indices and float32 weights.
-func splitTaps(a resizeAxis) (i0, i1 []int32, w0, w1 []float32) {
-	i0, w0 = make([]int32, a.out), make([]float32, a.out)
-	if a.taps == 2 {
-		i1, w1 = make([]int32, a.out), make([]float32, a.out)
+func splitTaps(a kdesc.ResizeAxis) (i0, i1 []int32, w0, w1 []float32) {
+	i0, w0 = make([]int32, a.Out), make([]float32, a.Out)
+	if a.Taps == 2 {
+		i1, w1 = make([]int32, a.Out), make([]float32, a.Out)
 	}
-	for o := range a.out {
-		i0[o], w0[o] = a.idx[o*a.taps], float32(a.w[o*a.taps])
-		if a.taps == 2 {
-			i1[o], w1[o] = a.idx[o*2+1], float32(a.w[o*2+1])
+	for o := range a.Out {
+		i0[o], w0[o] = a.Idx[o*a.Taps], float32(a.W[o*a.Taps])
+		if a.Taps == 2 {
+			i1[o], w1[o] = a.Idx[o*2+1], float32(a.W[o*2+1])
 		}
 	}
 	return i0, i1, w0, w1

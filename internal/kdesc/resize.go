@@ -16,6 +16,7 @@ type Resize struct {
 	In    []int
 	Out   []int
 	Spec  graph.ResizeSpec
+	Axes  []ResizeAxis // per axis of In, from ResizeTaps
 }
 
 // ResizeOf describes a Resize node.
@@ -23,7 +24,16 @@ func ResizeOf(name string, n *graph.Node) (*Resize, error) {
 	if n.Op != graph.OpResize || n.Attrs.Resize == nil {
 		return nil, fmt.Errorf("%s: %v is not a Resize", name, n.Op)
 	}
-	return &Resize{Name: name, DType: n.DType, In: n.Inputs[0].Shape, Out: n.Shape, Spec: *n.Attrs.Resize}, nil
+	s := n.Attrs.Resize
+	in := n.Inputs[0].Shape
+	if len(s.Sizes) != len(in) || len(s.Scales) != len(in) || !n.Shape.Equal(tensor.Shape(s.Sizes)) {
+		return nil, fmt.Errorf("%s: resize spec does not fit input %v and result %v", name, in, n.Shape)
+	}
+	d := &Resize{Name: name, DType: n.DType, In: in, Out: n.Shape, Spec: *s}
+	for ax := range in {
+		d.Axes = append(d.Axes, ResizeTaps(s, ax, in[ax]))
+	}
+	return d, nil
 }
 
 // ConvTranspose is the transposed convolution of x [N, C, In...] (1 to 3
