@@ -202,6 +202,11 @@ func stepCall(pi int, p *Program, s Step) (string, error) {
 		return "", fmt.Errorf("dispatch of %v groups of %v threads", g, t)
 	}
 	sig := k.Source
+	// The signature runs from "kernel void" (program-scope constant
+	// tables, as a Resize's, may come before it) to the body's brace.
+	if i := strings.Index(sig, "kernel void "); i >= 0 {
+		sig = sig[i:]
+	}
 	if i := strings.Index(sig, "{"); i >= 0 {
 		sig = sig[:i]
 	}
