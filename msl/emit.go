@@ -28,6 +28,7 @@ var emitter = kdesc.NewEmitter("msl", "Metal", map[kdesc.Kind]func(kdesc.Desc) (
 	kdesc.KindIndexing:      kdesc.Writes(EmitIndexing),
 	kdesc.KindTopK:          kdesc.Writes(EmitTopK),
 	kdesc.KindConvTranspose: kdesc.Writes(EmitConvTranspose),
+	kdesc.KindResize:        kdesc.Writes(EmitResize),
 })
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe); a Gemm

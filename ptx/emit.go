@@ -37,6 +37,7 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindConvTranspose: kdesc.Writes(func(d *kdesc.ConvTranspose) (*Kernel, error) {
 		return EmitConvTranspose(&ConvTranspose{ConvTranspose: *d})
 	}),
+	kdesc.KindResize: kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

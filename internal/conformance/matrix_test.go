@@ -48,11 +48,6 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpScatterND, "", "no PTX kernel: duplicate index tuples must be applied in order"},
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
-	// Resize has a descriptor (kdesc.Resize) but no GPU emitter yet: the
-	// CPU runs it with plan-time tap tables, which a GPU kernel would
-	// take as a constant buffer.
-	{"ptx-emu", graph.OpResize, "", "no PTX emitter for kdesc.Resize yet"},
-	{"msl-host", graph.OpResize, "", "no MSL emitter for kdesc.Resize yet"},
 	// The N-D pools and MaxUnpool (kdesc.PoolND, kdesc.MaxUnpool) run on
 	// the CPU only: 3-D, dilated and index-returning pools are rare in the
 	// models the GPUs run (their 2-D pools are lowered), and MaxUnpool's

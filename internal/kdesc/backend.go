@@ -99,7 +99,6 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindResize:    "new in issue 23: the CPU runs it from plan-time tap tables, which a GPU kernel would take as a constant buffer",
 	KindPoolND:    "new in issue 23: 3-D, dilated and index-returning pools; the CPU reference walks each window cell by cell, and the 2-D pools the GPUs run cover the common models",
 	KindMaxUnpool: "new in issue 23: duplicate indices must be applied in order (the last element wins), as for KindScatter",
 	KindScatter:   "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
