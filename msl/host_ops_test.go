@@ -2,6 +2,7 @@ package msl
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -146,6 +147,20 @@ func TestHostKernels(t *testing.T) {
 	ra := pa
 	ra.Epilogue = graph.Epilogue{Bias: true, Act: graph.OpRelu, Residual: true, PostAct: graph.OpSigmoid}
 	h.add(h.g.Apply(graph.OpFusedConv2D, ra, cxi, cwi, cbi, h.input(cr)), []tensor.Tensor{cx, cw, cb, cr}, 1e-5, emitNode)
+	// Resize: an infinity read with weight 0 beside integral coordinates
+	// (NaN, as the CPU), NaN samples, cubic taps clamped at the edges and
+	// renormalised, crop coordinates outside the input.
+	rz := hostData(h.rng, f32, tensor.Shape{1, 2, 5, 6}, false, 13)
+	rz.F32()[8] = float32(math.Inf(1))
+	rzi := h.input(rz)
+	for _, s := range []graph.ResizeSpec{
+		{Mode: graph.ResizeLinear, Coord: graph.CoordAsymmetric, Sizes: []int{1, 2, 10, 12}, Scales: []float64{1, 1, 2, 2}},
+		{Mode: graph.ResizeCubic, CubicA: -0.5, ExcludeOutside: true, Sizes: []int{1, 2, 7, 4}, Scales: []float64{1, 1, 1.4, 4.0 / 6}},
+		{Mode: graph.ResizeLinear, Coord: graph.CoordTFCropAndResize, Extrapolation: -2, Sizes: []int{1, 2, 4, 5}, Scales: []float64{1, 1, 0.8, 5.0 / 6},
+			ROI: []float64{0, 0, -0.3, 0.1, 1, 1, 0.8, 1.2}},
+	} {
+		h.add(h.g.Resize(rzi, s), []tensor.Tensor{rz}, 1e-6, emitNode)
+	}
 
 	outs := runHost(t, h.cases)
 	for i, c := range h.cases {

@@ -40,6 +40,28 @@ func resizeCases() []opCase {
 		{graph.OpResize, "f32 specials", func(b *builder) {
 			b.out(b.g.Resize(b.specials(tensor.F32, 1, 1, 16, 9), sized(graph.ResizeLinear, graph.CoordHalfPixel, []int{1, 1, 16, 9}, []int{1, 1, 32, 18})))
 		}},
+		// The other nearest roundings and coordinate transformations, cubic
+		// without exclude_outside (clamped edge taps), three resized axes,
+		// BF16 and rank 1: the GPU kernels' branches.
+		{graph.OpResize, "nearest floor tf_half_pixel_for_nn", func(b *builder) {
+			s := sized(graph.ResizeNearest, graph.CoordTFHalfPixelForNN, []int{1, 2, 7, 5}, []int{1, 2, 4, 3})
+			s.Nearest = graph.NearestFloor
+			b.out(b.g.Resize(b.x(1, 2, 7, 5), s))
+		}},
+		{graph.OpResize, "nearest ceil pytorch_half_pixel to 1", func(b *builder) {
+			s := sized(graph.ResizeNearest, graph.CoordPytorchHalfPixel, []int{1, 1, 6, 5}, []int{1, 1, 1, 8})
+			s.Nearest = graph.NearestCeil
+			b.out(b.g.Resize(b.x(1, 1, 6, 5), s))
+		}},
+		{graph.OpResize, "cubic asymmetric", nchw(graph.ResizeCubic, graph.CoordAsymmetric, []int{1, 1, 5, 6}, []int{1, 1, 8, 4})},
+		{graph.OpResize, "trilinear align_corners", nchw(graph.ResizeLinear, graph.CoordAlignCorners, []int{1, 3, 4, 5}, []int{1, 5, 7, 3})},
+		{graph.OpResize, "cubic bf16", func(b *builder) {
+			b.out(b.g.Resize(b.in(tensor.BF16, 1, 2, 4, 4), sized(graph.ResizeCubic, graph.CoordHalfPixel, []int{1, 2, 4, 4}, []int{1, 2, 6, 7})))
+		}},
+		{graph.OpResize, "nearest rank 1", nchw(graph.ResizeNearest, graph.CoordHalfPixel, []int{7}, []int{12})},
+		{graph.OpResize, "f32 specials asymmetric", func(b *builder) { // integral coordinates: 0·Inf taps give NaN
+			b.out(b.g.Resize(b.specials(tensor.F32, 1, 1, 8, 9), sized(graph.ResizeLinear, graph.CoordAsymmetric, []int{1, 1, 8, 9}, []int{1, 1, 16, 18})))
+		}},
 
 		{graph.OpConvTranspose, "2-D strided grouped bias", func(b *builder) {
 			b.out(b.g.ConvTranspose(b.x(2, 4, 5, 6), b.w(4, 3, 3, 3), b.w(6), graph.ConvTransposeOpts{
