@@ -12,8 +12,10 @@ import (
 type Resize = kdesc.Resize
 
 // maxResizeTaps bounds the tap tables a Resize kernel carries as
-// program-scope constants (4 bytes an index, 4 a weight): 64 KiB, the
-// constant data every Apple GPU keeps on chip.
+// program-scope constants (4 bytes an index, 4 a weight, 64 KiB in all),
+// which are written into the kernel's source: a resize past it (about a
+// 2048×2048 bilinear output) is an error naming the count rather than a
+// megabyte of MSL.
 const maxResizeTaps = 8192
 
 // EmitResize writes one thread per output element reading the plan-time
