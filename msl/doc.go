@@ -3,7 +3,7 @@
 //
 // It mirrors package ptx: emitters (Elementwise, Reduce, Softmax, Norm,
 // Copy, Concat, Gather, Pad, Gemm, Attention, Conv, ConvTranspose, Pool,
-// CumSum, Arg, BatchNorm, RoPE) take the descriptors internal/kdesc makes from graph
+// CumSum, Arg, BatchNorm, RoPE, Resize) take the descriptors internal/kdesc makes from graph
 // nodes (these types are kdesc's own) and return a Kernel: the source of
 // one kernel function, its buffer list (buffer i is argument i, out
 // first) and its dispatch geometry. Emit dispatches any descriptor
