@@ -217,12 +217,18 @@ func inferReduce(op Op, a *Attrs, x *Node) (tensor.DType, tensor.Shape, error) {
 	return x.DType, x.Shape.Reduced(axes, a.KeepDims), nil
 }
 
+// numericAxis checks that x is numeric and returns axis normalised
+// against its rank (ArgMax/ArgMin and TopK).
+func numericAxis(x *Node, axis int) (int, error) {
+	if !isNumeric(x.DType) {
+		return 0, fmt.Errorf("dtype %v not supported", x.DType)
+	}
+	return tensor.NormAxis(axis, x.Shape.Rank())
+}
+
 func inferArg(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	x := ins[0]
-	if !isNumeric(x.DType) {
-		return 0, nil, fmt.Errorf("dtype %v not supported", x.DType)
-	}
-	ax, err := tensor.NormAxis(a.Axis, x.Shape.Rank())
+	ax, err := numericAxis(x, a.Axis)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -237,10 +243,7 @@ func inferArg(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 // I64.
 func inferTopK(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	x := ins[0]
-	if !isNumeric(x.DType) {
-		return 0, nil, fmt.Errorf("dtype %v not supported", x.DType)
-	}
-	ax, err := tensor.NormAxis(a.Axis, x.Shape.Rank())
+	ax, err := numericAxis(x, a.Axis)
 	if err != nil {
 		return 0, nil, err
 	}

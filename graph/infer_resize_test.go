@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,12 +13,7 @@ func resizeCases() []inferCase {
 			build: func(g *Graph) *Node { return g.ConvTranspose(f32(g, x...), f32(g, w...), nil, o) }}
 	}
 	defaults := ct("defaults", sh(1, 2, 3, 3), sh(2, 4, 3, 3), ConvTransposeOpts{}, sh(1, 4, 5, 5)) // 3-1+3
-	defaults.attrs = func(t *testing.T, a Attrs) {
-		if !slices.Equal(a.Strides, []int{1, 1}) || !slices.Equal(a.Pads, []int{0, 0, 0, 0}) ||
-			!slices.Equal(a.Dilations, []int{1, 1}) || a.Groups != 1 {
-			t.Errorf("defaults not filled in: %+v", a)
-		}
-	}
+	defaults.attrs = checkConvDefaults
 	return []inferCase{
 		defaults,
 		// H: 3·(3-1) + 2·(3-1) + 1 - 1 - 0 = 10; W: 2·(4-1) + 1·(2-1) + 1 - 0 - (-1) = 9

@@ -317,12 +317,7 @@ func convCases() []inferCase {
 		}
 	}
 	defaults := conv("defaults", sh(1, 3, 32, 32), sh(16, 3, 3, 3), false, ConvOpts{}, sh(1, 16, 30, 30))
-	defaults.attrs = func(t *testing.T, a Attrs) {
-		if !slices.Equal(a.Strides, []int{1, 1}) || !slices.Equal(a.Pads, []int{0, 0, 0, 0}) ||
-			!slices.Equal(a.Dilations, []int{1, 1}) || a.Groups != 1 {
-			t.Errorf("defaults not filled in: %+v", a)
-		}
-	}
+	defaults.attrs = checkConvDefaults
 	return []inferCase{
 		defaults,
 		// (32 + 1 + 1 - 3) / 2 + 1 = 16
@@ -598,5 +593,15 @@ func TestSliceLenPython(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkConvDefaults checks that a 2-D conv's (or ConvTranspose's) unset
+// window attributes were filled in: stride 1, no padding, dilation 1,
+// one group.
+func checkConvDefaults(t *testing.T, a Attrs) {
+	if !slices.Equal(a.Strides, []int{1, 1}) || !slices.Equal(a.Pads, []int{0, 0, 0, 0}) ||
+		!slices.Equal(a.Dilations, []int{1, 1}) || a.Groups != 1 {
+		t.Errorf("defaults not filled in: %+v", a)
 	}
 }
