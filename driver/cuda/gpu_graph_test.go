@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -215,46 +216,70 @@ func TestGPUONNXModels(t *testing.T) {
 	needGPU(t)
 	for _, name := range []string{"mlp", "bert", "cnn"} {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("..", "..", "onnx", "testdata", "models", name)
-			var outs [2][]kiln.TypedOutput
-			for i, dev := range []kiln.Device{kiln.CPU, kiln.CUDA(0)} {
-				m, err := onnx.Load(filepath.Join(dir, "model.onnx"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				cg, err := kiln.NewSession(dev).Compile(m.Graph)
-				if err != nil && dev != kiln.CPU && strings.Contains(err.Error(), "no GPU kernel") {
-					t.Skipf("not yet on CUDA: %v", err)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cg.Close()
-				if err := m.SetParams(cg); err != nil {
-					t.Fatal(err)
-				}
-				var ins []kiln.TypedInput
-				for _, in := range cg.Inputs() {
-					v, err := npy.ReadFile(filepath.Join(dir, "in_"+in.Name+".npy"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					ins = append(ins, kiln.TypedInput{Name: in.Name, Data: v.Data, DType: v.DType})
-				}
-				if outs[i], err = cg.RunTyped(ins...); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for o := range outs[0] {
-				want, got := tensor.Tensor{DType: outs[0][o].DType, Shape: outs[0][o].Shape, Data: outs[0][o].Data},
-					tensor.Tensor{DType: outs[1][o].DType, Shape: outs[1][o].Shape, Data: outs[1][o].Data}
-				w, g := tensor.New(tensor.F32, want.Shape...), tensor.New(tensor.F32, got.Shape...)
-				if tensor.Convert(w, want) != nil || tensor.Convert(g, got) != nil {
-					t.Fatalf("output %d: %v vs %v", o, want.DType, got.DType)
-				}
-				closeTo(t, name, g.F32(), w.F32(), 1e-4)
-			}
+			compareModelDir(t, filepath.Join("..", "..", "onnx", "testdata", "models", name))
 		})
+	}
+}
+
+// TestGPUZoo runs every model of the zoo (onnx/testdata/export_zoo.py,
+// the directory KILN_ZOO names) on CUDA and on the CPU; the CPU's
+// outputs are checked against PyTorch by onnx's TestZoo.
+func TestGPUZoo(t *testing.T) {
+	needGPU(t)
+	dir := os.Getenv("KILN_ZOO")
+	if dir == "" {
+		t.Skip("KILN_ZOO is not set: generate the zoo with onnx/testdata/export_zoo.py DIR and set KILN_ZOO=DIR")
+	}
+	models, err := filepath.Glob(filepath.Join(dir, "*", "model.onnx"))
+	if err != nil || len(models) == 0 {
+		t.Fatalf("KILN_ZOO=%s holds no */model.onnx (%v)", dir, err)
+	}
+	for _, m := range models {
+		d := filepath.Dir(m)
+		t.Run(filepath.Base(d), func(t *testing.T) { compareModelDir(t, d) })
+	}
+}
+
+// compareModelDir runs dir/model.onnx on the CPU and on cuda:0 with the
+// inputs saved beside it (in_<name>.npy) and compares the outputs.
+func compareModelDir(t *testing.T, dir string) {
+	var outs [2][]kiln.TypedOutput
+	for i, dev := range []kiln.Device{kiln.CPU, kiln.CUDA(0)} {
+		m, err := onnx.Load(filepath.Join(dir, "model.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		cg, err := kiln.NewSession(dev).Compile(m.Graph)
+		if err != nil && dev != kiln.CPU && strings.Contains(err.Error(), "no GPU kernel") {
+			t.Skipf("not yet on CUDA: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Close()
+		if err := m.SetParams(cg); err != nil {
+			t.Fatal(err)
+		}
+		var ins []kiln.TypedInput
+		for _, in := range cg.Inputs() {
+			v, err := npy.ReadFile(filepath.Join(dir, "in_"+in.Name+".npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins = append(ins, kiln.TypedInput{Name: in.Name, Data: v.Data, DType: v.DType})
+		}
+		if outs[i], err = cg.RunTyped(ins...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for o := range outs[0] {
+		want, got := tensor.Tensor{DType: outs[0][o].DType, Shape: outs[0][o].Shape, Data: outs[0][o].Data},
+			tensor.Tensor{DType: outs[1][o].DType, Shape: outs[1][o].Shape, Data: outs[1][o].Data}
+		w, g := tensor.New(tensor.F32, want.Shape...), tensor.New(tensor.F32, got.Shape...)
+		if tensor.Convert(w, want) != nil || tensor.Convert(g, got) != nil {
+			t.Fatalf("output %d: %v vs %v", o, want.DType, got.DType)
+		}
+		closeTo(t, fmt.Sprintf("%s output %d", filepath.Base(dir), o), g.F32(), w.F32(), 1e-4)
 	}
 }

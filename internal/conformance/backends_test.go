@@ -58,6 +58,7 @@ var backends = []backend{
 	{"cpu", runCPU, nil},
 	{"ptx-emu", runPTX, ptx.CheckNode},
 	{"msl-host", runMSL, msl.CheckNode},
+	{"cuda", runCUDA, ptx.CheckNode},
 }
 
 // runCPU runs each case as a compiled CPU session does: its fast kernels

@@ -69,6 +69,9 @@ var absentOK = map[string]string{
 
 // available reports why a backend cannot run on this host, or nil.
 func available(name string) error {
+	if name == "cuda" {
+		return cudaAvailable()
+	}
 	if name == "msl-host" {
 		if runtime.GOOS == "windows" {
 			return errors.New("not run on Windows")
@@ -87,7 +90,10 @@ func available(name string) error {
 //   - ptx-emu: the CUDA lowering (cuda.Lower, the backend's own) run on
 //     the PTX emulator, internal/ptxemu;
 //   - msl-host: the Metal lowering (metal.Lower) run as C++ on the host,
-//     internal/mslhost, in both GEMM variants where they differ.
+//     internal/mslhost, in both GEMM variants where they differ;
+//   - cuda: the CUDA lowering again, on a real NVIDIA GPU (cuda:0), where
+//     the host has one (KILN_TEST_REQUIRE_GPU=1 makes its absence a
+//     failure); it shares ptx-emu's unsupported entries.
 //
 // Floats must agree within the op's catalogue tolerance (relative to
 // 1+|reference|; one ulp of the output more for F16 and BF16) through
@@ -126,6 +132,11 @@ func TestBackendOpMatrix(t *testing.T) {
 				// the column, saying so (CI sets KILN_TEST_REQUIRE_CXX=1).
 				t.Logf("%s: not run, %v (KILN_TEST_REQUIRE_CXX=1 makes this a failure)", be.name, err)
 				summary = append(summary, be.name+": not run here (no C++ compiler)")
+				continue
+			}
+			if be.name == "cuda" && !cudaRequired() {
+				t.Logf("%s: not run, %v (KILN_TEST_REQUIRE_GPU=1 makes this a failure)", be.name, err)
+				summary = append(summary, be.name+": not run here (no GPU)")
 				continue
 			}
 			if why, ok := absentOK[be.name+"/"+runtime.GOOS]; ok {
@@ -251,7 +262,12 @@ func prepare(t *testing.T, cases []opCase) []*prepared {
 }
 
 // gapFor is the index of the unsupported entry covering a case, or -1.
+// The cuda column runs the lowering the ptx-emu column does, so it has
+// ptx-emu's gaps.
 func gapFor(be string, c opCase) int {
+	if be == "cuda" {
+		be = "ptx-emu"
+	}
 	return slices.IndexFunc(unsupported, func(g gap) bool {
 		return g.backend == be && g.op == c.op && (g.cases == "" || g.cases == c.name)
 	})
