@@ -18,7 +18,13 @@
 #              GPU test fails): every op, the demo encoder and the ONNX
 #              test models on CUDA against the CPU, the graph model
 #              (replay = per-kernel run, RunInPlace allocation-free), step
-#              timing, cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1 when it loads)
+#              timing, cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1 when it loads), and
+#              the model zoo against the CPU when KILN_ZOO names it
+#              (onnx/testdata/export_zoo.py DIR; TestGPUZoo)
+#   matrix     internal/conformance's TestBackendOpMatrix with its cuda
+#              column: every catalogue op's cases lowered for CUDA and run
+#              on the GPU against the reference (and the cpu and ptx-emu
+#              columns beside it)
 #   models     for each bench/onnx/models set present: kiln run (outputs
 #              kept), kiln bench --device cuda and --steps 20
 #   torch      bench/gpu/torch_gpu.py: eager PyTorch on the same models and
@@ -35,6 +41,7 @@ root=$PWD
 build() {
 	mkdir -p "$1" || exit 1
 	CGO_ENABLED=0 go test -c -o "$1/cuda.test" ./driver/cuda &&
+		CGO_ENABLED=0 go test -c -o "$1/conformance.test" ./internal/conformance &&
 		CGO_ENABLED=0 go build -o "$1/kiln" ./cmd/kiln
 }
 
@@ -104,6 +111,13 @@ cudatest() {
 stage tests cudatest -test.count=1 -test.v
 grep -E -- '^\s*--- (FAIL|SKIP)' "$out/tests.log" | tee -a "$summary"
 
+matrix() {
+	(cd "$root/internal/conformance" && KILN_TEST_REQUIRE_GPU=1 "$bin/conformance.test" -test.count=1 -test.v \
+		-test.run 'TestBackendOpMatrix/(cpu|ptx-emu|cuda)$')
+}
+stage matrix matrix
+grep -E 'cuda: |ops × ' "$out/matrix.log" | tee -a "$summary"
+
 models() {
 	local set dir ins f n
 	for set in "$root"/bench/onnx/models/*/*/; do
@@ -133,7 +147,9 @@ grep -E '^Benchmark' "$out/bench.log" | tee -a "$summary"
 
 sanitize() {
 	(cd "$root/driver/cuda" && KILN_TEST_REQUIRE_GPU=1 compute-sanitizer --tool "$1" --error-exitcode 1 \
-		"$bin/cuda.test" -test.count=1 -test.run 'TestGPUOps|TestGPUONNXModels')
+		"$bin/cuda.test" -test.count=1 -test.run 'TestGPUOps|TestGPUONNXModels') &&
+		(cd "$root/internal/conformance" && KILN_TEST_REQUIRE_GPU=1 compute-sanitizer --tool "$1" --error-exitcode 1 \
+			"$bin/conformance.test" -test.count=1 -test.run 'TestBackendOpMatrix/cuda$')
 }
 if command -v compute-sanitizer >/dev/null 2>&1; then
 	for tool in racecheck memcheck; do
