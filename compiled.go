@@ -42,6 +42,7 @@ type CompiledGraph struct {
 	spans    []Span // output spans, fixed by the plan
 	handles  []handle
 	stage    [][]byte // per output: host copy for non-CPU backends
+	unstaged []bool   // per output: the last run left it on the device (fetch)
 	extent   *activeExtent
 	commits  []commit // CommitNoWait runs not yet synced (pipeline.go)
 	closed   bool
@@ -62,6 +63,7 @@ func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, re
 		cg.spans = append(cg.spans, Span{Offset: off, Len: o.Shape.NumElements()})
 		cg.stage = append(cg.stage, make([]byte, sl.Bytes))
 	}
+	cg.unstaged = make([]bool, len(cg.stage))
 	return cg
 }
 

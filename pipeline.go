@@ -132,6 +132,7 @@ func (cg *CompiledGraph) pendingOutputs(p exec.Pending) ([][]float32, error) {
 		if err := p.Read(o, cg.stage[i]); err != nil {
 			return nil, err
 		}
+		cg.unstaged[i] = false
 	}
 	return cg.outputsF32()
 }

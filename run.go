@@ -3,6 +3,7 @@ package kiln
 import (
 	"fmt"
 
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -52,6 +53,9 @@ func (cg *CompiledGraph) run(inputs []Input) ([][]float32, error) {
 func (cg *CompiledGraph) outputsF32() ([][]float32, error) {
 	outs := make([][]float32, len(cg.g.Outputs()))
 	for i, o := range cg.g.Outputs() {
+		if err := cg.fetch(i); err != nil {
+			return nil, err
+		}
 		v := cg.outputTensor(i)
 		if o.DType == tensor.F32 {
 			outs[i] = append([]float32(nil), tensor.Elems[float32](v.Data)...)
@@ -78,6 +82,9 @@ func (cg *CompiledGraph) RunTyped(inputs ...TypedInput) ([]TypedOutput, error) {
 	}
 	outs := make([]TypedOutput, len(cg.g.Outputs()))
 	for i, o := range cg.g.Outputs() {
+		if err := cg.fetch(i); err != nil {
+			return nil, err
+		}
 		v := cg.outputTensor(i)
 		outs[i] = TypedOutput{Data: append([]byte(nil), v.Data...), DType: o.DType, Shape: v.Shape.Clone()}
 	}
@@ -225,14 +232,12 @@ func (cg *CompiledGraph) RunSlots(inputs ...[]float32) ([]Span, error) {
 }
 
 // execute runs once with the inputs already written and the params
-// checked: handles in, run, outputs staged (off-CPU) and fed back into
-// handles.
+// checked: host handles in, run, outputs staged (off-CPU) and fed back
+// into host handles. An output feeding a device-resident handle stays on
+// the device until something reads it (fetch).
 func (cg *CompiledGraph) execute() error {
-	for i := range cg.handles {
-		h := &cg.handles[i]
-		if err := cg.x.Write(h.node, tensor.Bytes(h.data)); err != nil {
-			return err
-		}
+	if err := cg.writeHandles(); err != nil {
+		return err
 	}
 	if err := cg.runProgram(); err != nil {
 		return err
@@ -242,6 +247,9 @@ func (cg *CompiledGraph) execute() error {
 	}
 	if cg.cpu == nil {
 		for i, o := range cg.g.Outputs() {
+			if cg.unstaged[i] = cg.residentFed(i); cg.unstaged[i] {
+				continue
+			}
 			if err := cg.x.Read(o, cg.stage[i]); err != nil {
 				return err
 			}
@@ -267,7 +275,7 @@ func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
 // OutputTensor returns an error that says which. The view is valid until
 // the next run.
 func (cg *CompiledGraph) Output(i int) []float32 {
-	if cg.closed || i < 0 || i >= len(cg.spans) || cg.g.Outputs()[i].DType != tensor.F32 {
+	if cg.closed || i < 0 || i >= len(cg.spans) || cg.g.Outputs()[i].DType != tensor.F32 || cg.fetch(i) != nil {
 		return nil
 	}
 	return tensor.Elems[float32](cg.outputTensor(i).Data)
@@ -280,6 +288,9 @@ func (cg *CompiledGraph) OutputTensor(i int) (tensor.Tensor, error) {
 	}
 	if i < 0 || i >= len(cg.spans) {
 		return tensor.Tensor{}, fmt.Errorf("kiln: no output %d (graph has %d)", i, len(cg.spans))
+	}
+	if err := cg.fetch(i); err != nil {
+		return tensor.Tensor{}, err
 	}
 	return cg.outputTensor(i), nil
 }
@@ -329,7 +340,11 @@ func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
 	c.paramSet = cg.paramSet // shared weights: set once, set for all
 	c.weights = cg.weights   // and written while none of the clones runs
 	for _, h := range cg.handles {
-		h.data = append([]float32(nil), h.data...)
+		if h.dev != nil { // the executable's clone copied the value
+			h.dev = x.(exec.Resident)
+		} else {
+			h.data = append([]byte(nil), h.data...)
+		}
 		c.handles = append(c.handles, h)
 	}
 	if cg.extent != nil {
