@@ -135,6 +135,10 @@ type program struct {
 	argv   argBuf      // copy steps' driver-call arguments (enqueue)
 	clock  *stepClock  // nil unless SetStepTimes is on
 	closed bool
+
+	res       []*resident // device-resident handles (resident.go)
+	pre, post []devCopy   // their copies around the steps of every run
+	up, down  atomic.Int64
 }
 
 func newProgram(sh *shared) (*program, error) {
@@ -218,9 +222,13 @@ func (pr *program) Write(n *graph.Node, data []byte) error {
 	if len(data) != size {
 		return fmt.Errorf("cuda: %s needs %d bytes, got %d", n, size, len(data))
 	}
+	if pr.residentFor(n) != nil {
+		return fmt.Errorf("cuda: %s is a device-resident handle: bind it (BindResident), do not write it", n)
+	}
 	if err := pr.stream.Upload(buf, off, data); err != nil {
 		return err
 	}
+	pr.up.Add(int64(len(data)))
 	if n.Op == graph.OpParam { // weights are shared: make them visible to clones' streams
 		return pr.stream.Synchronize()
 	}
@@ -241,6 +249,9 @@ func (pr *program) Run() error {
 // runTimed is enqueue with an event after every step, then waits and
 // adds the step times (SetStepTimes); the caller holds the context.
 func (pr *program) runTimed() error {
+	if err := pr.enqueueCopies(pr.pre); err != nil {
+		return err
+	}
 	if err := pr.mark(0); err != nil {
 		return err
 	}
@@ -252,18 +263,25 @@ func (pr *program) runTimed() error {
 			return err
 		}
 	}
+	if err := pr.enqueueCopies(pr.post); err != nil {
+		return err
+	}
 	return pr.collect()
 }
 
-// enqueue queues every step; the caller holds the context. Stream capture
-// (GraphModel) records exactly these calls.
+// enqueue queues every step, between the handles' copies; the caller
+// holds the context. Stream capture (GraphModel) records exactly these
+// calls.
 func (pr *program) enqueue() error {
+	if err := pr.enqueueCopies(pr.pre); err != nil {
+		return err
+	}
 	for i := range pr.steps {
 		if err := pr.enqueueStep(i); err != nil {
 			return err
 		}
 	}
-	return nil
+	return pr.enqueueCopies(pr.post)
 }
 
 // enqueueStep queues step i; the caller holds the context.
@@ -299,10 +317,15 @@ func (pr *program) Read(n *graph.Node, dst []byte) error {
 	if len(dst) != size {
 		return fmt.Errorf("cuda: %s has %d bytes, destination %d", n, size, len(dst))
 	}
-	return pr.stream.Download(buf, off, dst)
+	if err := pr.stream.Download(buf, off, dst); err != nil {
+		return err
+	}
+	pr.down.Add(int64(len(dst)))
+	return nil
 }
 
-// Clone shares the module and weights and gets its own arena and stream.
+// Clone shares the module and weights and gets its own arena, stream and
+// copy of every device-resident handle.
 func (pr *program) Clone() (exec.Executable, error) {
 	if pr.closed {
 		return nil, errClosed
@@ -312,6 +335,9 @@ func (pr *program) Clone() (exec.Executable, error) {
 	if err != nil {
 		pr.sh.release()
 		return nil, err
+	}
+	if err := pr.cloneResidents(c); err != nil {
+		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
 }
@@ -324,9 +350,10 @@ func (pr *program) Close() error {
 	errClock := pr.clock.destroy()
 	err0 := pr.blas.destroy(pr.sh.d)
 	err1 := pr.stream.Destroy()
+	errRes := pr.freeResidents()
 	err2 := pr.arena.Free()
 	pr.sh.release()
-	return errors.Join(errClock, err0, err1, err2)
+	return errors.Join(errRes, errClock, err0, err1, err2)
 }
 
 func (pr *program) Stats() exec.Stats {

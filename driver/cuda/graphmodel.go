@@ -23,9 +23,14 @@ var errModelClosed = errors.New("cuda: graph model is closed")
 //
 // A GraphModel owns a clone of the compiled graph's program (its own
 // arena and stream, the weights shared), so it outlives the
-// CompiledGraph, and params set there later are seen here. Handles bound
-// to the CompiledGraph are not fed: every graph input is an input here.
-// A GraphModel is not safe for concurrent use.
+// CompiledGraph, and params set there later are seen here. GPU handles
+// (kiln's BindGPUHandle) are copied into the model with their feeds, and
+// the capture holds their device-to-device copies: such an input is left
+// out of Run (its InputSlice is empty), an output feeding one stays on the
+// device (its OutputSlice is empty; Run reads it from there), and
+// ReadGPUHandle reads the model's copy. Host handles (BindHandle) are not
+// fed: their inputs are inputs here. A GraphModel is not safe for
+// concurrent use.
 type GraphModel struct {
 	pr         *program
 	ins, outs  []*graph.Node
@@ -39,6 +44,8 @@ type GraphModel struct {
 	exec       uintptr // CUgraphExec
 	start, end *Event
 	timed      bool
+	inBytes    int64 // staged bytes per replay, each way (Transfers)
+	outBytes   int64
 	ms         float32    // cuEventElapsedTime writes here: no allocation
 	argv       [4]uintptr // driver-call arguments (drv)
 	replayFn   func() error
@@ -87,6 +94,7 @@ func (m *GraphModel) init() error {
 	if m.outPin, m.outSl, m.outDev, err = m.stage(m.outs); err != nil {
 		return err
 	}
+	m.countStaged()
 	if m.start, err = d.NewEvent(); err != nil {
 		return err
 	}
@@ -97,13 +105,18 @@ func (m *GraphModel) init() error {
 	return err
 }
 
-// stage allocates pinned memory for nodes and finds their device addresses.
+// stage allocates pinned memory for nodes and finds their device
+// addresses. Nodes that stay on the device (handles and the outputs
+// feeding them: onDevice) get no staging.
 func (m *GraphModel) stage(nodes []*graph.Node) (*pinned, [][]byte, []Ptr, error) {
 	sizes, dev := make([]int, len(nodes)), make([]Ptr, len(nodes))
 	for i, n := range nodes {
 		buf, off, size, err := m.pr.slot(n)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if m.onDevice(n) {
+			size = 0
 		}
 		sizes[i], dev[i] = size, buf.Ptr+Ptr(off)
 	}
@@ -169,7 +182,7 @@ func (m *GraphModel) runCopy(inputs []kiln.Input, timed bool) ([][]float32, floa
 	if m.closed {
 		return nil, 0, errModelClosed
 	}
-	if err := stageInputs(m.ins, inputs, m.inSl); err != nil {
+	if err := stageInputs(m.ins, inputs, m.inSl, m.onDevice); err != nil {
 		return nil, 0, err
 	}
 	ms, err := m.run(timed)
@@ -178,7 +191,14 @@ func (m *GraphModel) runCopy(inputs []kiln.Input, timed bool) ([][]float32, floa
 	}
 	outs := make([][]float32, len(m.outs))
 	for i, o := range m.outs {
-		src, err := tensor.View(o.DType, o.Shape, m.outSl[i])
+		b := m.outSl[i]
+		if m.onDevice(o) { // feeds a handle: read it where it stays
+			b = make([]byte, m.pr.sh.p.Slots[o.ID].Bytes)
+			if err := m.pr.Read(o, b); err != nil {
+				return nil, 0, err
+			}
+		}
+		src, err := tensor.View(o.DType, o.Shape, b)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -237,6 +257,8 @@ func (m *GraphModel) replay() error {
 	if err := m.drv("cuStreamSynchronize", l.cuStreamSynchronize, s); err != nil {
 		return err
 	}
+	m.pr.up.Add(m.inBytes)
+	m.pr.down.Add(m.outBytes)
 	if !m.timed {
 		return nil
 	}

@@ -10,16 +10,19 @@ import (
 )
 
 // stageInputs checks named float32 inputs against the graph's inputs
-// (every one given exactly once, known names, the right element counts)
-// and only then converts each into its staging buffer in dst, in the
-// input's dtype, so a call that fails leaves dst as it was.
-func stageInputs(ins []*graph.Node, given []kiln.Input, dst [][]byte) error {
+// (every one given exactly once, known names, the right element counts;
+// handles, which resident reports, left out) and only then converts each
+// into its staging buffer in dst, in the input's dtype, so a call that
+// fails leaves dst as it was.
+func stageInputs(ins []*graph.Node, given []kiln.Input, dst [][]byte, resident func(*graph.Node) bool) error {
 	at := make([]int, len(ins)) // position in given + 1, by input
 	for gi, in := range given {
 		i := nodeIndex(ins, in.Name)
 		switch {
 		case i < 0:
 			return fmt.Errorf("cuda: graph model: no input %q (inputs: %s)", in.Name, nodeNames(ins))
+		case resident(ins[i]):
+			return fmt.Errorf("cuda: graph model: input %q is a GPU handle; leave it out", in.Name)
 		case at[i] != 0:
 			return fmt.Errorf("cuda: graph model: input %q given twice", in.Name)
 		case len(in.Data) != ins[i].Shape.NumElements():
@@ -29,7 +32,7 @@ func stageInputs(ins []*graph.Node, given []kiln.Input, dst [][]byte) error {
 	}
 	var missing []string
 	for i, n := range ins {
-		if at[i] == 0 {
+		if at[i] == 0 && !resident(n) {
 			missing = append(missing, n.Name)
 		}
 	}
@@ -37,6 +40,9 @@ func stageInputs(ins []*graph.Node, given []kiln.Input, dst [][]byte) error {
 		return fmt.Errorf("cuda: graph model: missing inputs: %s (%d given, graph has %d)", strings.Join(missing, ", "), len(given), len(ins))
 	}
 	for i, n := range ins {
+		if at[i] == 0 {
+			continue // a handle
+		}
 		src, err := tensor.View(tensor.F32, n.Shape, tensor.Bytes(given[at[i]-1].Data))
 		if err != nil {
 			return err

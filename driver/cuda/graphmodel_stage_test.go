@@ -20,7 +20,7 @@ func TestStageInputs(t *testing.T) {
 	ins := []*graph.Node{x, ids}
 	dst := [][]byte{make([]byte, 16), make([]byte, 24)}
 	xs, is := []float32{1, -2, 3.5, 0}, []float32{4, 0, 7}
-	if err := stageInputs(ins, []kiln.Input{kiln.In("ids", is), kiln.In("x", xs)}, dst); err != nil {
+	if err := stageInputs(ins, []kiln.Input{kiln.In("ids", is), kiln.In("x", xs)}, dst, none); err != nil {
 		t.Fatal(err)
 	}
 	if got := tensor.Elems[float32](dst[0]); !slices.Equal(got, xs) {
@@ -41,7 +41,7 @@ func TestStageInputs(t *testing.T) {
 		{"missing", []kiln.Input{kiln.In("x", []float32{9, 9, 9, 9})}, "missing inputs: ids (1 given, graph has 2)"},
 		{"none", nil, "missing inputs: x, ids"},
 	} {
-		err := stageInputs(ins, c.in, dst)
+		err := stageInputs(ins, c.in, dst, none)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
@@ -50,3 +50,6 @@ func TestStageInputs(t *testing.T) {
 		}
 	}
 }
+
+// none: no input is a handle.
+func none(*graph.Node) bool { return false }
