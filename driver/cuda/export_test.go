@@ -1,5 +1,7 @@
 package cuda
 
+import "github.com/kilnml/kiln/exec"
+
 // TimeDeviceCopy is the GPU milliseconds of reps device-to-device copies
 // of n bytes on one stream, the bandwidth ceiling elementwise kernels are
 // measured against (BenchmarkGPUCopy).
@@ -47,4 +49,14 @@ func TimeDeviceCopy(d *Device, n, reps int) (float32, error) {
 		return 0, err
 	}
 	return end.Since(start)
+}
+
+// HandleCopies is how many device-to-device copies every run of x
+// queues for its device-resident handles, before and after its steps.
+func HandleCopies(x exec.Executable) (pre, post int) {
+	pr, ok := x.(*program)
+	if !ok {
+		return 0, 0
+	}
+	return len(pr.pre), len(pr.post)
 }
