@@ -2,7 +2,6 @@ package cuda_test
 
 import (
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,45 +9,9 @@ import (
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/driver/cuda"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/testmodels"
 	"github.com/kilnml/kiln/tensor"
 )
-
-// decodeGraph is one decode step of single-head attention over a KV
-// cache of maxLen rows: x [1,1,d] is the token, pos [1,maxLen,1] the
-// one-hot of its row, mask [1,1,1,maxLen] the causal mask; outputs are
-// the attention result (0) and the caches with the row written (1, 2).
-func decodeGraph(maxLen, d int) *graph.Graph {
-	g := graph.New()
-	x := g.Input("x", tensor.F32, 1, 1, d)
-	pos := g.Input("pos", tensor.F32, 1, maxLen, 1)
-	mask := g.Input("mask", tensor.F32, 1, 1, 1, maxLen)
-	kc := g.Input("k_cache", tensor.F32, 1, maxLen, d)
-	vc := g.Input("v_cache", tensor.F32, 1, maxLen, d)
-	proj := func(w string) *graph.Node { return g.MatMul(x, g.Param(w, tensor.F32, d, d)) }
-	write := func(cache, row *graph.Node) *graph.Node {
-		return g.Add(g.Mul(cache, g.Sub(g.Scalar(1), pos)), g.Mul(pos, row))
-	}
-	k, v := write(kc, proj("wk")), write(vc, proj("wv"))
-	heads := func(t *graph.Node) *graph.Node { return g.Reshape(t, 1, 1, maxLen, d) }
-	a := g.Attention(g.Reshape(proj("wq"), 1, 1, 1, d), heads(k), heads(v), mask, graph.AttentionOpts{})
-	g.OutputNamed("out", g.Reshape(a, 1, d))
-	g.OutputNamed("k_cache_out", k)
-	g.OutputNamed("v_cache_out", v)
-	return g
-}
-
-// decodeStep is step t's token, position one-hot and causal mask.
-func decodeStep(t, maxLen, d int) (x, pos, mask []float32) {
-	x, pos, mask = make([]float32, d), make([]float32, maxLen), make([]float32, maxLen)
-	for j := range x {
-		x[j] = float32(math.Sin(float64(3*t + j + 1)))
-	}
-	pos[t] = 1
-	for j := t + 1; j < maxLen; j++ {
-		mask[j] = -1e9
-	}
-	return x, pos, mask
-}
 
 // compileNamed compiles g for dev and sets every param to values seeded
 // by its name, so every device gets the same weights whatever order its
@@ -100,7 +63,7 @@ func bindCaches(t *testing.T, cg *kiln.CompiledGraph, maxLen, d int) {
 func TestGPUHandleDecode(t *testing.T) {
 	needGPU(t)
 	const maxLen, d = 64, 32
-	g := decodeGraph(maxLen, d)
+	g := testmodels.DecodeStep(maxLen, d)
 	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0))
 	bindCaches(t, cpu, maxLen, d)
 	bindCaches(t, gpu, maxLen, d)
@@ -110,7 +73,7 @@ func TestGPUHandleDecode(t *testing.T) {
 	}
 	stepIn, stepOut := int64(4*(d+2*maxLen)), int64(4*d)
 	for step := range maxLen {
-		x, pos, mask := decodeStep(step, maxLen, d)
+		x, pos, mask := testmodels.DecodeInputs(step, maxLen, d)
 		if _, err := cpu.RunSlots(x, pos, mask, nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +107,7 @@ func TestGPUHandleDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	x, pos, mask := decodeStep(3, maxLen, d)
+	x, pos, mask := testmodels.DecodeInputs(3, maxLen, d)
 	orig, _ := gpu.ReadGPUHandle("k_cache")
 	if _, err := c.RunSlots(x, pos, mask, nil, nil); err != nil {
 		t.Fatal(err)
@@ -232,7 +195,7 @@ func TestGPUHandleRunFeed(t *testing.T) {
 func TestGPUHandleGraphModel(t *testing.T) {
 	needGPU(t)
 	const maxLen, d = 64, 32
-	g := decodeGraph(maxLen, d)
+	g := testmodels.DecodeStep(maxLen, d)
 	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0))
 	bindCaches(t, cpu, maxLen, d)
 	bindCaches(t, gpu, maxLen, d)
@@ -253,7 +216,7 @@ func TestGPUHandleGraphModel(t *testing.T) {
 	}
 	stepIn, stepOut := int64(4*(d+2*maxLen)), int64(4*d)
 	for step := range maxLen {
-		x, pos, mask := decodeStep(step, maxLen, d)
+		x, pos, mask := testmodels.DecodeInputs(step, maxLen, d)
 		if _, err := cpu.RunSlots(x, pos, mask, nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +255,7 @@ func TestGPUHandleGraphModel(t *testing.T) {
 		t.Errorf("RunInPlace with handles allocates %v times", a)
 	}
 	// Run leaves the handles out and reads the fed outputs from the device.
-	x, pos, mask := decodeStep(0, maxLen, d)
+	x, pos, mask := testmodels.DecodeInputs(0, maxLen, d)
 	if _, err := m.Run(kiln.In("x", x), kiln.In("pos", pos), kiln.In("mask", mask), kiln.In("k_cache", make([]float32, maxLen*d))); err == nil {
 		t.Error("model Run with a handle's input given: no error")
 	}

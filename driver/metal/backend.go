@@ -111,6 +111,10 @@ type Program struct {
 	commits []*Commit  // committed by CommitNoWait, waited by SyncPending
 	closed  bool
 	mu      sync.Mutex
+
+	res       []*resident // GPU-resident handles (resident.go)
+	pre, post []bufCopy   // their copies around the dispatches of every run
+	up, down  atomic.Int64
 }
 
 func newProgram(sh *shared) (*Program, error) {
@@ -157,6 +161,9 @@ func (pr *Program) Write(n *graph.Node, data []byte) error {
 	if len(data) != len(dst) {
 		return fmt.Errorf("metal: %s needs %d bytes, got %d", n, len(dst), len(data))
 	}
+	if pr.residentFor(n) != nil {
+		return fmt.Errorf("metal: %s is a GPU-resident handle: bind it (BindResident), do not write it", n)
+	}
 	if err := pr.Sync(); err != nil {
 		return err
 	}
@@ -164,11 +171,14 @@ func (pr *Program) Write(n *graph.Node, data []byte) error {
 		return err
 	}
 	copy(dst, data)
+	pr.up.Add(int64(len(data)))
 	return nil
 }
 
-// encode records every step of the program into e.
+// encode records every step of the program into e, between the
+// handles' copies.
 func (pr *Program) encode(e *Encoder) {
+	pr.encodeCopies(e, pr.pre)
 	for i, st := range pr.sh.steps {
 		bufs := make([]*Buffer, len(st.Args))
 		offs := make([]int, len(st.Args))
@@ -177,6 +187,7 @@ func (pr *Program) encode(e *Encoder) {
 		}
 		e.Dispatch(pr.sh.pipes[i], bufs, offs, st.Kernel.Groups, st.Kernel.Threads)
 	}
+	pr.encodeCopies(e, pr.post)
 }
 
 // Run encodes the program into one command buffer and commits it; Sync
@@ -185,7 +196,7 @@ func (pr *Program) Run() error {
 	if pr.closed {
 		return errClosed
 	}
-	if len(pr.sh.steps) == 0 {
+	if len(pr.sh.steps)+len(pr.pre)+len(pr.post) == 0 {
 		return nil
 	}
 	p, err := pr.sh.d.Encode(func(e *Encoder) error { pr.encode(e); return nil })
@@ -229,10 +240,12 @@ func (pr *Program) Read(n *graph.Node, dst []byte) error {
 		return err
 	}
 	copy(dst, src)
+	pr.down.Add(int64(len(dst)))
 	return nil
 }
 
-// Clone shares library and weights and gets its own arena.
+// Clone shares library and weights and gets its own arena and copy of
+// every GPU-resident handle.
 func (pr *Program) Clone() (exec.Executable, error) {
 	if pr.closed {
 		return nil, errClosed
@@ -241,6 +254,10 @@ func (pr *Program) Clone() (exec.Executable, error) {
 	c, err := newProgram(pr.sh)
 	if err != nil {
 		pr.sh.release()
+		return nil, err
+	}
+	if err := pr.cloneResidents(c); err != nil {
+		_ = c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -256,6 +273,7 @@ func (pr *Program) Close() error {
 		err = err2
 	}
 	pr.closed = true
+	pr.releaseResidents()
 	pr.arena.Release()
 	pr.sh.release()
 	return err

@@ -32,6 +32,9 @@ func (d *Device) Apple7() bool { return false }
 // NewBuffer allocates shared storage.
 func (d *Device) NewBuffer(n int) (*Buffer, error) { return nil, ErrNotSupported }
 
+// NewPrivateBuffer allocates private (GPU-only) storage.
+func (d *Device) NewPrivateBuffer(n int) (*Buffer, error) { return nil, ErrNotSupported }
+
 // Compile builds a library from MSL source.
 func (d *Device) Compile(src string) (*Library, error) { return nil, ErrNotSupported }
 

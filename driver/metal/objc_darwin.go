@@ -20,6 +20,7 @@ const (
 	coreGraphicsPath = "/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics"
 
 	storageShared  = 0    // MTLResourceStorageModeShared
+	storagePrivate = 0x20 // MTLResourceStorageModePrivate (MTLStorageModePrivate << 4)
 	familyApple7   = 1007 // MTLGPUFamilyApple7
 	statusError    = 5    // MTLCommandBufferStatusError
 	minBufferBytes = 16
@@ -131,6 +132,17 @@ func (d *Device) NewBuffer(n int) (*Buffer, error) {
 	}
 	p := objc.Send[unsafe.Pointer](id, b.contents)
 	return &Buffer{id: id, Bytes: unsafe.Slice((*byte)(p), n)}, nil
+}
+
+// NewPrivateBuffer allocates n bytes of private storage: GPU memory the
+// CPU cannot see (Bytes is nil), filled and read by GPU copies. Device-
+// resident handles that need memory of their own live in one.
+func (d *Device) NewPrivateBuffer(n int) (*Buffer, error) {
+	id := d.id.Send(binding.newBuffer, uint(max(n, minBufferBytes)), uint(storagePrivate))
+	if id == 0 {
+		return nil, fmt.Errorf("metal: allocating %d private bytes failed (out of GPU memory?)", n)
+	}
+	return &Buffer{id: id}, nil
 }
 
 // Release frees the buffer; Bytes must not be used after.
