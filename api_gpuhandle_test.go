@@ -2,12 +2,14 @@ package kiln_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/plan"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -15,14 +17,34 @@ import (
 // fed from the updated-cache outputs (on the CPU: host handles) and
 // checks every step and both caches against kvDirect, the float64
 // reference, alternating RunSlots and Run.
+//
+// Compiled with Options.Feeds naming the caches, the plan updates each
+// cache in its own bytes, where the handle lives: plan.Residence says in
+// place (a GPU handle's feed then costs no copy), and the results are the
+// same.
 func TestGPUHandleKVDecode(t *testing.T) {
+	for _, feeds := range [][]string{nil, {"k_cache", "v_cache"}} {
+		t.Run(fmt.Sprintf("feeds=%v", feeds), func(t *testing.T) { kvDecodeGPUHandles(t, feeds) })
+	}
+}
+
+func kvDecodeGPUHandles(t *testing.T, feeds []string) {
 	const maxLen, d = 5, 4
 	w := kvWeights(d)
-	cg, err := kiln.NewSession(kiln.CPU).Compile(kvDecoder(maxLen, d))
+	cg, err := kiln.NewSession(kiln.CPU).WithOptions(kiln.Options{Feeds: feeds}).Compile(kvDecoder(maxLen, d))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cg.Close()
+	if feeds != nil {
+		g := cg.Graph()
+		for i, name := range feeds {
+			in := g.Inputs()[slices.IndexFunc(g.Inputs(), func(n *graph.Node) bool { return n.Name == name })]
+			if r := cg.Plan().Residence(in, g.Outputs()[i+1]); r != plan.InPlace {
+				t.Errorf("%s with Options.Feeds: %v, want in place", name, r)
+			}
+		}
+	}
 	for name, v := range w {
 		if err := cg.SetParam(name, v); err != nil {
 			t.Fatal(err)
@@ -370,5 +392,58 @@ func TestGPUHandleGuards(t *testing.T) {
 	}
 	if cg.HasGPUHandle("state") {
 		t.Error("HasGPUHandle after Close: true")
+	}
+}
+
+// TestFeedsOption: inputs listed in Options.Feeds may be overwritten
+// during a run, which is invisible to callers that write them before
+// every run (Run's inputs here, with no handle bound); an unknown name
+// fails Compile.
+func TestFeedsOption(t *testing.T) {
+	const maxLen, d = 4, 4
+	w := kvWeights(d)
+	var outs [2][][]float32
+	for i, feeds := range [][]string{nil, {"k_cache", "v_cache"}} {
+		cg, err := kiln.NewSession(kiln.CPU).WithOptions(kiln.Options{Feeds: feeds}).Compile(kvDecoder(maxLen, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Close()
+		for name, v := range w {
+			if err := cg.SetParam(name, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k, v := make([]float32, maxLen*d), make([]float32, maxLen*d)
+		kPrev, vPrev := slices.Clone(k), slices.Clone(v)
+		for step := range maxLen {
+			pos, mask := kvStepInputs(step, maxLen)
+			var o [][]float32
+			if step%2 == 0 {
+				if o, err = cg.Run(kiln.In("x", kvToken(step, d)), kiln.In("pos", pos), kiln.In("mask", mask), kiln.In("k_cache", k), kiln.In("v_cache", v)); err != nil {
+					t.Fatal(err)
+				}
+			} else { // RunSlots reads the caller's caches where they lie
+				if _, err := cg.RunSlots(kvToken(step, d), pos, mask, k, v); err != nil {
+					t.Fatal(err)
+				}
+				o = [][]float32{slices.Clone(cg.Output(0)), slices.Clone(cg.Output(1)), slices.Clone(cg.Output(2))}
+			}
+			if i == 1 && step%2 == 1 && (!slices.Equal(k, kPrev) || !slices.Equal(v, vPrev)) {
+				t.Errorf("step %d: RunSlots changed the caller's caches", step)
+			}
+			k, v = o[1], o[2]
+			kPrev, vPrev = slices.Clone(k), slices.Clone(v)
+			outs[i] = append(outs[i], o[0])
+		}
+	}
+	for step := range outs[0] {
+		if !slices.Equal(outs[0][step], outs[1][step]) {
+			t.Errorf("step %d: with Feeds %v, without %v", step, outs[1][step], outs[0][step])
+		}
+	}
+	_, err := kiln.NewSession(kiln.CPU).WithOptions(kiln.Options{Feeds: []string{"kcache"}}).Compile(kvDecoder(maxLen, d))
+	if err == nil || !strings.Contains(err.Error(), `"kcache"`) {
+		t.Errorf("Feeds naming no input: %v", err)
 	}
 }

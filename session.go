@@ -3,6 +3,7 @@ package kiln
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/fuse"
@@ -29,6 +30,14 @@ type Options struct {
 	// machine's physical memory, or the cgroup's limit where smaller;
 	// none where the platform gives no figure), negative means none.
 	MemoryLimit int64
+	// Feeds names the graph inputs that a handle will be fed into after
+	// every run (FeedHandle, SetGPUHandleFeed): their value is not needed
+	// once a run has read it, so the plan may compute in place over them
+	// (plan.Options.Overwritable). A KV cache updated elementwise is then
+	// updated in its own bytes, and a GPU handle fed from that output
+	// needs no copy at all (plan.Residence: in place). Such an input must
+	// be written before every run, as handles and Run's inputs are.
+	Feeds []string
 }
 
 // NewSession starts a session for a device.
@@ -69,6 +78,11 @@ func (s *Session) Compile(g *graph.Graph) (*CompiledGraph, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range s.opts.Feeds {
+		if !slices.ContainsFunc(g.Inputs(), func(n *graph.Node) bool { return n.Name == name }) {
+			return nil, fmt.Errorf("kiln: Options.Feeds: no input %q (inputs: %s)", name, names(g.Inputs()))
+		}
+	}
 	work := g.Clone()
 	frep, p, err := s.fuseAndPlan(work)
 	if err != nil {
@@ -99,6 +113,11 @@ func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error
 	}
 	if po.InPlace == nil {
 		po.InPlace = ops.InPlace
+	}
+	if feeds, given := s.opts.Feeds, po.Overwritable; len(feeds) > 0 {
+		po.Overwritable = func(n *graph.Node) bool {
+			return slices.Contains(feeds, n.Name) || given != nil && given(n)
+		}
 	}
 	p, err := plan.Make(work, po)
 	if err != nil {

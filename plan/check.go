@@ -72,7 +72,7 @@ func (p *Plan) Check() error {
 			continue
 		}
 		r := g.Nodes[root[n.ID]]
-		if r.Op.IsSource() {
+		if r.Op.IsSource() && !overwritable(r, p.opt) {
 			bad(n, "writes in place over %v %q", r.Op, r.Name)
 		}
 		if in0 := n.Inputs[0]; in0.DType != n.DType {

@@ -31,7 +31,8 @@ func isWeight(n *graph.Node) bool { return n.Op == graph.OpParam || n.Op == grap
 // when all of these hold: Options.InPlace allows it (nil allows no node;
 // the session passes ops.InPlace, the catalogue's flag), planning is not
 // naive, input 0's buffer (its root, through views) is an arena
-// intermediate (not a graph input, param or constant),
+// intermediate (not a param or constant, nor a graph input unless
+// Options.Overwritable lists it),
 // no value in that buffer is a graph output, this step is the buffer's
 // last use, the node has input 0's dtype and byte size, and every other
 // input sharing that buffer has input 0's shape (so elementwise reads
@@ -58,7 +59,7 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 	lv := liveness(g, order)
 	bufs := share(g, order, lv, opt)
 
-	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), Guard: guard, g: g}
+	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), Guard: guard, g: g, opt: opt}
 	last := len(order) - 1
 	var arena []block
 	for _, n := range order {
@@ -163,7 +164,7 @@ func inPlace(g *graph.Graph, v *graph.Node, lv lifetimes, b buffers, opt Options
 	in0 := v.Inputs[0]
 	r := b.root[in0.ID]
 	switch {
-	case g.Nodes[r].Op.IsSource(), b.out[r], b.end[r] != lv.pos[v.ID],
+	case g.Nodes[r].Op.IsSource() && !overwritable(g.Nodes[r], opt), b.out[r], b.end[r] != lv.pos[v.ID],
 		v.DType != in0.DType, nbytes(v) != nbytes(in0):
 		return false
 	}
@@ -173,4 +174,10 @@ func inPlace(g *graph.Graph, v *graph.Node, lv lifetimes, b buffers, opt Options
 		}
 	}
 	return opt.InPlace != nil && opt.InPlace(v)
+}
+
+// overwritable reports a graph input that Options.Overwritable lets steps
+// write over.
+func overwritable(n *graph.Node, opt Options) bool {
+	return n.Op == graph.OpInput && opt.Overwritable != nil && opt.Overwritable(n)
 }

@@ -39,6 +39,13 @@ type Options struct {
 	// InPlace reports whether a node may write its output over input 0
 	// (ops.InPlace: the ops catalogue's flag). Nil: no node does.
 	InPlace func(n *graph.Node) bool
+	// Overwritable reports graph inputs whose value nobody needs once a
+	// run has read it: an input a handle is fed into after every run (a
+	// KV cache replaced by its updated copy). A step may then write its
+	// output over such an input's bytes, after its last read, like over
+	// any value, so the fed output can land where the handle lives
+	// (Residence: in place, no copy). Nil: no input is.
+	Overwritable func(in *graph.Node) bool
 	// Guard pads every root buffer (arena and weights) with a zone of at
 	// least this many bytes before and after it, rounded up to Align, so
 	// the executor can lay canaries there and catch a kernel writing out
@@ -60,7 +67,8 @@ type Plan struct {
 	// of its aligned size are guard bytes too.
 	Guard int
 
-	g *graph.Graph // what Check verifies the layout against
+	g   *graph.Graph // what Check verifies the layout against
+	opt Options      // what it was made with (Check: Overwritable)
 }
 
 // FreeView reports whether n is a view that shares its parent's bytes

@@ -143,6 +143,9 @@ func randomGraph(r *rand.Rand) (*graph.Graph, error) {
 	return g, g.Err()
 }
 
+// anyInput lets steps write over every graph input (Options.Overwritable).
+func anyInput(*graph.Node) bool { return true }
+
 // TestRandomGraphs plans hundreds of random graphs under every policy and
 // checks each plan with Check and with the tagged-memory simulation.
 func TestRandomGraphs(t *testing.T) {
@@ -156,6 +159,7 @@ func TestRandomGraphs(t *testing.T) {
 		{"no-in-place", plan.Options{InPlace: never}},
 		{"catalogue", plan.Options{}},
 		{"naive", plan.Options{Naive: true, InPlace: always}},
+		{"inputs-overwritable", plan.Options{InPlace: always, Overwritable: anyInput}},
 	}
 	const graphs = 400
 	inPlaceSeen := 0

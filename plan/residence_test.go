@@ -106,7 +106,7 @@ func runResident(g *graph.Graph, p *plan.Plan, in, out *graph.Node, res plan.Res
 // output of its dtype and size, under every in-place policy, and that
 // each answer is reached somewhere.
 func TestResidenceRandomGraphs(t *testing.T) {
-	pols := []plan.Options{{InPlace: always}, {InPlace: never}, {InPlace: elementwise}, {Naive: true}}
+	pols := []plan.Options{{InPlace: always}, {InPlace: never}, {InPlace: elementwise}, {Naive: true}, {InPlace: always, Overwritable: anyInput}}
 	seen := map[plan.Residence]int{}
 	for seed := range uint64(300) {
 		g, err := randomGraph(rand.New(rand.NewPCG(seed, 11)))
@@ -185,6 +185,32 @@ func TestResidenceCases(t *testing.T) {
 	}
 	for _, n := range []*graph.Node{nil, fed} {
 		if err := runResident(g, p, cache, n, p.Residence(cache, n)); err != nil {
+			t.Error(err)
+		}
+	}
+	// A cache updated by elementwise steps: listed as overwritable, the
+	// steps run in place over it and the fed output ends in its bytes.
+	g = graph.New()
+	cache = g.Input("cache", tensor.F32, 64)
+	upd := g.Add(g.Mul(cache, g.Input("keep", tensor.F32, 64)), g.Input("new", tensor.F32, 64))
+	g.Output(upd)
+	for _, over := range []bool{false, true} {
+		opt := plan.Options{InPlace: always}
+		if over {
+			opt.Overwritable = func(n *graph.Node) bool { return n == cache }
+		}
+		p = mustPlan(t, g, opt)
+		want := plan.InSlot
+		if over {
+			want = plan.InPlace
+		}
+		if r := p.Residence(cache, upd); r != want {
+			t.Errorf("cache updated elementwise, overwritable %v: %v, want %v", over, r, want)
+		}
+		if err := runResident(g, p, cache, upd, p.Residence(cache, upd)); err != nil {
+			t.Error(err)
+		}
+		if err := runResident(g, p, cache, nil, p.Residence(cache, nil)); err != nil {
 			t.Error(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
@@ -16,9 +17,9 @@ import (
 // compileNamed compiles g for dev and sets every param to values seeded
 // by its name, so every device gets the same weights whatever order its
 // fused graph lists them in.
-func compileNamed(t *testing.T, g *graph.Graph, dev kiln.Device) *kiln.CompiledGraph {
+func compileNamed(t *testing.T, g *graph.Graph, dev kiln.Device, feeds ...string) *kiln.CompiledGraph {
 	t.Helper()
-	cg, err := kiln.NewSession(dev).Compile(g)
+	cg, err := kiln.NewSession(dev).WithOptions(kiln.Options{Feeds: feeds}).Compile(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,16 +61,29 @@ func bindCaches(t *testing.T, cg *kiln.CompiledGraph, maxLen, d int) {
 // step copies exactly its three small inputs to the device and its one
 // unfed output back: zero bytes of the cache. Then the caches themselves,
 // a clone's own handles, and Run reading a fed output from the device.
+// Compiled with Options.Feeds naming the caches, the plan updates them in
+// their own bytes and a run queues no device copy for them at all.
 func TestGPUHandleDecode(t *testing.T) {
 	needGPU(t)
+	for _, feeds := range [][]string{nil, {"k_cache", "v_cache"}} {
+		t.Run(fmt.Sprintf("feeds=%v", feeds), func(t *testing.T) { gpuDecode(t, feeds) })
+	}
+}
+
+func gpuDecode(t *testing.T, feeds []string) {
 	const maxLen, d = 64, 32
 	g := testmodels.DecodeStep(maxLen, d)
-	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0))
+	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0), feeds...)
 	bindCaches(t, cpu, maxLen, d)
 	bindCaches(t, gpu, maxLen, d)
-	if x, err := gpu.Executable(); err == nil {
-		pre, post := cuda.HandleCopies(x)
-		t.Logf("device copies per run for the two caches: %d before the steps, %d after", pre, post)
+	prog, err := gpu.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, post := cuda.HandleCopies(prog)
+	t.Logf("device copies per run for the two caches: %d before the steps, %d after", pre, post)
+	if feeds != nil && pre+post != 0 {
+		t.Errorf("with Options.Feeds a run still copies the caches %d times on the device, want 0", pre+post)
 	}
 	stepIn, stepOut := int64(4*(d+2*maxLen)), int64(4*d)
 	for step := range maxLen {
@@ -196,7 +210,7 @@ func TestGPUHandleGraphModel(t *testing.T) {
 	needGPU(t)
 	const maxLen, d = 64, 32
 	g := testmodels.DecodeStep(maxLen, d)
-	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0))
+	cpu, gpu := compileNamed(t, g, kiln.CPU), compileNamed(t, g, kiln.CUDA(0), "k_cache", "v_cache")
 	bindCaches(t, cpu, maxLen, d)
 	bindCaches(t, gpu, maxLen, d)
 	m, err := cuda.NewGraphModel(gpu)
