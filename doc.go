@@ -15,6 +15,14 @@
 // are loaded at run time without cgo, so a program that uses only the
 // CPU links statically with CGO_ENABLED=0.
 //
+// Persistent state lives where the graph runs: a handle (BindHandle, or
+// BindGPUHandle to keep it on the device) feeds an input on every run and
+// takes an output's value after it (FeedHandle, SetGPUHandleFeed), the
+// KV-cache pattern. On CUDA and Metal a GPU handle stays in device memory
+// and is fed there, so a decode step crosses the bus with its token and
+// logits only (Transfers counts what crosses); on the CPU it is a host
+// handle, with the same calls and results.
+//
 // The stages live in their own packages, in pipeline order:
 //
 //	tensor  dtypes, shapes, broadcasting, host tensors, f16/bf16

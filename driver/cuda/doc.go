@@ -32,6 +32,16 @@
 // with one cuGraphLaunch, through pinned staging buffers (RunInPlace
 // allocates nothing; RunTimed reports the launch's GPU time).
 //
+// Handles: a program implements exec.Resident (resident.go). A GPU
+// handle lives where plan.Residence puts it (its input's arena bytes, or
+// device memory of its own) and is fed by cuMemcpyDtoDAsync calls queued
+// on the program's stream around its steps, or by none when the plan
+// computed the fed output in the handle's bytes (kiln.Options.Feeds).
+// The copies are part of every run, so graph capture records them; a
+// GraphModel copies the handles it captures and stages neither their
+// inputs nor the outputs feeding them. Programs count the bytes they copy
+// between host and device (exec.TransferCounter).
+//
 // Step timing: with exec.StepTimer's SetStepTimes on, a program records
 // an event after every step and adds the GPU time between neighbours
 // (`kiln bench --device cuda --steps N`).

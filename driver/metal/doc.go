@@ -23,6 +23,13 @@
 // which kiln's CommitNoWait, SyncPendingOutputs and RunPipelined return
 // every commit's own outputs.
 //
+// Handles: Program implements exec.Resident (resident.go). A GPU handle
+// lives in its input's bytes in the arena or, where plan.Residence says it
+// needs memory of its own, in a private MTLBuffer (GPU-only storage),
+// filled, fed and read by byte-copy dispatches encoded in the run's
+// command buffer. Bindings and feeds are host-tested off darwin; the
+// decode test (TestMetalGPUHandleDecode) runs under mac-check.sh.
+//
 // # mac-check.sh results
 //
 // The script (run from the repo root on a Mac; "SKIP: <reason>" and exit
