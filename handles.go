@@ -198,16 +198,11 @@ func (cg *CompiledGraph) read(op, name string) (tensor.Tensor, error) {
 		v.Data = slices.Clone(h.data)
 		return v, nil
 	}
-	v.Data = make([]byte, len(cg.stageOf(h.node)))
+	v.Data = make([]byte, cg.plan.Slots[h.node.ID].Bytes)
 	if err := h.dev.ReadResident(h.node, v.Data); err != nil {
 		return tensor.Tensor{}, fmt.Errorf("kiln: %s %q: %w", op, name, err)
 	}
 	return v, nil
-}
-
-// stageOf is a zero buffer of n's size (its plan slot's bytes).
-func (cg *CompiledGraph) stageOf(n *graph.Node) []byte {
-	return make([]byte, cg.plan.Slots[n.ID].Bytes)
 }
 
 // writeHandles writes the host handles into their inputs before a run;
