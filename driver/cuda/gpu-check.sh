@@ -18,8 +18,10 @@
 #              GPU test fails): every op, the demo encoder and the ONNX
 #              test models on CUDA against the CPU, the graph model
 #              (replay = per-kernel run, RunInPlace allocation-free), step
-#              timing, cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1 when it loads), and
-#              the model zoo against the CPU when KILN_ZOO names it
+#              timing, GPU handles (TestGPUHandle*: a decode with the KV
+#              cache on the device, no cache byte crossing the bus, also
+#              under graph replay), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
+#              when it loads), and the model zoo against the CPU when KILN_ZOO names it
 #              (onnx/testdata/export_zoo.py DIR; TestGPUZoo)
 #   matrix     internal/conformance's TestBackendOpMatrix with its cuda
 #              column: every catalogue op's cases lowered for CUDA and run
