@@ -111,6 +111,11 @@ func kvDecodeGPUHandles(t *testing.T, feeds []string) {
 	if tr := cg.Transfers(); tr != (kiln.Transfers{}) {
 		t.Errorf("a CPU graph reports transfers %+v", tr)
 	}
+	x := kvToken(0, d)
+	pos, mask := kvStepInputs(0, maxLen)
+	if n := testing.AllocsPerRun(10, func() { _, _ = cg.RunSlots(x, pos, mask, nil, nil) }); n != 0 {
+		t.Errorf("RunSlots with GPU handles allocates %v times per run", n)
+	}
 }
 
 // stateGraph is state' = state + inc (output 0) and 2·state (output 1),
