@@ -113,6 +113,10 @@ type Attrs struct {
 	Custom *CustomSpec // Custom: the user's op, shared by every copy of the node (never mutated)
 
 	Resize *ResizeSpec // Resize: how each output coordinate maps to input taps
+
+	GridSample GridSampleSpec // GridSample
+	RoiAlign   RoiAlignSpec   // RoiAlign
+	NMS        NMSSpec        // NonMaxSuppression
 }
 
 // clone deep-copies the slices so graphs never share attribute memory.

@@ -54,6 +54,7 @@ func init() {
 		OpSqueeze: inferSqueeze, OpUnsqueeze: inferUnsqueeze, OpFlatten: inferFlatten,
 		OpPad: inferPad, OpTile: inferTile, OpResize: inferResize, OpConvTranspose: inferConvTranspose,
 		OpMaxPoolND: inferPoolND(true), OpAvgPoolND: inferPoolND(false), OpMaxUnpool: inferMaxUnpool,
+		OpGridSample: inferGridSample, OpRoiAlign: inferRoiAlign, OpNonMaxSuppression: inferNMS, OpDet: inferDet,
 		OpGatherElements: inferElements, OpScatterElements: inferElements,
 		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
@@ -78,8 +79,10 @@ func arity(op Op) (func(int) bool, bool) {
 	switch op {
 	case OpWhere:
 		return exactly(3), true
-	case OpMatMul, OpGather, OpGatherElements, OpGatherND, OpMaxUnpool:
+	case OpMatMul, OpGather, OpGatherElements, OpGatherND, OpMaxUnpool, OpGridSample, OpNonMaxSuppression:
 		return exactly(2), true
+	case OpRoiAlign:
+		return exactly(3), true
 	case OpScatterElements, OpScatterND:
 		return exactly(3), true
 	case OpRoPE, OpInstanceNorm:

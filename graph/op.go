@@ -114,6 +114,12 @@ const (
 	OpAvgPoolND     // 1 to 3 spatial dims, dilations; Attrs.CountPad
 	OpMaxUnpool     // x and I64 flat indices → zeros of Attrs.Shape with x scattered at the indices
 
+	// Sampling and detection.
+	OpGridSample        // x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (Attrs.GridSample)
+	OpRoiAlign          // x [N, C, H, W], rois [R, 4], I64 batch indices [R] → [R, C, oh, ow] (Attrs.RoiAlign)
+	OpNonMaxSuppression // boxes [B, N, 4], scores [B, C, N] → I64 [bound, 3], unused rows -1 (Attrs.NMS)
+	OpDet               // determinant of the trailing square matrices: [..., M, M] → [...]
+
 	// Shape and data movement.
 	OpReshape
 	OpTranspose
@@ -176,6 +182,7 @@ var opNames = [numOps]string{
 	OpLayerNorm: "LayerNorm", OpRMSNorm: "RMSNorm", OpBatchNorm: "BatchNorm", OpInstanceNorm: "InstanceNorm",
 	OpConv2D: "Conv2D", OpMaxPool2D: "MaxPool2D", OpAvgPool2D: "AvgPool2D", OpGlobalAvgPool: "GlobalAvgPool",
 	OpConvTranspose: "ConvTranspose", OpMaxPoolND: "MaxPoolND", OpAvgPoolND: "AvgPoolND", OpMaxUnpool: "MaxUnpool",
+	OpGridSample: "GridSample", OpRoiAlign: "RoiAlign", OpNonMaxSuppression: "NonMaxSuppression", OpDet: "Det",
 	OpReshape: "Reshape", OpTranspose: "Transpose", OpConcat: "Concat", OpSplit: "Split",
 	OpSlice: "Slice", OpGather: "Gather", OpExpand: "Expand", OpSqueeze: "Squeeze",
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile", OpResize: "Resize",

@@ -331,6 +331,29 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 			return nil, err
 		}
 		return g.MaxUnpool(x, in[1], a.ints("shape")), nil
+	case graph.OpGridSample:
+		if err := need(2, 2); err != nil {
+			return nil, err
+		}
+		return g.GridSample(x, in[1], graph.GridSampleSpec{Mode: graph.SampleMode(a.int("mode")),
+			Padding: graph.SamplePadding(a.int("padding")), AlignCorners: a.bool("align_corners")}), nil
+	case graph.OpRoiAlign:
+		if err := need(3, 3); err != nil {
+			return nil, err
+		}
+		return g.RoiAlign(x, in[1], in[2], graph.RoiAlignSpec{OutH: a.int("out_h"), OutW: a.int("out_w"),
+			SamplingRatio: a.int("sampling_ratio"), SpatialScale: a.f32("spatial_scale"), HalfPixel: a.bool("half_pixel")}), nil
+	case graph.OpNonMaxSuppression:
+		if err := need(2, 2); err != nil {
+			return nil, err
+		}
+		s := graph.NMSSpec{MaxPerClass: a.int("max_per_class"), IOU: float64(a.f32("iou")), CenterPoint: a.bool("center_point")}
+		if _, ok := a.m["min_score"]; ok {
+			s.MinScore, s.HasMinScore = float64(a.f32("min_score")), true
+		}
+		return g.NonMaxSuppression(x, in[1], s), nil
+	case graph.OpDet:
+		return g.Det(x), nil
 	case graph.OpReshape:
 		return g.Reshape(x, a.ints("shape")...), nil
 	case graph.OpTranspose:

@@ -23,6 +23,7 @@ func matrixCases() []opCase {
 	cs = append(cs, indexCases()...)
 	cs = append(cs, resizeCases()...)
 	cs = append(cs, poolNDCases()...)
+	cs = append(cs, detectCases()...)
 	cs = append(cs, compositeCases()...)
 	return append(cs, otherCases()...)
 }

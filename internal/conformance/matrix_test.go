@@ -58,6 +58,17 @@ var unsupported = []gap{
 	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
 	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
+	// The sampling and detection ops run on the CPU only so far (see
+	// kdesc.Unemitted): NonMaxSuppression is a sequential greedy selection
+	// whose result length depends on the data, Det a pivoted LU.
+	{"ptx-emu", graph.OpGridSample, "", "no PTX emitter for kdesc.GridSample yet"},
+	{"msl-host", graph.OpGridSample, "", "no MSL emitter for kdesc.GridSample yet"},
+	{"ptx-emu", graph.OpRoiAlign, "", "no PTX emitter for kdesc.RoiAlign yet"},
+	{"msl-host", graph.OpRoiAlign, "", "no MSL emitter for kdesc.RoiAlign yet"},
+	{"ptx-emu", graph.OpNonMaxSuppression, "", "no PTX kernel: a sequential greedy selection with a data-dependent result length"},
+	{"msl-host", graph.OpNonMaxSuppression, "", "no MSL kernel: a sequential greedy selection with a data-dependent result length"},
+	{"ptx-emu", graph.OpDet, "", "no PTX kernel: a pivoted LU per matrix, sequential in its columns"},
+	{"msl-host", graph.OpDet, "", "no MSL kernel: a pivoted LU per matrix, sequential in its columns"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

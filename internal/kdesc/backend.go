@@ -99,9 +99,13 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindPoolND:    "new in issue 23: 3-D, dilated and index-returning pools; the CPU reference walks each window cell by cell, and the 2-D pools the GPUs run cover the common models",
-	KindMaxUnpool: "new in issue 23: duplicate indices must be applied in order (the last element wins), as for KindScatter",
-	KindScatter:   "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
+	KindPoolND:     "new in issue 23: 3-D, dilated and index-returning pools; the CPU reference walks each window cell by cell, and the 2-D pools the GPUs run cover the common models",
+	KindMaxUnpool:  "new in issue 23: duplicate indices must be applied in order (the last element wins), as for KindScatter",
+	KindGridSample: "new in issue 23: CPU only so far (a gather of up to 16 taps per point; the CPU computes them once per point for all channels)",
+	KindRoiAlign:   "new in issue 23: CPU only (detection heads; sample counts per bin depend on each roi's size at run time)",
+	KindNMS:        "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
+	KindDet:        "new in issue 23: a pivoted LU per matrix, sequential in its columns; rare outside import-time constants",
+	KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
 }
 
 // DescribedOps lists, in op order, every op Describe covers: all that

@@ -10,7 +10,8 @@ import (
 // Desc is one kernel's descriptor: a *Elementwise, *Reduce, *Softmax,
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
 // *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing, *Scatter, *Resize,
-// *ConvTranspose or *TopK. An emitter switches on its
+// *ConvTranspose, *TopK, *PoolND, *MaxUnpool, *GridSample, *RoiAlign,
+// *NMS or *Det. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -45,12 +46,17 @@ const (
 	KindTopK
 	KindPoolND
 	KindMaxUnpool
+	KindGridSample
+	KindRoiAlign
+	KindNMS
+	KindDet
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
 	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
-	"resize", "convtranspose", "topk", "poolnd", "maxunpool"}
+	"resize", "convtranspose", "topk", "poolnd", "maxunpool",
+	"gridsample", "roialign", "nms", "det"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -83,6 +89,10 @@ func (*Scatter) Kind() Kind       { return KindScatter }
 func (*TopK) Kind() Kind          { return KindTopK }
 func (*PoolND) Kind() Kind        { return KindPoolND }
 func (*MaxUnpool) Kind() Kind     { return KindMaxUnpool }
+func (*GridSample) Kind() Kind    { return KindGridSample }
+func (*RoiAlign) Kind() Kind      { return KindRoiAlign }
+func (*NMS) Kind() Kind           { return KindNMS }
+func (*Det) Kind() Kind           { return KindDet }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -163,6 +173,10 @@ var describers = func() map[graph.Op]describer {
 	add(KindTopK, every(TopKOf), graph.OpTopK)
 	add(KindPoolND, every(PoolNDOf), graph.OpMaxPoolND, graph.OpAvgPoolND)
 	add(KindMaxUnpool, every(MaxUnpoolOf), graph.OpMaxUnpool)
+	add(KindGridSample, every(GridSampleOf), graph.OpGridSample)
+	add(KindRoiAlign, every(RoiAlignOf), graph.OpRoiAlign)
+	add(KindNMS, every(NMSOf), graph.OpNonMaxSuppression)
+	add(KindDet, every(DetOf), graph.OpDet)
 	return m
 }()
 
