@@ -260,14 +260,14 @@ func (cg *CompiledGraph) execute() error {
 
 // outputTensor views output i after a run.
 func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
-	if v, ok := cg.activeOutput(i); ok {
-		return v
-	}
 	o := cg.g.Outputs()[i]
-	if cg.cpu != nil {
-		return cg.cpu.Values[o.ID]
+	if v, ok := cg.activeOutput(i); ok {
+		return trimPadded(o, v)
 	}
-	return tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]}
+	if cg.cpu != nil {
+		return trimPadded(o, cg.cpu.Values[o.ID])
+	}
+	return trimPadded(o, tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]})
 }
 
 // Output views output i of the last run as float32. It is nil when i is
