@@ -11,23 +11,17 @@ import (
 // OutputTensor return only the result rows of such an output; RunSlots'
 // spans and Arena keep the whole padded buffer, -1 rows included.
 
-// trimPadded views the result rows of output node o's value v: the rows
-// before the first whose leading element is -1 (a result row starts with
-// a batch index, never negative). Other outputs are returned unchanged.
+// trimPadded views the result rows of output node o's value v
+// (graph.ResultRows). Other outputs are returned unchanged.
 func trimPadded(o *graph.Node, v tensor.Tensor) tensor.Tensor {
 	if !graph.PaddedRows(o) || v.DType != tensor.I64 || v.Shape.Rank() == 0 {
 		return v
 	}
-	rows, width := v.Shape[0], v.Shape[1:].NumElements()
-	x := v.I64()
-	n := 0
-	for n < rows && width > 0 && x[n*width] != -1 {
-		n++
-	}
-	if n == rows {
+	n := graph.ResultRows(v)
+	if n == v.Shape[0] {
 		return v
 	}
 	s := v.Shape.Clone()
 	s[0] = n
-	return tensor.Tensor{DType: v.DType, Shape: s, Data: v.Data[:n*width*v.DType.Size()]}
+	return tensor.Tensor{DType: v.DType, Shape: s, Data: v.Data[:n*s[1:].NumElements()*v.DType.Size()]}
 }

@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/kilnml/kiln/tensor"
+
 // Sampling and detection ops: GridSample (spatial transformers,
 // deformable detection), RoiAlign and NonMaxSuppression (detection
 // heads), and Det.
@@ -95,3 +97,19 @@ func (g *Graph) Det(x *Node) *Node { return g.add(OpDet, Attrs{}, x) }
 // is the leading rows before the first such row. A compiled graph returns
 // only those rows for such an output.
 func PaddedRows(n *Node) bool { return n.Op == OpNonMaxSuppression }
+
+// ResultRows counts the result rows of a PaddedRows node's value v: those
+// before the first row led by -1 (a result row starts with a batch index,
+// never negative).
+func ResultRows(v tensor.Tensor) int {
+	if v.DType != tensor.I64 || v.Shape.Rank() == 0 {
+		return 0
+	}
+	rows, width := v.Shape[0], v.Shape[1:].NumElements()
+	x := v.I64()
+	n := 0
+	for n < rows && width > 0 && x[n*width] != -1 {
+		n++
+	}
+	return n
+}

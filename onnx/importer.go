@@ -252,7 +252,7 @@ func (imp *importer) outputs() error {
 				return fmt.Errorf("onnx: output %q: the model declares %s, kiln computes %v", vi.Name, TypeName(vi.ElemType), n.DType)
 			}
 		}
-		if vi.HasShape && !declaredMatches(vi.Dims, n.Shape) {
+		if vi.HasShape && !declaredMatches(vi.Dims, n.Shape) && !paddedFits(n, vi.Dims) {
 			return fmt.Errorf("onnx: output %q: the model declares shape %v, kiln computes %v", vi.Name, vi.Dims, n.Shape)
 		}
 		imp.g.OutputNamed(vi.Name, n)
@@ -272,6 +272,20 @@ func declaredMatches(dims []Dim, s tensor.Shape) bool {
 		}
 	}
 	return true
+}
+
+// paddedFits accepts a declared shape for an output whose row count
+// depends on the data (graph.PaddedRows: NonMaxSuppression's selection,
+// computed at its upper bound): exporters write the count one run gave,
+// which may be any count up to the bound.
+func paddedFits(n *graph.Node, dims []Dim) bool {
+	if !graph.PaddedRows(n) || len(dims) == 0 || len(dims) != len(n.Shape) {
+		return false
+	}
+	if d := dims[0]; d.HasValue && (d.Value < 0 || d.Value > int64(n.Shape[0])) {
+		return false
+	}
+	return declaredMatches(append([]Dim{{}}, dims[1:]...), n.Shape)
 }
 
 // spend takes bytes from the folding budget, reporting whether they fit.
