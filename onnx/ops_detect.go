@@ -113,14 +113,6 @@ func mapRoiAlign(c *ctx) (*graph.Node, error) {
 // mapNMS: max_output_boxes_per_class, iou_threshold and score_threshold
 // (inputs 2 to 4, optional) must be known at import.
 func mapNMS(c *ctx) (*graph.Node, error) {
-	boxes, err := c.need(0)
-	if err != nil {
-		return nil, err
-	}
-	scores, err := c.need(1)
-	if err != nil {
-		return nil, err
-	}
 	var s graph.NMSSpec
 	cp, err := c.attrInt("center_point_box", 0)
 	if err != nil {
@@ -155,6 +147,14 @@ func mapNMS(c *ctx) (*graph.Node, error) {
 		if _, ok := c.known(1); ok {
 			return nmsAtImport(c, s)
 		}
+	}
+	boxes, err := c.need(0)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := c.need(1)
+	if err != nil {
+		return nil, err
 	}
 	if out := c.n.Outputs[0]; c.imp.uses[out] > graphOutputUses(c.imp.mp.Graph, out) {
 		return nil, unsupportedf("selected_indices %q is read by another node: its length depends on the scores, and kiln returns only a graph output trimmed to the selection (the rows past it are -1)", out)
