@@ -41,6 +41,13 @@
 //     TopK; and built from kiln's own ops (ops_composite.go) ReduceL1,
 //     ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, Hardmax,
 //     Trilu, EyeLike, OneHot, MeanVarianceNormalization, LRN;
+//   - GridSample, RoiAlign, Det; DFT and STFT (graph.DFT, graph.STFT:
+//     lengths and steps known at import); MelWeightMatrix (computed at
+//     import); NonMaxSuppression with its thresholds known at import:
+//     over run-time boxes and scores it is built at its upper bound and a
+//     compiled graph returns its output trimmed to the selected rows (a
+//     selection another node reads is refused), over known ones it is
+//     selected at import;
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
