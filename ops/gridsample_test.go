@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/approx"
@@ -71,40 +70,46 @@ func TestGridSampleFast(t *testing.T) {
 	}
 }
 
-// BenchmarkGridSample times bilinear sampling of a 64-channel 64×64
-// feature map at 64×64 points (a spatial transformer's size) on 1 and 2
-// workers, and reports the ratio of the reference kernel's time (taps
-// per element, one worker) to the fast kernel's.
+// BenchmarkGridSample times bilinear and bicubic sampling of a
+// 64-channel 64×64 feature map at 64×64 points (a spatial transformer's
+// size) on 1 and 2 workers. It reports process CPU time per run (the
+// machine is shared, so wall time is noisy) and the ratio of the
+// reference kernel's CPU time (taps per element, one worker) to the fast
+// kernel's.
 func BenchmarkGridSample(b *testing.B) {
-	spec := graph.GridSampleSpec{Mode: graph.SampleBilinear}
-	n, ins := gridCase(tensor.F32, []int{1, 64, 64, 64}, []int{1, 64, 64, 2}, spec, 1, 1)
-	out := tensor.New(tensor.F32, n.Shape...)
-	ref, err := PrepareReference(n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	for range 3 {
-		_ = ref(ins, out)
-	}
-	refTime := time.Since(start).Seconds() / 3
-	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("bilinear/64x64x64/threads=%d", threads), func(b *testing.B) {
-			env := Serial
-			if threads > 1 {
-				env = parEnv(threads)
-			}
-			k, _, err := PrepareFast(n, env)
-			if err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			for b.Loop() {
-				if err := k(ins, out); err != nil {
+	for _, mode := range []graph.SampleMode{graph.SampleBilinear, graph.SampleBicubic} {
+		spec := graph.GridSampleSpec{Mode: mode}
+		n, ins := gridCase(tensor.F32, []int{1, 64, 64, 64}, []int{1, 64, 64, 2}, spec, 1, 1)
+		out := tensor.New(tensor.F32, n.Shape...)
+		ref, err := PrepareReference(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c0 := cpuTime()
+		for range 3 {
+			_ = ref(ins, out)
+		}
+		refCPU := float64(cpuTime()-c0) / 3
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("mode=%d/64x64x64/threads=%d", mode, threads), func(b *testing.B) {
+				env := Serial
+				if threads > 1 {
+					env = parEnv(threads)
+				}
+				k, _, err := PrepareFast(n, env)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(refTime/(time.Since(start).Seconds()/float64(b.N)), "×reference")
-		})
+				c0 := cpuTime()
+				for b.Loop() {
+					if err := k(ins, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu := float64(cpuTime()-c0) / float64(b.N)
+				b.ReportMetric(cpu, "cpu-ns/op")
+				b.ReportMetric(refCPU/cpu, "×reference-cpu")
+			})
+		}
 	}
 }
