@@ -105,6 +105,7 @@ type Attrs struct {
 
 	Causal      bool    // Attention: query i sees keys up to i + (Sk - Sq)
 	Scale       float32 // Attention: 0 means 1/sqrt(head dim)
+	KVLen       bool    // Attention: the last input is the count of keys in use per batch (I64 [B])
 	Interleaved bool    // RoPE: rotate pairs (2i, 2i+1) instead of halves
 
 	Program  []ElemInstr // FusedElementwise: the ops, in evaluation order

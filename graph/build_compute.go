@@ -136,6 +136,13 @@ func (g *Graph) GlobalAvgPool(x *Node) *Node { return g.add(OpGlobalAvgPool, Att
 type AttentionOpts struct {
 	Causal bool    // query i sees keys 0 .. i + (Sk - Sq) (bottom-right aligned)
 	Scale  float32 // 0 means 1/sqrt(head dim)
+	// KVLen, when not nil, is an I64 [B] input giving each batch's count
+	// of keys in use, n (clamped to [0, Sk]): the keys from n on are not
+	// there at all (as if k and v were sliced to n), and causality aligns to n
+	// (query i sees keys up to i + n - Sq). It is how a KV cache allocated
+	// at its longest is read only as far as it is filled, with the length
+	// known at run time.
+	KVLen *Node
 }
 
 // Attention is scaled dot-product attention softmax(Q·Kᵀ·scale + mask)·V
@@ -146,9 +153,15 @@ type AttentionOpts struct {
 // position (causal, or false in a Bool mask) scores -Inf; a query row
 // with a NaN or +Inf score, or with every key removed, is NaN; a NaN or
 // Inf in v meets even a removed key's weight 0 (0·Inf = NaN). With Sk = 0
-// the result is 0.
+// (or a KVLen of 0) the result is 0. The inputs are q, k, v, then the
+// mask if any, then KVLen if any.
 func (g *Graph) Attention(q, k, v, mask *Node, o AttentionOpts) *Node {
-	return g.add(OpAttention, Attrs{Causal: o.Causal, Scale: o.Scale}, nonNil(q, k, v, mask)...)
+	at := Attrs{Causal: o.Causal, Scale: o.Scale, KVLen: o.KVLen != nil}
+	ins := nonNil(q, k, v, mask)
+	if o.KVLen != nil {
+		ins = append(ins[:len(ins):len(ins)], o.KVLen)
+	}
+	return g.add(OpAttention, at, ins...)
 }
 
 // RoPE rotates x [..., S, D] by angles whose cos and sin are given as

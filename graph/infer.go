@@ -96,7 +96,7 @@ func arity(op Op) (func(int) bool, bool) {
 	case OpBatchNorm:
 		return exactly(5), true
 	case OpAttention:
-		return between(3, 4), true
+		return between(3, 5), true
 	case OpConcat:
 		return func(n int) bool { return n >= 1 }, true
 	}

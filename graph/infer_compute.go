@@ -283,6 +283,16 @@ func inferAttention(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 		return 0, nil, fmt.Errorf("query heads %d must be a multiple of key/value heads %d", q[1], k[1])
 	}
 	scores := tensor.Shape{q[0], q[1], q[2], k[2]}
+	if a.KVLen {
+		n := ins[len(ins)-1]
+		if len(ins) < 4 || n.DType != tensor.I64 || !n.Shape.Equal(tensor.Shape{q[0]}) {
+			return 0, nil, fmt.Errorf("KVLen: the last input must be I64 [%d] (keys in use per batch)", q[0])
+		}
+		ins = ins[:len(ins)-1]
+	}
+	if len(ins) > 4 {
+		return 0, nil, fmt.Errorf("%d inputs: q, k, v and a mask at most (KVLen not set)", len(ins))
+	}
 	if len(ins) == 4 {
 		m := ins[3]
 		if m.DType != tensor.Bool && m.DType != ins[0].DType {

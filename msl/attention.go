@@ -45,6 +45,9 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	case MaskBool:
 		bufs = append(bufs, Buffer{Name: "mask", Type: "uchar", Const: true})
 	}
+	if a.KVLen {
+		bufs = append(bufs, Buffer{Name: "kvlen", Type: "long", Const: true})
+	}
 	scale := a.Scale
 	if scale == 0 {
 		scale = float32(1 / sqrt64(float64(a.D)))
@@ -61,9 +64,16 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 		nq, nq, a.D, load(a.DType, "q[qo + d]"))
 	fmt.Fprintf(&b, "    float acc[%d];\n    for (int t = 0; t < %d; t++) { acc[t] = 0.0f; }\n", na, na)
 	b.WriteString("    float m = -INFINITY, l = 0.0f;\n")
-	last := fmt.Sprint(a.SK)
+	// n is the count of keys in use: SK, or the batch's KVLen clamped to
+	// [0, SK], read at run time; causality aligns to it.
+	if a.KVLen {
+		fmt.Fprintf(&b, "    long nl = kvlen[bi];\n    int n = nl < 0 ? 0 : (nl > %d ? %d : int(nl));\n", a.SK, a.SK)
+	} else {
+		fmt.Fprintf(&b, "    int n = %d;\n", a.SK)
+	}
+	last := "n"
 	if a.Causal {
-		last = fmt.Sprintf("min(%d, i + %d)", a.SK, a.SK-a.SQ+1)
+		last = fmt.Sprintf("min(n, i + n - %d)", a.SQ-1)
 	}
 	fmt.Fprintf(&b, "    for (int j = 0; j < %s; j++) {\n", last)
 	if a.Mask != MaskNone {
@@ -87,7 +97,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	fmt.Fprintf(&b, "    int oo = ((bi * %d + h) * %d + i) * %d;\n", a.H, a.SQ, a.DV)
 	// A row that saw no key divides 0 by 0: NaN, as the spelled-out
 	// softmax gives; only SK = 0 (nothing to attend to) gives zeros.
-	result := "acc[t] / l"
+	result := "(n == 0 ? 0.0f : acc[t] / l)"
 	if a.SK == 0 {
 		result = "0.0f"
 	}

@@ -26,14 +26,26 @@ type attentionPlan struct {
 	scale                   float64
 	causal                  bool
 	mask                    int
+	kvLen                   bool      // the last input is I64 [B], the keys in use per batch
 	mst                     []int     // mask strides broadcast to [B, H, Sq, Sk]
 	scores                  []float64 // one row of Sk scores: the kernel's scratch
 }
 
 func prepareAttention(nd *graph.Node) (Kernel, error) {
-	dt, err := computeDType(nd, 3, 4, 3)
+	dt, err := computeDType(nd, 3, 5, 3)
 	if err != nil {
 		return nil, err
+	}
+	ins := nd.Inputs
+	if nd.Attrs.KVLen {
+		n := ins[len(ins)-1]
+		if len(ins) < 4 || n.DType != tensor.I64 || !n.Shape.Equal(tensor.Shape{ins[0].Shape[0]}) {
+			return nil, fmt.Errorf("KVLen: the last input must be I64 [batch]")
+		}
+		ins = ins[:len(ins)-1]
+	}
+	if len(ins) > 4 {
+		return nil, fmt.Errorf("%d inputs without KVLen, want 3 or 4", len(ins))
 	}
 	q, k, v := nd.Inputs[0].Shape, nd.Inputs[1].Shape, nd.Inputs[2].Shape
 	if q.Rank() != 4 || k.Rank() != 4 || v.Rank() != 4 {
@@ -46,12 +58,12 @@ func prepareAttention(nd *graph.Node) (Kernel, error) {
 		return nil, fmt.Errorf("result %v, want %v", nd.Shape, want)
 	}
 	p := &attentionPlan{b: q[0], h: q[1], hk: k[1], sq: q[2], sk: k[2], d: q[3], dv: v[3],
-		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: float64(nd.Attrs.Scale)}
+		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: float64(nd.Attrs.Scale), kvLen: nd.Attrs.KVLen}
 	if p.scale == 0 && p.d > 0 {
 		p.scale = 1 / math.Sqrt(float64(p.d))
 	}
-	if len(nd.Inputs) == 4 {
-		m := nd.Inputs[3]
+	if len(ins) == 4 {
+		m := ins[3]
 		switch m.DType {
 		case dt:
 			p.mask = maskAdd
@@ -89,8 +101,12 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 	case maskBool:
 		keep = ins[3].Bool()
 	}
-	s := p.scores
 	for b := range p.b {
+		sk := p.sk
+		if p.kvLen {
+			sk = keysInUse(ins[len(ins)-1], b, p.sk)
+		}
+		s := p.scores[:sk]
 		for h := range p.h {
 			kvh := b*p.hk + h/p.group // kv head of query head h, in [B, Hk] order
 			kb, vb := k[kvh*p.sk*p.d:], v[kvh*p.sk*p.dv:]
@@ -98,12 +114,12 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 				qi := q[((b*p.h+h)*p.sq+i)*p.d:][:p.d]
 				yi := y[((b*p.h+h)*p.sq+i)*p.dv:][:p.dv]
 				best := math.Inf(-1)
-				for j := range p.sk {
+				for j := range sk {
 					m := 0
 					if p.mask != maskNone {
 						m = b*p.mst[0] + h*p.mst[1] + i*p.mst[2] + j*p.mst[3]
 					}
-					if (p.causal && j > i+p.sk-p.sq) || (keep != nil && !keep[m]) {
+					if (p.causal && j > i+sk-p.sq) || (keep != nil && !keep[m]) {
 						s[j] = math.Inf(-1)
 						continue
 					}
@@ -117,7 +133,7 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 					}
 					best = max(best, s[j])
 				}
-				if p.sk == 0 {
+				if sk == 0 {
 					clear(yi)
 					continue
 				}
@@ -136,6 +152,13 @@ func runAttention[T float32 | float64](p *attentionPlan, ins []tensor.Tensor, ou
 			}
 		}
 	}
+}
+
+// keysInUse is batch b's count of keys in use from an Attention KVLen
+// input, clamped to [0, sk]: a count past the cache reads all of it, a
+// negative one none.
+func keysInUse(lens tensor.Tensor, b, sk int) int {
+	return int(min(max(lens.I64()[b], 0), int64(sk)))
 }
 
 type ropePlan struct {

@@ -64,6 +64,7 @@ type flashPlan struct {
 	// there is no causality, so keys the mask removes for certain can be
 	// left out of both products (fused_attention_keys.go).
 	padding  bool
+	kvLen    bool // the last input is I64 [B]: the keys in use per batch
 	mask     int
 	mst      []int
 	bq, bk   int
@@ -98,6 +99,7 @@ type flashWorker struct {
 	// kg and vg with their mask values in maskc; poison marks the output
 	// columns a removed key's non-finite value turns to NaN.
 	nkeys         int
+	sk            int // the keys head kvh has in use: p.sk, or its batch's KVLen
 	gathered      bool
 	kg, vg, maskc []float32
 	keyHi         []float32 // per key, the bound chooseKeys compares
@@ -167,11 +169,15 @@ func prepareAttentionFlash(nd *graph.Node, env Env) (Kernel, string, error) {
 func newFlashPlan(nd *graph.Node, threads int) *flashPlan {
 	q, k, v := nd.Inputs[0].Shape, nd.Inputs[1].Shape, nd.Inputs[2].Shape
 	p := &flashPlan{b: q[0], h: q[1], hk: k[1], sq: q[2], sk: k[2], d: q[3], dv: v[3],
-		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: nd.Attrs.Scale, rk: asm.BestRows()}
+		group: q[1] / k[1], causal: nd.Attrs.Causal, scale: nd.Attrs.Scale, kvLen: nd.Attrs.KVLen, rk: asm.BestRows()}
 	if p.scale == 0 && p.d > 0 {
 		p.scale = float32(1 / math.Sqrt(float64(p.d)))
 	}
-	if len(nd.Inputs) == 4 {
+	masked := len(nd.Inputs) == 4
+	if p.kvLen {
+		masked = len(nd.Inputs) == 5
+	}
+	if masked {
 		p.mask = maskAdd
 		if nd.Inputs[3].DType == tensor.Bool {
 			p.mask = maskBool
@@ -180,7 +186,9 @@ func newFlashPlan(nd *graph.Node, threads int) *flashPlan {
 	}
 	p.scaleOK = p.scale > 0 && p.scale <= math.MaxFloat32
 	p.rawScale = p.mask == maskNone && !p.causal && p.scaleOK
-	p.padding = p.mask != maskNone && !p.causal && p.mst[1] == 0 && p.mst[2] == 0
+	// A KVLen input already cuts the keys short; the padding search
+	// works over all sk keys, so it is left to graphs without one.
+	p.padding = p.mask != maskNone && !p.causal && !p.kvLen && p.mst[1] == 0 && p.mst[2] == 0
 	p.bq, p.bk = min(flashBQ, max(p.sq, 1)), min(flashBK, max(p.sk, 1))
 	p.ld = p.bk + flashPad
 	p.nqb, p.nkb = (p.sq+p.bq-1)/p.bq, (p.sk+p.bk-1)/p.bk
@@ -274,7 +282,7 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	// The last key any query of the block may see.
 	lastKey := w.nkeys - 1
 	if p.causal {
-		lastKey = min(lastKey, i0+mq-1+p.sk-p.sq)
+		lastKey = min(lastKey, i0+mq-1+w.sk-p.sq)
 	}
 	end := 0 // keys [end, sk) are skipped: no query of the block sees them
 	for kb := 0; kb < p.nkb && kb*p.bk <= lastKey; kb++ {
@@ -307,7 +315,7 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	for i := range mq {
 		row := yrows[i*p.dv : (i+1)*p.dv]
 		if l[i] == 0 { // every key removed: softmax's 0/0; no keys: an empty sum
-			if p.sk > 0 {
+			if w.sk > 0 {
 				for c := range row {
 					row[c] = nan
 				}
@@ -321,7 +329,7 @@ func (p *flashPlan) block(w *flashWorker, ins []tensor.Tensor, out tensor.Tensor
 	if w.gathered {
 		p.poisonColumns(w, yrows, mq)
 	} else {
-		p.skippedValues(vs, end, yrows, mq)
+		p.skippedValues(vs, end, w.sk, yrows, mq)
 	}
 }
 
@@ -362,20 +370,20 @@ func (p *flashPlan) packKV(w *flashWorker, ins []tensor.Tensor, kvh int) {
 // skipped (keys from end on, all removed by causality) holds a NaN or Inf:
 // the weight 0 of a removed key still multiplies its value, and 0·Inf is
 // NaN, in the reference as in the spelled-out product. v is the head's
-// values.
-func (p *flashPlan) skippedValues(v []float32, end int, y []float32, mq int) {
-	if end >= p.sk {
+// values, sk the keys in use.
+func (p *flashPlan) skippedValues(v []float32, end, sk int, y []float32, mq int) {
+	if end >= sk {
 		return
 	}
 	nan := float32(math.NaN())
-	for _, x := range v[end*p.dv:] {
+	for _, x := range v[end*p.dv : sk*p.dv] {
 		if x-x == 0 { // finite
 			continue
 		}
 		// Rare: find the columns and poison them.
 		for c := range p.dv {
 			bad := false
-			for j := end; j < p.sk && !bad; j++ {
+			for j := end; j < sk && !bad; j++ {
 				x := v[j*p.dv+c]
 				bad = x-x != 0
 			}

@@ -42,7 +42,11 @@ func (p *flashPlan) keysOf(w *flashWorker, ins []tensor.Tensor, kvh int) (ks, vs
 // values and mask values (when some are ruled out), else all keys in
 // place; raw when the mask is 0 for every key the blocks run over.
 func (p *flashPlan) chooseKeys(w *flashWorker, ins []tensor.Tensor, kvh int) {
-	w.nkeys, w.gathered, w.raw = p.sk, false, p.rawScale
+	w.sk = p.sk
+	if p.kvLen {
+		w.sk = keysInUse(ins[len(ins)-1], kvh/p.hk, p.sk)
+	}
+	w.nkeys, w.gathered, w.raw = w.sk, false, p.rawScale
 	if !p.padding || p.sk == 0 {
 		return
 	}

@@ -60,8 +60,8 @@ func (p *flashPlan) maskBlock(w *flashWorker, ins []tensor.Tensor, b, h, i0, mq,
 			}
 		}
 		if p.causal {
-			// Query i0+i sees keys up to i0+i+sk-sq.
-			for j := max(0, i0+i+p.sk-p.sq+1-j0); j < nk; j++ {
+			// Query i0+i sees keys up to i0+i+sk-sq (sk the keys in use).
+			for j := max(0, i0+i+w.sk-p.sq+1-j0); j < nk; j++ {
 				row[j] = ninf
 			}
 		}

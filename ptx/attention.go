@@ -34,8 +34,12 @@ const maxAttentionKeys = 8192
 // block reductions, then sums the value rows, the keys split among
 // groups of threads when the block holds several copies of the output
 // features (attentionValues). A query whose every key is removed gets NaN, as the
-// softmax it computes gives; with no keys at all (SK = 0) it gets zeros.
-// Parameters: out, q, k, v, then mask when present.
+// softmax it computes gives; with no keys at all (SK = 0, or a KVLen of
+// 0) it gets zeros. With KVLen the block reads its batch's count of keys
+// in use, n, from memory and runs every key loop to n instead of SK, so a
+// KV cache allocated at SK costs only its filled part (causality aligns
+// to n). Parameters: out, q, k, v, then mask when present, then the
+// KVLen counts (I64 [B]) when set.
 func EmitAttention(a *Attention) (*Kernel, error) {
 	if err := floatOnly(a.DType); err != nil {
 		return nil, err
@@ -63,9 +67,12 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	}
 	f := newFn(a.Name)
 	out, q, k, v := f.ptrParam("out"), f.ptrParam("q"), f.ptrParam("k"), f.ptrParam("v")
-	var mask string
+	var mask, lens string
 	if a.Mask != MaskNone {
 		mask = f.ptrParam("mask")
+	}
+	if a.KVLen {
+		lens = f.ptrParam("kvlen")
 	}
 	x := ix{f: f, wide: max(a.B*a.H*a.SQ*max(a.D, a.DV), a.B*a.HK*a.SK*max(a.D, a.DV), a.B*a.H*a.SQ*a.SK) > math.MaxInt32/2}
 	scores := f.shared("scores", ".f32", max(a.SK, 1), 4)
@@ -94,6 +101,7 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	}
 	es := a.DType.Size()
 	ninf := fimm(float32(math.Inf(-1)))
+	n := keysInUse(f, x, a, lens, bi)
 
 	// 1. Scores and their maximum. The query row is staged in shared
 	// memory, and the key rows chunk by chunk: the block's threads copy
@@ -110,13 +118,13 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	ld, chunk := a.D+1, attentionChunk(a, block)
 	ks := f.shared("ks", ".f32", chunk*ld, 4)
 	mx := f.f32(float32(math.Inf(-1)))
-	f.loopU32("0", a.SK, chunk, func(c0 string) {
-		n, end := f.reg(cB32), f.reg(cB32) // keys in this chunk; c0 + n
-		f.op("sub.u32 %s, %d, %s", n, a.SK, c0)
-		f.op("min.u32 %s, %s, %d", n, n, chunk)
-		f.op("add.u32 %s, %s, %s", end, c0, n)
+	f.loopU32To("0", n, chunk, func(c0 string) {
+		cn, end := f.reg(cB32), f.reg(cB32) // keys in this chunk; c0 + cn
+		f.op("sub.u32 %s, %s, %s", cn, n, c0)
+		f.op("min.u32 %s, %s, %d", cn, cn, chunk)
+		f.op("add.u32 %s, %s, %s", end, c0, cn)
 		elems := f.reg(cB32)
-		f.op("mul.lo.u32 %s, %s, %d", elems, n, a.D)
+		f.op("mul.lo.u32 %s, %s, %d", elems, cn, a.D)
 		src0 := x.mad(x.ext(c0), a.D, kBase)
 		f.op("bar.sync 0") // the last chunk's readers are done (and qs is written)
 		// stageUnroll elements a thread per trip, loads before stores
@@ -175,8 +183,9 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 				f.op("selp.f32 %s, %s, %s, %s", s, s, ninf, keep)
 			}
 			if a.Causal {
-				lim, p := f.reg(cB32), f.reg(cPred)
-				f.op("add.u32 %s, %s, %d", lim, i, a.SK-a.SQ)
+				lim, p := f.reg(cB32), f.reg(cPred) // i + n - SQ
+				f.op("add.u32 %s, %s, %s", lim, i, n)
+				f.op("sub.u32 %s, %s, %d", lim, lim, a.SQ)
 				f.op("setp.gt.s32 %s, %s, %s", p, j, lim)
 				f.op("selp.f32 %s, %s, %s, %s", s, ninf, s, p)
 			}
@@ -196,10 +205,15 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	dead := f.reg(cPred)
 	f.op("setp.eq.f32 %s, %s, %s", dead, mx, ninf)
 	f.op("selp.f32 %s, 0f00000000, %s, %s", mx, mx, dead)
+	if a.KVLen { // a row is dead only when there were keys to remove
+		some := f.reg(cPred)
+		f.op("setp.ne.u32 %s, %s, 0", some, n)
+		f.op("and.pred %s, %s, %s", dead, dead, some)
+	}
 
 	// 2. Weights exp(s - max) in place, and their sum.
 	sum := f.f32(0)
-	f.loopU32(tid, a.SK, block, func(j string) {
+	f.loopU32To(tid, n, block, func(j string) {
 		sa := f.sharedAddr(scores, j)
 		s := f.reg(cF32)
 		f.op("ld.shared.f32 %s, [%s]", s, sa)
@@ -225,9 +239,24 @@ func EmitAttention(a *Attention) (*Kernel, error) {
 	}
 
 	// 3. The weighted sum of the value rows.
-	f.attentionValues(a, x, block, tid, scores, v, vBase, out, oBase, inv)
+	f.attentionValues(a, x, block, tid, n, scores, v, vBase, out, oBase, inv)
 	l := Launch{Grid: [3]int{a.SQ, a.H, a.B}, Block: [3]int{block, 1, 1}}
 	return f.kernel(l), nil
+}
+
+// keysInUse is the count of keys the block attends over: SK as an
+// immediate, or with KVLen its batch's count loaded from lens and
+// clamped to [0, SK] in a register.
+func keysInUse(f *fn, x ix, a *Attention, lens, bi string) string {
+	if !a.KVLen {
+		return strconv.Itoa(a.SK)
+	}
+	w, n := f.reg(cB64), f.reg(cB32)
+	f.op("ld.global.s64 %s, [%s]", w, x.addr(lens, bi, 8))
+	f.op("max.s64 %s, %s, 0", w, w)
+	f.op("min.s64 %s, %s, %d", w, w, a.SK)
+	f.op("cvt.u32.u64 %s, %s", n, w)
+	return n
 }
 
 // attentionChunk is how many padded key rows EmitAttention stages at a

@@ -6,7 +6,8 @@ package ptx
 // key and the copies' partial sums meet in shared memory, so a row's
 // serial chain of value loads is SK/G long instead of SK; the key loop
 // is also unrolled four ways to keep four loads in flight per thread.
-func (f *fn) attentionValues(a *Attention, x ix, block int, tid, scores, v, vBase, out, oBase, inv string) {
+// n is the count of keys, an immediate or a register.
+func (f *fn) attentionValues(a *Attention, x ix, block int, tid, n, scores, v, vBase, out, oBase, inv string) {
 	es := a.DType.Size()
 	groups := 1
 	if a.DV > 0 && a.DV <= block/2 && block%a.DV == 0 {
@@ -15,7 +16,7 @@ func (f *fn) attentionValues(a *Attention, x ix, block int, tid, scores, v, vBas
 	// sum accumulates the keys j0, j0+step, ... of feature d into acc.
 	sum := func(d, j0 string, step int, acc string) {
 		dx := x.ext(d)
-		f.unrolledLoopU32(j0, a.SK, step, 4, func(j string) {
+		f.unrolledLoopU32(j0, n, step, 4, func(j string) {
 			p := f.reg(cF32)
 			f.op("ld.shared.f32 %s, [%s]", p, f.sharedAddr(scores, j))
 			va := x.mad(x.ext(j), a.DV, vBase)
@@ -66,16 +67,16 @@ func (f *fn) attentionValues(a *Attention, x ix, block int, tid, scores, v, vBas
 }
 
 // unrolledLoopU32 is loopU32 with the body written `unroll` times per
-// trip (j, j+step, ...) while all of them are below n, then a plain
-// loop for the rest.
-func (f *fn) unrolledLoopU32(start string, n, step, unroll int, body func(j string)) {
+// trip (j, j+step, ...) while all of them are below n (an immediate or
+// a register), then a plain loop for the rest.
+func (f *fn) unrolledLoopU32(start, n string, step, unroll int, body func(j string)) {
 	j := f.reg(cB32)
 	f.op("mov.u32 %s, %s", j, start)
 	top, tail := f.label("unr"), f.label("unrtail")
 	p, last := f.reg(cPred), f.reg(cB32)
 	f.place(top)
 	f.op("add.u32 %s, %s, %d", last, j, (unroll-1)*step)
-	f.op("setp.ge.u32 %s, %s, %d", p, last, n)
+	f.op("setp.ge.u32 %s, %s, %s", p, last, n)
 	f.op("@%s bra %s", p, tail)
 	for r := range unroll {
 		jr := f.reg(cB32)
@@ -85,5 +86,5 @@ func (f *fn) unrolledLoopU32(start string, n, step, unroll int, body func(j stri
 	f.op("add.u32 %s, %s, %d", j, j, unroll*step)
 	f.op("bra.uni %s", top)
 	f.place(tail)
-	f.loopU32(j, n, step, body)
+	f.loopU32To(j, n, step, body)
 }

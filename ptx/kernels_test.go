@@ -145,8 +145,12 @@ func attentionVariants(t testing.TB) []*Kernel {
 			{Attention: kdesc.Attention{B: 1, H: 8, HK: 2, SQ: 1, SK: 1000, D: 64, DV: 64, Causal: true}},
 			{Attention: kdesc.Attention{B: 1, H: 4, HK: 4, SQ: 16, SK: 16, D: 8, DV: 16, Mask: MaskAdd, MaskStrides: []int{16, 0, 0, 1}, Scale: 0.3}},
 			{Attention: kdesc.Attention{B: 3, H: 2, HK: 1, SQ: 5, SK: 7, D: 4, DV: 4, Mask: MaskBool, MaskStrides: []int{0, 0, 7, 1}, Causal: true}, Block: 32},
+			// A KV cache read to a run-time count (the decoder's decode
+			// and prefill steps).
+			{Attention: kdesc.Attention{B: 1, H: 8, HK: 2, SQ: 1, SK: 1000, D: 64, DV: 64, Causal: true, KVLen: true}},
+			{Attention: kdesc.Attention{B: 1, H: 8, HK: 2, SQ: 128, SK: 256, D: 64, DV: 64, Causal: true, KVLen: true}},
 		} {
-			c.Name = fmt.Sprintf("attn_%v_%d_%d_%d", dt, c.H, c.SK, c.Mask)
+			c.Name = fmt.Sprintf("attn_%v_%d_%d_%d_%v", dt, c.H, c.SK, c.Mask, c.KVLen)
 			c.DType = dt
 			add(EmitAttention(&c))
 		}

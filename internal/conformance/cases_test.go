@@ -188,6 +188,12 @@ func otherCases() []opCase {
 		{graph.OpAttention, "bool mask head dim 40", func(b *builder) {
 			b.out(b.g.Attention(b.x(1, 2, 4, 40), b.x(1, 2, 7, 40), b.x(1, 2, 7, 36), b.in(tensor.Bool, 1, 2, 4, 7), graph.AttentionOpts{}))
 		}},
+		{graph.OpAttention, "kv length causal", func(b *builder) { // counts past both ends clamp
+			b.out(b.g.Attention(b.x(3, 4, 2, 8), b.x(3, 2, 9, 8), b.x(3, 2, 9, 8), nil, graph.AttentionOpts{Causal: true, KVLen: b.ranged(tensor.I64, -2, 11, 3)}))
+		}},
+		{graph.OpAttention, "kv length bool mask", func(b *builder) {
+			b.out(b.g.Attention(b.x(2, 2, 3, 8), b.x(2, 2, 9, 8), b.x(2, 2, 9, 4), b.in(tensor.Bool, 2, 1, 3, 9), graph.AttentionOpts{KVLen: b.ranged(tensor.I64, 0, 9, 2)}))
+		}},
 		{graph.OpRoPE, "halves", func(b *builder) { b.out(b.g.RoPE(b.x(2, 3, 5, 8), b.x(5, 4), b.x(5, 4), false)) }},
 		{graph.OpRoPE, "interleaved bf16", func(b *builder) {
 			b.out(b.g.RoPE(b.in(tensor.BF16, 2, 3, 4), b.in(tensor.BF16, 3, 2), b.in(tensor.BF16, 3, 2), true))

@@ -21,6 +21,10 @@ type Attention struct {
 	// [B, H, SQ, SK] (0 broadcasts).
 	Mask        int
 	MaskStrides []int
+	// KVLen: the last operand is I64 [B], each batch's count of keys in
+	// use (clamped to [0, SK]); keys from there on are absent and
+	// causality aligns to the count (graph.AttentionOpts.KVLen).
+	KVLen bool
 }
 
 // Mask kinds of Attention.
@@ -31,7 +35,8 @@ const (
 )
 
 // AttentionOf describes an Attention node: inputs q, k, v, then an
-// optional mask (Bool removes keys, the node's dtype is added).
+// optional mask (Bool removes keys, the node's dtype is added), then the
+// KVLen input when Attrs.KVLen is set.
 func AttentionOf(name string, n *graph.Node) (*Attention, error) {
 	if len(n.Inputs) < 3 {
 		return nil, fmt.Errorf("%s has %d inputs", n, len(n.Inputs))
@@ -41,8 +46,15 @@ func AttentionOf(name string, n *graph.Node) (*Attention, error) {
 		return nil, fmt.Errorf("q %v, k %v, v %v must be 4-D", q, k, v)
 	}
 	at := &Attention{Name: name, DType: n.DType, B: q[0], H: q[1], HK: k[1], SQ: q[2], SK: k[2], D: q[3], DV: v[3],
-		Scale: n.Attrs.Scale, Causal: n.Attrs.Causal}
-	if len(n.Inputs) > 3 {
+		Scale: n.Attrs.Scale, Causal: n.Attrs.Causal, KVLen: n.Attrs.KVLen}
+	masked := len(n.Inputs) > 3
+	if at.KVLen {
+		if len(n.Inputs) < 4 || n.Inputs[len(n.Inputs)-1].DType != tensor.I64 {
+			return nil, fmt.Errorf("%s: KVLen set but the last input is not I64", n)
+		}
+		masked = len(n.Inputs) > 4
+	}
+	if masked {
 		m := n.Inputs[3]
 		switch m.DType {
 		case tensor.Bool:

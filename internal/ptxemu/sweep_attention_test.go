@@ -33,13 +33,41 @@ func attentionCases() []ptx.Attention {
 			{Attention: kdesc.Attention{B: 1, H: 1, HK: 1, SQ: 2, SK: 130, D: 8, DV: 80, Causal: true}},
 			{Attention: kdesc.Attention{B: 1, H: 2, HK: 1, SQ: 3, SK: 70, D: 120, DV: 8, Mask: ptx.MaskAdd, MaskStrides: []int{0, 0, 70, 1}}},
 			{Attention: kdesc.Attention{B: 1, H: 2, HK: 1, SQ: 2, SK: 30, D: 300, DV: 8}},
+			// A KV cache read to a run-time count per batch (kvLens):
+			// decode over part of a long cache, a chunk of queries
+			// appended (causal, aligned to the count), a count of 0
+			// and one past the end with a mask, and queries that see
+			// no key.
+			{Attention: kdesc.Attention{B: 2, H: 4, HK: 2, SQ: 1, SK: 300, D: 16, DV: 16, Causal: true, KVLen: true}},
+			{Attention: kdesc.Attention{B: 2, H: 2, HK: 1, SQ: 5, SK: 40, D: 8, DV: 8, Causal: true, KVLen: true}, Block: 32},
+			{Attention: kdesc.Attention{B: 2, H: 2, HK: 2, SQ: 3, SK: 37, D: 12, DV: 16, Mask: ptx.MaskAdd, MaskStrides: []int{37, 0, 0, 1}, KVLen: true}},
+			{Attention: kdesc.Attention{B: 1, H: 2, HK: 2, SQ: 4, SK: 20, D: 8, DV: 8, Causal: true, KVLen: true}},
 		} {
-			c.Name = fmt.Sprintf("attn_%v_%d_%d_%d", dt, c.H, c.SK, c.Mask)
+			c.Name = fmt.Sprintf("attn_%v_%d_%d_%d_kvlen%v", dt, c.H, c.SK, c.Mask, c.KVLen)
 			c.DType = dt
 			as = append(as, c)
 		}
 	}
 	return as
+}
+
+// kvLens are the KVLen counts the sweep gives a case of SK keys and B
+// batches: part of the cache, then (with a second batch) a count of 0 or
+// past the end when there is a mask, else all keys; a single batch gets
+// 2, fewer than its queries when it has several.
+func kvLens(a ptx.Attention) []int64 {
+	if a.B == 1 {
+		return []int64{2}
+	}
+	second := int64(a.SK)
+	if a.Mask != ptx.MaskNone {
+		second = int64(a.SK + 13)
+	}
+	lens := []int64{int64(a.SK/2 - 13), second}
+	if a.Mask != ptx.MaskNone {
+		lens[0] = 0
+	}
+	return lens
 }
 
 // maskShape is the mask's own shape: 1 where its stride broadcasts.
@@ -87,11 +115,19 @@ func TestSweepAttention(t *testing.T) {
 			feeds[nm] = w
 			nodes = append(nodes, g.Input(nm, w.DType, s...))
 		}
-		var mask *graph.Node
+		var mask, lens *graph.Node
 		if len(nodes) > 3 {
 			mask = nodes[3]
 		}
-		g.Output(g.Attention(nodes[0], nodes[1], nodes[2], mask, graph.AttentionOpts{Causal: a.Causal, Scale: a.Scale}))
+		if a.KVLen {
+			lv := kvLens(a)
+			x := tensor.New(tensor.I64, a.B)
+			copy(x.I64(), lv)
+			ins = append(ins, x)
+			feeds["lens"] = x
+			lens = g.Input("lens", tensor.I64, a.B)
+		}
+		g.Output(g.Attention(nodes[0], nodes[1], nodes[2], mask, graph.AttentionOpts{Causal: a.Causal, Scale: a.Scale, KVLen: lens}))
 		want := castTo(interpret(t, g, feeds)[0], a.DType)
 		got := sentinel(a.DType, a.B, a.H, a.SQ, a.DV)
 		if err := runKernel(t, k, Options{}, got, ins...); err != nil {
