@@ -186,7 +186,7 @@ type gemmScratch struct {
 	a    []float32 // packed A block: ceil(mc/MR) panels of kc×MR
 	b    []float32 // packed B block: ceil(nc/NR) panels of kc×NR (allocated on first unpacked run)
 	tile []float32 // MR×NR, for edge tiles
-	x    []float32 // the GEMV row of op(A), contiguous and scaled (allocated on first use)
+	x    []float32 // the GEMV row of op(A), contiguous and scaled (allocated by NewGemm when M is 1, else on first use)
 }
 
 // NewGemm prepares a product for variant v (nil: BestGemm) run over par.
@@ -211,6 +211,12 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 		s := &g.scratch[i]
 		s.a = make([]float32, mc*kc)
 		s.tile = make([]float32, v.mr*v.nr)
+		if cfg.M == 1 {
+			// The GEMV row at the planned K now: runs that shorten K
+			// (GemmArgs.K: attention over a KV cache that grows a key
+			// per step) would otherwise regrow it at each new high.
+			s.x = make([]float32, cfg.K)
+		}
 	}
 	g.body = g.runTasks
 	g.shared.itemBody, g.shared.packBody = g.runItems, g.packJobs
