@@ -17,12 +17,36 @@ import (
 
 func runDemo(args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	runs := fs.Int("runs", 20, "timed runs (after one warm-up)")
-	size := fs.String("size", "minilm", "model size: minilm or tiny")
+	model := fs.String("model", "encoder", "the built-in model: encoder (BERT-style) or decoder (Llama-style, generating)")
+	runs := fs.Int("runs", 20, "timed runs (after one warm-up), encoder")
+	size := fs.String("size", "", "model size: minilm (default) or tiny for the encoder; small (default), 100m or tiny for the decoder")
 	check := fs.Bool("check", true, "compare the output with the reference interpreter")
-	exported := fs.Bool("exported", false, "build the layers spelled out as torch's ONNX export has them (fusion recovers them)")
+	exported := fs.Bool("exported", false, "build the layers spelled out as torch's ONNX export has them (fusion recovers them), encoder")
+	prompt := fs.Int("prompt", 128, "decoder: prompt tokens to prefill")
+	tokens := fs.Int("tokens", 128, "decoder: tokens to generate greedily")
+	var mf modelFlags
+	fs.IntVar(&mf.threads, "threads", 0, "decoder: worker threads (0: KILN_THREADS or all cores)")
+	fs.StringVar(&mf.device, "device", "cpu", "decoder: where it runs: `cpu`, cuda, cuda:N or metal")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *model {
+	case "decoder":
+		sess, err := mf.session()
+		if err != nil {
+			return err
+		}
+		sz := *size
+		if sz == "" {
+			sz = "small"
+		}
+		return runDecoderDemo(os.Stdout, decoderDemo{size: sz, prompt: *prompt, steps: *tokens, check: *check, sess: sess})
+	case "encoder":
+	default:
+		return usagef("-model %q: want encoder or decoder", *model)
+	}
+	if *size == "" {
+		*size = "minilm"
 	}
 	cfg := demo.MiniLM
 	if *size == "tiny" {

@@ -1,7 +1,7 @@
 // Command kiln is kiln's command-line tool.
 //
 //	kiln info      version, platform, CPU features and kernel variants
-//	kiln demo      compile and run a built-in MiniLM-sized encoder
+//	kiln demo      compile and run a built-in MiniLM-sized encoder (-model decoder: a Llama-style generator)
 //	kiln run       run an ONNX model on .npy inputs, write .npy outputs
 //	kiln bench     time an ONNX model: median, p90 and min latency
 //	kiln inspect   an ONNX model's ops, fusion, memory plan and kernels;
@@ -30,7 +30,7 @@ var commands = map[string]func(args []string) error{
 const usage = `usage: kiln <command> [flags]
 
   info      version, platform, CPU features and kernel variants
-  demo      compile and run a built-in MiniLM-sized encoder
+  demo      compile and run a built-in MiniLM-sized encoder (-model decoder: a Llama-style generator)
   run       kiln run model.onnx [--input name=file.npy ...] [--output dir]
   bench     kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N]
   inspect   kiln inspect model.onnx [--device D]
