@@ -91,6 +91,20 @@ func TestAttentionOf(t *testing.T) {
 	if _, err := AttentionOf("at", n); err == nil {
 		t.Fatal("I64 mask accepted")
 	}
+	// KVLen: the last input is the key counts, after the mask if any.
+	n.Attrs.KVLen = true
+	n.Inputs[3] = val(tensor.I64, 1)
+	if a, err = AttentionOf("at", n); err != nil || !a.KVLen || a.Mask != MaskNone {
+		t.Fatalf("KVLen without a mask: %+v, %v", a, err)
+	}
+	n.Inputs = append(n.Inputs[:3], val(tensor.F32, 1, 1, 3, 5), val(tensor.I64, 1))
+	if a, err = AttentionOf("at", n); err != nil || !a.KVLen || a.Mask != MaskAdd {
+		t.Fatalf("KVLen with a mask: %+v, %v", a, err)
+	}
+	n.Inputs = n.Inputs[:3]
+	if _, err := AttentionOf("at", n); err == nil {
+		t.Fatal("KVLen without its input accepted")
+	}
 }
 
 // TestFusedOf: relu(x + b) with b broadcast along rows.
