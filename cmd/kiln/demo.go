@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kilnml/kiln"
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/tensor"
@@ -40,7 +41,11 @@ func runDemo(args []string) error {
 		if sz == "" {
 			sz = "small"
 		}
-		return runDecoderDemo(os.Stdout, decoderDemo{size: sz, prompt: *prompt, steps: *tokens, check: *check, sess: sess})
+		threads := mf.threads
+		if threads == 0 {
+			threads = exec.DefaultPool().Workers()
+		}
+		return runDecoderDemo(os.Stdout, decoderDemo{size: sz, prompt: *prompt, steps: *tokens, check: *check, threads: threads, sess: sess})
 	case "encoder":
 	default:
 		return usagef("-model %q: want encoder or decoder", *model)

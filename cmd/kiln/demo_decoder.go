@@ -5,12 +5,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/kilnml/kiln"
+	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/internal/decode"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/ops"
@@ -23,6 +23,7 @@ type decoderDemo struct {
 	size          string
 	prompt, steps int
 	check         bool
+	threads       int // the CPU's worker threads, for the GEMM and bandwidth figures
 	sess          *kiln.Session
 }
 
@@ -86,9 +87,14 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 	flops := prefillFlops(c, o.prompt)
 	fmt.Fprintf(out, "prefill %d tokens: %.1f ms (%.1f GFLOP/s", o.prompt, ms(prefill), flops/prefill.Seconds()/1e9)
 	if cpuOK {
-		fmt.Fprintf(out, "; %.1f ms of CPU time", ms(cpu1-cpu0))
+		fmt.Fprintf(out, "; %.1f ms of CPU time, %.1f GFLOP per CPU-second", ms(cpu1-cpu0), flops/(cpu1-cpu0).Seconds()/1e9)
 	}
 	fmt.Fprintln(out, ")")
+	if dev == kiln.CPU {
+		wall, perCPU := gemmRate(o.prompt, c.Hidden, c.FFN, o.threads)
+		fmt.Fprintf(out, "GEMM kernel at the prefill's MLP shape %d×%d×%d (B packed, %d threads): %.1f GFLOP/s, %.1f per CPU-second\n",
+			o.prompt, c.Hidden, c.FFN, o.threads, wall, perCPU)
+	}
 
 	last := logits[(o.prompt-1)*c.Vocab:][:c.Vocab]
 	ids := make([]int64, 0, o.steps)
@@ -114,9 +120,9 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 	}
 	fmt.Fprintln(out, ")")
 	if dev == kiln.CPU {
-		bw := streamBandwidth(runtime.GOMAXPROCS(0))
+		bw := streamBandwidth(o.threads)
 		fmt.Fprintf(out, "memory bound: %s of weights per token at %.1f GB/s (SIMD reads over %d threads) allows %.1f tokens/s\n",
-			mib(4*params), bw/1e9, runtime.GOMAXPROCS(0), bw/float64(4*params))
+			mib(4*params), bw/1e9, o.threads, bw/float64(4*params))
 	} else {
 		_, step := d.Programs()
 		in, outB := decode.TransferBytes(step)
@@ -191,6 +197,7 @@ func prefillFlops(c demo.DecoderConfig, s int) float64 {
 // 256 MiB float32 buffer (far past any cache), as a decode step streams
 // the weights; the median of five passes, in bytes read per second.
 func streamBandwidth(threads int) float64 {
+	threads = max(threads, 1)
 	const n = 64 << 20 // floats
 	buf := make([]float32, n)
 	for i := range buf {
@@ -215,4 +222,50 @@ func streamBandwidth(threads int) float64 {
 	}
 	slices.Sort(rates)
 	return rates[len(rates)/2]
+}
+
+// gemmRate times kiln's GEMM on an m×k×n product with B pre-packed (as
+// weights are) over threads workers: the median GFLOP/s of seven runs by
+// the wall clock, and the rate per second of process CPU time (0 where
+// the OS gives none), which time slices lost to other processes do not
+// move.
+func gemmRate(m, k, n, threads int) (wall, perCPU float64) {
+	threads = max(threads, 1)
+	par := asm.Par{For: exec.NewPool(threads).NewRunner().For, Threads: threads}
+	g, err := asm.NewGemm(asm.GemmConfig{M: m, N: n, K: k, Alpha: 1}, nil, par)
+	if err != nil {
+		return 0, 0
+	}
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for i := range b {
+		b[i] = float32(i%5) - 2
+	}
+	var pb asm.PackedB
+	if g.PackB(&pb, b) != nil {
+		return 0, 0
+	}
+	args := &asm.GemmArgs{A: a, PackedB: &pb, C: c}
+	flops := 2 * float64(m) * float64(k) * float64(n)
+	rates := make([]float64, 7)
+	var cpu time.Duration
+	for i := range rates {
+		t := time.Now()
+		c0, _ := processCPUTime()
+		for range 4 {
+			if g.Run(args) != nil {
+				return 0, 0
+			}
+		}
+		rates[i] = 4 * flops / time.Since(t).Seconds() / 1e9
+		c1, _ := processCPUTime()
+		cpu += c1 - c0
+	}
+	slices.Sort(rates)
+	if cpu > 0 {
+		perCPU = 4 * 7 * flops / cpu.Seconds() / 1e9
+	}
+	return rates[3], perCPU
 }
