@@ -101,6 +101,8 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 	times := make([]time.Duration, 0, o.steps)
 	t0 = time.Now()
 	cpu0, _ = processCPUTime()
+	_, step := d.Programs()
+	moved := step.Transfers()
 	for range o.steps {
 		id := decode.Argmax(last)
 		ids = append(ids, id)
@@ -111,6 +113,7 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 		times = append(times, time.Since(ts))
 	}
 	total := time.Since(t0)
+	after := step.Transfers()
 	cpu1, _ = processCPUTime()
 	slices.Sort(times)
 	fmt.Fprintf(out, "decode %d tokens: %.1f ms, %.1f tokens/s (median step %.2f ms",
@@ -124,9 +127,9 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 		fmt.Fprintf(out, "memory bound: %s of weights per token at %.1f GB/s (SIMD reads over %d threads) allows %.1f tokens/s\n",
 			mib(4*params), bw/1e9, o.threads, bw/float64(4*params))
 	} else {
-		_, step := d.Programs()
-		in, outB := decode.TransferBytes(step)
-		fmt.Fprintf(out, "host↔device per decode step: %d bytes in, %d bytes out (host handles: the K/V caches cross both ways; inputs and outputs summed from the step graph's shapes)\n", in, outB)
+		n := int64(o.steps)
+		fmt.Fprintf(out, "host↔device per decode step: %d bytes in, %d bytes out (the driver's counters over the %d steps; the K/V caches, %s, stay in GPU handles)\n",
+			(after.ToDevice-moved.ToDevice)/n, (after.ToHost-moved.ToHost)/n, o.steps, mib(2*c.Layers*4*c.CacheShape().NumElements()))
 	}
 	fmt.Fprintf(out, "generated ids: %v\n", ids[:min(16, len(ids))])
 	if o.check {

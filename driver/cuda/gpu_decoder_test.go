@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kilnml/kiln"
+	"github.com/kilnml/kiln/driver/cuda"
 	"github.com/kilnml/kiln/internal/approx"
 	"github.com/kilnml/kiln/internal/decode"
 	"github.com/kilnml/kiln/internal/demo"
@@ -37,10 +38,11 @@ func decoderPair(t *testing.T, c demo.DecoderConfig, prompt int) (cpu, gpu *deco
 }
 
 // TestGPUDecoder: the demo decoder on cuda:0 (prefill, then decode steps
-// with the K/V caches in handles and attention read to a run-time
+// with the K/V caches in GPU handles and attention read to a run-time
 // length) gives the CPU's logits for the prompt and at every step, fed
-// the same tokens (the CPU's greedy choices), and a step's updated
-// caches equal the CPU's.
+// the same tokens (the CPU's greedy choices), its caches end equal to the
+// CPU's, and a step moves its token and position in and its logits out:
+// nothing of the caches crosses the bus.
 func TestGPUDecoder(t *testing.T) {
 	needGPU(t)
 	for _, c := range []struct {
@@ -70,6 +72,12 @@ func TestGPUDecoder(t *testing.T) {
 			approx.Slices(t, "prefill logits", got, want, c.rel, c.abs)
 			v := c.cfg.Vocab
 			id := decode.Argmax(want[(c.prompt-1)*v:][:v])
+			_, step := gpu.Programs()
+			if prog, err := step.Executable(); err == nil {
+				pre, post := cuda.HandleCopies(prog)
+				t.Logf("device-to-device cache copies per step: %d before the kernels, %d after", pre, post)
+			}
+			before := step.Transfers()
 			for s := range c.steps {
 				want, err := cpu.Step(id)
 				if err != nil {
@@ -83,6 +91,11 @@ func TestGPUDecoder(t *testing.T) {
 					break
 				}
 				id = decode.Argmax(want)
+			}
+			moved := step.Transfers()
+			n := int64(c.steps)
+			if in, out := (moved.ToDevice-before.ToDevice)/n, (moved.ToHost-before.ToHost)/n; in != 8 || out != int64(4*v) {
+				t.Errorf("a decode step moved %d bytes in and %d out, want 8 (token, position) and %d (logits)", in, out, 4*v)
 			}
 			for l := range c.cfg.Layers {
 				for _, kind := range []string{"k", "v"} {
@@ -131,6 +144,8 @@ func TestGPUDecoderRate(t *testing.T) {
 	}
 	prefill := time.Since(t0)
 	id := decode.Argmax(logits[127*c.Vocab:][:c.Vocab])
+	_, step := d.Programs()
+	before := step.Transfers()
 	t0 = time.Now()
 	for range 128 {
 		l, err := d.Step(id)
@@ -140,8 +155,8 @@ func TestGPUDecoderRate(t *testing.T) {
 		id = decode.Argmax(l)
 	}
 	dec := time.Since(t0)
-	_, step := d.Programs()
-	in, out := decode.TransferBytes(step)
-	t.Logf("decoder small on cuda:0: prefill 128 tokens %.2f ms; decode 128 tokens %.1f ms = %.1f tokens/s; host↔device per step %d B in, %d B out (host handles)",
-		float64(prefill.Microseconds())/1e3, float64(dec.Microseconds())/1e3, 128/dec.Seconds(), in, out)
+	moved := step.Transfers()
+	t.Logf("decoder small on cuda:0: prefill 128 tokens %.2f ms; decode 128 tokens %.1f ms = %.1f tokens/s; host↔device per step %d B in, %d B out (K/V caches in GPU handles)",
+		float64(prefill.Microseconds())/1e3, float64(dec.Microseconds())/1e3, 128/dec.Seconds(),
+		(moved.ToDevice-before.ToDevice)/128, (moved.ToHost-before.ToHost)/128)
 }

@@ -13,10 +13,14 @@ import (
 
 // Decoder is a compiled prefill program (PromptLen tokens) and decode
 // program (one token) over the same weights. The decode program's cache
-// inputs are bound to handles that each step feeds from its updated
-// caches, so the cache stays with the program between steps (host memory
-// for now: the calls that touch handles are bindCache, feedCaches and
-// Cache, the places a device-resident handle API replaces).
+// inputs are GPU handles that each step feeds from its updated caches, so
+// the caches stay where the program runs: on CUDA a step copies its token
+// and position in and its logits out, nothing that grows with the cache
+// (CompiledGraph.Transfers counts it); on the CPU they are host handles.
+// The feed is still a copy per step (on the device, device to device):
+// the step writes its row with Where, whose cache operand is not its
+// first, so the plan cannot update a cache in its own bytes
+// (Options.Feeds, plan.Residence).
 type Decoder struct {
 	Config    demo.DecoderConfig
 	PromptLen int
@@ -48,7 +52,7 @@ func New(sess *kiln.Session, c demo.DecoderConfig, promptLen int, weights map[st
 	zero := make([]float32, c.CacheShape().NumElements())
 	for l := range c.Layers {
 		for _, kind := range []string{"k", "v"} {
-			if err := d.prefill.BindHandle(demo.CacheName(kind, l), zero); err != nil {
+			if err := d.prefill.BindGPUHandle(demo.CacheName(kind, l), zero); err != nil {
 				d.Close()
 				return nil, err
 			}
@@ -95,17 +99,17 @@ func compile(sess *kiln.Session, c demo.DecoderConfig, s int, weights map[string
 // bindCache binds layer l's cache of kind "k" or "v" in the decode
 // program.
 func (d *Decoder) bindCache(kind string, l int, data []float32) error {
-	return d.step.BindHandle(demo.CacheName(kind, l), data)
+	return d.step.BindGPUHandle(demo.CacheName(kind, l), data)
 }
 
 // feedCaches makes every decode step's updated caches flow back into
 // their handles.
 func (d *Decoder) feedCaches() error {
 	for l := range d.Config.Layers {
-		if err := d.step.FeedHandle(demo.CacheName("k", l), 1+2*l); err != nil {
+		if err := d.step.SetGPUHandleFeed(demo.CacheName("k", l), 1+2*l); err != nil {
 			return err
 		}
-		if err := d.step.FeedHandle(demo.CacheName("v", l), 2+2*l); err != nil {
+		if err := d.step.SetGPUHandleFeed(demo.CacheName("v", l), 2+2*l); err != nil {
 			return err
 		}
 	}
@@ -115,7 +119,7 @@ func (d *Decoder) feedCaches() error {
 // Cache returns a copy of the decode program's cache of kind "k" or "v"
 // of layer l.
 func (d *Decoder) Cache(kind string, l int) ([]float32, error) {
-	return d.step.ReadHandle(demo.CacheName(kind, l))
+	return d.step.ReadGPUHandle(demo.CacheName(kind, l))
 }
 
 // Pos is how many tokens the cache holds: the position of the next step.
@@ -218,25 +222,6 @@ func Argmax(logits []float32) int64 {
 		}
 	}
 	return at
-}
-
-// TransferBytes is what one run of cg copies between host and device off
-// the CPU with host handles: every input in (a handle included: it is
-// written before each run) and every output out (each is staged back).
-// On the CPU nothing crosses. It is computed from the graph's shapes,
-// following CompiledGraph's run path, not counted by the driver.
-func TransferBytes(cg *kiln.CompiledGraph) (in, out int) {
-	if cg.Device() == kiln.CPU {
-		return 0, 0
-	}
-	g := cg.Graph()
-	for _, n := range g.Inputs() {
-		in += n.Shape.NumElements() * n.DType.Size()
-	}
-	for _, n := range g.Outputs() {
-		out += n.Shape.NumElements() * n.DType.Size()
-	}
-	return in, out
 }
 
 // Close releases both programs.
