@@ -392,16 +392,23 @@ func (g *GemmBF16) opA(a []float32, i, p int) float32 {
 // item's converted A block and its C block stay in L2), then more
 // column (or row) blocks until there are four items a worker.
 func (g *GemmBF16) grid(threads int) {
-	tm := (g.pm + bf16MC/bf16MR - 1) / (bf16MC / bf16MR)
-	tn := (g.pn + bf16NC/bf16NR - 1) / (bf16NC / bf16NR)
-	for tm*tn < 4*threads && threads > 1 && (tn < g.pn || tm < g.pm) {
-		if tn < g.pn {
+	g.tm, g.tn = workGrid(g.pm, g.pn, bf16MC/bf16MR, bf16NC/bf16NR, threads)
+}
+
+// workGrid cuts a product of pm row tiles × pn column panels into tm × tn
+// work items of at most mt tiles × np panels each, then cuts more column
+// (or, once every panel is its own, row) blocks until there are four
+// items a worker, so that uneven items even out.
+func workGrid(pm, pn, mt, np, threads int) (tm, tn int) {
+	tm, tn = (pm+mt-1)/mt, (pn+np-1)/np
+	for tm*tn < 4*threads && threads > 1 && (tn < pn || tm < pm) {
+		if tn < pn {
 			tn++
 		} else {
 			tm++
 		}
 	}
-	g.tm, g.tn = tm, tn
+	return tm, tn
 }
 
 // runItems is the For body of a run: worker slots [lo, hi) take work

@@ -20,6 +20,9 @@ import (
 //
 //	gemm        gemm_amd64.go (avx2), gemm512_amd64.go (avx512), gemm_arm64.go (neon)
 //	gemm-bf16   gemm_bf16_amd64.go (avx512 with AVX512_BF16); optional
+//	gemm-i8     gemm_i8_amd64.go (avx512 with AVX512_VNNI, avx2 with AVX-VNNI, avx2),
+//	            gemm_i8_arm64.go (neon with the dot product); each registered
+//	            only where the CPU has its dot-product instructions
 //	elementwise ew_amd64.go (avx2), ew512_amd64.go (avx512), ew_arm64.go (neon)
 //	rows        row_amd64.go (avx2), row512_amd64.go (avx512), row_arm64.go (neon)
 //	depthwise   conv_depthwise_amd64.go (avx512, avx2), conv_depthwise_arm64.go (neon)
@@ -29,6 +32,7 @@ import (
 var (
 	gemmFamily      = &variantSet[*GemmVariant]{family: "gemm", twin: gemmGo}
 	gemmBF16Family  = &variantSet[*GemmBF16Variant]{family: "gemm-bf16", twin: gemmBF16Go, optional: true, gate: cpuid.HasBF16}
+	gemmI8Family    = &variantSet[*GemmU8S8Variant]{family: "gemm-i8", twin: gemmU8S8Go}
 	ewFamily        = &variantSet[*EwKernels]{family: "elementwise", twin: ewGo}
 	rowFamily       = &variantSet[*RowKernels]{family: "rows", twin: rowsGo}
 	depthwiseFamily = &variantSet[*depthwiseKernels]{family: "depthwise", twin: depthwiseGo}
@@ -47,6 +51,7 @@ type kernelTable interface {
 // The families' kernel tables as the registry sees them.
 func (v *GemmVariant) variantID() (string, cpuid.Variant)      { return v.Name, v.Feature }
 func (v *GemmBF16Variant) variantID() (string, cpuid.Variant)  { return v.Name, v.Feature }
+func (v *GemmU8S8Variant) variantID() (string, cpuid.Variant)  { return v.Name, v.Feature }
 func (v *EwKernels) variantID() (string, cpuid.Variant)        { return v.Name, v.Feature }
 func (v *RowKernels) variantID() (string, cpuid.Variant)       { return v.Name, v.Feature }
 func (v *depthwiseKernels) variantID() (string, cpuid.Variant) { return v.name, v.feature }
@@ -75,7 +80,7 @@ func nameOf[V kernelTable](v V) string {
 }
 
 // families lists every set for reports (Families) and the dispatch test.
-var families = []family{gemmFamily, gemmBF16Family, ewFamily, rowFamily, depthwiseFamily, convFamily, winoFamily, fmaPeakFamily}
+var families = []family{gemmFamily, gemmBF16Family, gemmI8Family, ewFamily, rowFamily, depthwiseFamily, convFamily, winoFamily, fmaPeakFamily}
 
 // variantSet is one kernel family's implementations: the assembly
 // variants, best first, and the pure-Go twin (nil where the family has

@@ -97,3 +97,44 @@ var (
 	hasBF16  bool
 	bf16Once sync.Once
 )
+
+// The integer dot-product instructions the int8 GEMM's variants need on
+// top of their variant's baseline. Each reports only what the CPU and the
+// build offer; KILN_CPU acts through the variant (avx512, avx2, neon)
+// the kernels are registered under.
+var (
+	hasI8     [3]bool
+	hasI8Once sync.Once
+)
+
+// HasAVX512VNNI reports AVX512_VNNI (VPDPBUSD on zmm registers): the
+// avx512 variant of the int8 GEMM.
+func HasAVX512VNNI() bool { return i8Feature(0) }
+
+// HasAVXVNNI reports AVX-VNNI (VEX-encoded VPDPBUSD on ymm registers),
+// which some CPUs have without AVX-512 (Alder Lake and later) and Zen 5
+// has beside it.
+func HasAVXVNNI() bool { return i8Feature(1) }
+
+// HasDotProd reports the Armv8.2 dot-product instructions (SDOT, UDOT;
+// FEAT_DotProd, "asimddp" in /proc/cpuinfo): the neon variant of the
+// int8 GEMM. Cores before Cortex-A55/A75 (the Raspberry Pi 4's A72)
+// lack them.
+func HasDotProd() bool { return i8Feature(2) }
+
+func i8Feature(i int) bool {
+	hasI8Once.Do(func() {
+		if !buildHasAsm {
+			return
+		}
+		c := features.CPU
+		switch runtime.GOARCH {
+		case "amd64":
+			hasI8[0] = c.Supports(features.AVX512F, features.AVX512BW, features.AVX512VL, features.AVX512VNNI)
+			hasI8[1] = c.Supports(features.AVX2, features.AVXVNNI)
+		case "arm64":
+			hasI8[2] = c.Supports(features.ASIMDDP)
+		}
+	})
+	return hasI8[i]
+}
