@@ -11,10 +11,11 @@ import (
 	"testing"
 )
 
-// TestBF16Encodings checks the hand-encoded AVX512_BF16 instructions of
-// gemm_bf16_amd64.s: Go's assembler has no mnemonic for VDPBF16PS or
-// VCVTNE2PS2BF16, so the file spells each as a run of `BYTE $0x..;`
-// directives with its GNU (AT&T) disassembly in a comment. The test
+// TestBF16Encodings checks the hand-encoded instructions of the amd64
+// assembly: Go's assembler has no mnemonic for VDPBF16PS or
+// VCVTNE2PS2BF16 (gemm_bf16_amd64.s), nor for AVX-VNNI's VEX form of
+// VPDPBUSD (gemm_i8_amd64.s), so the files spell each as a run of `BYTE
+// $0x..;` directives with its GNU (AT&T) disassembly in a comment. The test
 // builds this package's test binary for linux/amd64 (`go test -c`),
 // disassembles the functions that use them with GNU objdump, and
 // requires every BYTE run to appear there as one instruction that reads
@@ -33,7 +34,7 @@ func TestBF16Encodings(t *testing.T) {
 		}
 		t.Skip("GNU objdump not on PATH (binutils)")
 	}
-	runs := readByteRuns(t, "gemm_bf16_amd64.s")
+	runs := append(readByteRuns(t, "gemm_bf16_amd64.s"), readByteRuns(t, "gemm_i8_amd64.s")...)
 	if len(runs) == 0 {
 		t.Fatal("no BYTE runs found: the check would be vacuous")
 	}
@@ -46,7 +47,7 @@ func TestBF16Encodings(t *testing.T) {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
 	dis := map[string]string{} // hex bytes → disassembly
-	for _, fn := range []string{"gemmPanelBF16AVX512", "gemvBF16AVX512", "bf16ConvertRowsAVX512"} {
+	for _, fn := range []string{"gemmPanelBF16AVX512", "gemvBF16AVX512", "bf16ConvertRowsAVX512", "gemmPanelU8S8AVXVNNI"} {
 		// The assembly itself is the ABI0 symbol (the plain name is the
 		// ABIInternal wrapper that calls it).
 		sym := "github.com/kilnml/kiln/ops/asm." + fn + ".abi0"

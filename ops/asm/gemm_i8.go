@@ -56,15 +56,18 @@ import (
 // with zb - 128.
 //
 // Layouts. K is padded with zeros to a multiple of 16 (four quads, so the
-// kernels unroll by four with no tail) and taken in quads of four steps.
-// B is packed in depth blocks of i8KC steps, each holding every 16-column
-// panel: panel byte q*64 + 4j + t is B[4q+t][j0+j]. A is copied (as each
+// kernels unroll by four with no tail) and taken in quads of four steps;
+// N is padded with zero columns to a multiple of 32 (so a kernel tile of
+// two panels never reads past the last). B is packed in depth blocks of
+// i8KC steps, each holding every 16-column panel, one after another:
+// panel byte q*64 + 4j + t is B[4q+t][j0+j]. A is copied (as each
 // variant wants it: bytes, bytes XOR 0x80, or zero-extended uint16) into
 // rows of a buffer padded to the tile height, rows past M zero.
 
 // Blocking of the int8 product, in steps of K.
 const (
 	i8NR     = 16   // columns of a panel
+	i8NPad   = 32   // N is padded to a multiple of this (the widest tile)
 	i8KAlign = 16   // K is padded to a multiple of this
 	i8KC     = 1024 // steps per depth block: 256 quads, a 16 KiB B panel
 	i8MC     = 288  // rows of C one work item covers at most (24 tiles of 12)
@@ -72,16 +75,18 @@ const (
 )
 
 // i8PanelKernel runs the int8 micro-kernel down a column of tiles that
-// share one B panel, A read from the variant's packed rows:
+// share nr/16 consecutive B panels (of kq quads each), A read from the
+// variant's packed rows:
 //
-//	for t < tiles, i < mr, j < 16:
-//		s := Σ_{q < kq, u < 4} A(mr*t+i, 4q+u) · b[64q + 4j + u]     (int32, wrapping)
+//	for t < tiles, i < mr, j < nr:
+//		s := Σ_{q < kq, u < 4} A(mr*t+i, 4q+u) · b[(j/16)*64*kq + 64q + 4(j%16) + u]     (int32, wrapping)
 //		c[(mr*t+i)*ldc+j] = s  (flags&1 == 0)   or   c[(mr*t+i)*ldc+j] += s  (flags&1 == 1)
 //
 // where A(i, p) is the value the variant packed for A[i][p] at byte
 // offset i*lda (+ p, or + 2p for 16-bit A). tiles >= 1, kq >= 4 and a
 // multiple of 4, a reaching (mr*tiles-1)*lda + the row's kq quads, b
-// 64*kq bytes and c (mr*tiles-1)*ldc+16 int32s; the Go caller checks it.
+// 64*kq*nr/16 bytes and c (mr*tiles-1)*ldc+nr int32s; the Go caller
+// checks it.
 type i8PanelKernel func(tiles, kq int, a *byte, lda int, b *int8, c *int32, ldc int, flags uint)
 
 // i8GemvKernel is the one-row form of i8PanelKernel over several panels
@@ -98,7 +103,7 @@ type GemmU8S8Variant struct {
 	// dot-product instructions are checked when the variant registers.
 	Feature cpuid.Variant
 
-	mr     int  // rows of the panel kernel's tile
+	mr, nr int  // rows and columns (16 or 32) of the panel kernel's tile
 	aWide  bool // A packed as zero-extended uint16
 	aShift bool // A packed as a-128 in int8: Run adds 128·colB
 	panel  i8PanelKernel
@@ -106,7 +111,7 @@ type GemmU8S8Variant struct {
 }
 
 // gemmU8S8Go is the pure-Go variant (the twins).
-var gemmU8S8Go = &GemmU8S8Variant{Name: "go", Feature: cpuid.Generic, mr: 4, panel: gemmPanelU8S8Go, gemv: gemvU8S8Go}
+var gemmU8S8Go = &GemmU8S8Variant{Name: "go", Feature: cpuid.Generic, mr: 4, nr: 16, panel: gemmPanelU8S8Go, gemv: gemvU8S8Go}
 
 // GemmU8S8Variants lists the int8 variants this CPU and build can run,
 // best first, ending with the pure-Go twin.
@@ -161,7 +166,7 @@ func PackU8S8(pb *PackedU8S8, b []int8, k, n, ldb int, transB bool) error {
 		}
 		return b[p*ldb+j]
 	}
-	npad := gemmRoundUp(n, i8NR)
+	npad := gemmRoundUp(n, i8NPad)
 	size := gemmRoundUp(k, i8KAlign) * npad
 	if cap(pb.data) < size {
 		pb.data = make([]int8, size)
@@ -220,7 +225,7 @@ type GemmU8S8 struct {
 	tiles  [][]int32
 	run    GemmU8S8Args
 	tm, tn int // grid of work items: row blocks × column blocks
-	pm, pn int // row tiles and column panels of C
+	pm, pn int // row tiles and column tiles of C
 	next   atomic.Int64
 	rows   int // rows of A packed per For chunk
 	body   func(lo, hi int)
@@ -262,9 +267,9 @@ func NewGemmU8S8(cfg GemmU8S8Config, v *GemmU8S8Variant, par Par) (*GemmU8S8, er
 	}
 	g.tiles = make([][]int32, par.Threads)
 	for i := range g.tiles {
-		g.tiles[i] = make([]int32, v.mr*i8NR)
+		g.tiles[i] = make([]int32, v.mr*v.nr)
 	}
-	g.pm, g.pn = (cfg.M+v.mr-1)/v.mr, (cfg.N+i8NR-1)/i8NR
+	g.pm, g.pn = (cfg.M+v.mr-1)/v.mr, (cfg.N+v.nr-1)/v.nr
 	g.body, g.packer = g.runItems, g.packRows
 	return g, nil
 }
@@ -326,7 +331,7 @@ func (g *GemmU8S8) Run(args *GemmU8S8Args) error {
 	} else {
 		g.packRows(0, chunks)
 	}
-	g.tm, g.tn = workGrid(g.pm, g.pn, max(1, i8MC/g.v.mr), i8NC/i8NR, threads)
+	g.tm, g.tn = workGrid(g.pm, g.pn, max(1, i8MC/g.v.mr), i8NC/g.v.nr, threads)
 	g.next.Store(0)
 	if threads > 1 {
 		g.par.For(threads, 1, g.body)
@@ -395,7 +400,7 @@ func RowSumsU8(dst []int32, a []uint8, m, k, lda int) {
 // runItems is the For body of a run: worker slots [lo, hi) take work
 // items until none are left.
 func (g *GemmU8S8) runItems(lo, hi int) {
-	items, mr := int64(g.tm*g.tn), g.v.mr
+	items, mr, nr := int64(g.tm*g.tn), g.v.mr, g.v.nr
 	for t := lo; t < hi; t++ {
 		for {
 			i := g.next.Add(1) - 1
@@ -404,18 +409,18 @@ func (g *GemmU8S8) runItems(lo, hi int) {
 			}
 			im, in := int(i)/g.tn, int(i)%g.tn
 			m0, m1 := im*g.pm/g.tm*mr, min(g.cfg.M, (im+1)*g.pm/g.tm*mr)
-			n0, n1 := in*g.pn/g.tn*i8NR, min(g.cfg.N, (in+1)*g.pn/g.tn*i8NR)
+			n0, n1 := in*g.pn/g.tn*nr, min(g.cfg.N, (in+1)*g.pn/g.tn*nr)
 			g.item(g.tiles[t], m0, m1, n0, n1)
 		}
 	}
 }
 
 // item computes block [m0, m1) × [n0, n1) of C (m0 a multiple of mr, n0
-// of 16): depth blocks outer, then 16-column panels, then tiles down each
-// panel, full ones by the panel kernel straight into C and the edges
+// of nr): depth blocks outer, then column tiles of nr, then tiles down
+// each column, full ones by the panel kernel straight into C and the edges
 // through the scratch tile.
 func (g *GemmU8S8) item(tile []int32, m0, m1, n0, n1 int) {
-	cfg, v, c, ldc, lda, mr := &g.cfg, g.v, g.run.C, g.cfg.LDC, g.lda, g.v.mr
+	cfg, v, c, ldc, lda, mr, nr := &g.cfg, g.v, g.run.C, g.cfg.LDC, g.lda, g.v.mr, g.v.nr
 	full := (m1 - m0) / mr
 	qb := 4
 	if v.aWide {
@@ -434,22 +439,22 @@ func (g *GemmU8S8) item(tile []int32, m0, m1, n0, n1 int) {
 			g.gemvRow(tile, a[m0*lda:m0*lda+kcq*qb], blk, kcq, m0, n0, n1, flags)
 			continue
 		}
-		for jr := n0; jr < n1; jr += i8NR {
-			cols := min(i8NR, n1-jr)
-			bpan := blk[jr*kcq*4 : (jr+i8NR)*kcq*4]
+		for jr := n0; jr < n1; jr += nr {
+			cols := min(nr, n1-jr)
+			bpan := blk[jr*kcq*4 : (jr+nr)*kcq*4] // inside: N is padded to 32
 			ir := m0
-			if cols == i8NR && full > 0 {
+			if cols == nr && full > 0 {
 				_ = a[(m0+mr*full-1)*lda+kcq*qb-1] // every tile's rows are inside the buffer
-				_ = c[(m0+mr*full-1)*ldc+jr+i8NR-1]
+				_ = c[(m0+mr*full-1)*ldc+jr+nr-1]
 				v.panel(full, kcq, &a[m0*lda], lda, &bpan[0], &c[m0*ldc+jr], ldc, flags)
 				ir += mr * full
 			}
 			for ; ir < m1; ir += mr {
 				rows := min(mr, m1-ir)
 				_ = a[(ir+mr-1)*lda+kcq*qb-1] // the padded rows are inside the buffer too
-				v.panel(1, kcq, &a[ir*lda], lda, &bpan[0], &tile[0], i8NR, 0)
+				v.panel(1, kcq, &a[ir*lda], lda, &bpan[0], &tile[0], nr, 0)
 				for r := range rows {
-					mergeI32(c[(ir+r)*ldc+jr:(ir+r)*ldc+jr+cols], tile[r*i8NR:r*i8NR+cols], flags&gemmAccumulate != 0)
+					mergeI32(c[(ir+r)*ldc+jr:(ir+r)*ldc+jr+cols], tile[r*nr:r*nr+cols], flags&gemmAccumulate != 0)
 				}
 			}
 		}
