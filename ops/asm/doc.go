@@ -57,6 +57,18 @@
 // _bf16gen, checked against objdump by TestBF16Encodings). cpu.HasBF16
 // gates it; the accuracy bound is in gemm_bf16.go.
 //
+// Int8 (gemm_i8*.go, gemm_i8_{amd64,arm64}.s): GemmU8S8 multiplies
+// uint8 activations by int8 weights packed once (PackedU8S8, with their
+// column sums) into int32, bit-exact in every variant (the sum modulo
+// 2³²: no saturating instruction; the argument is in gemm_i8.go): an
+// AVX512_VNNI 8×32 VPDPBUSD tile and one-row kernel, AVX-VNNI 6×16 (VEX
+// VPDPBUSD as checked BYTEs), AVX2 2×16 on VPMOVSXBW + VPMADDWD (not the
+// saturating VPMADDUBSW), arm64 SDOT 4×16 with A shifted to signed bytes
+// (WORDs checked with llvm-mc), each registered where the CPU has its
+// dot product (cpuid.HasAVX512VNNI, HasAVXVNNI, HasDotProd). Row sums
+// of A (RowSumsU8, or Run's RowSums) and the column sums let a caller
+// apply zero points.
+//
 // AVX-512 (AVX-512F/BW/DQ/VL): every family has an avx512 variant,
 // chosen on AVX-512 hosts: the GEMM (gemm512_amd64.s: a 12×16 tile with
 // embedded-broadcast FMAs, 8- and 4-row edge tiles of the same bits, A

@@ -373,6 +373,10 @@ func (g *GemmU8S8) packRows(lo, hi int) {
 // RowSumsU8 writes Σ_p a[i*lda+p] over p < k into dst[i] for i < m: the
 // zero-point term of the int8 product (see the package's int8 notes).
 func RowSumsU8(dst []int32, a []uint8, m, k, lda int) {
+	if k == 0 { // a may be empty
+		clear(dst[:m])
+		return
+	}
 	for i := range m {
 		row := a[i*lda : i*lda+k]
 		var s uint32
