@@ -209,8 +209,14 @@ type GemmU8S8Args struct {
 	B *PackedU8S8
 	C []int32
 	// RowSums, if not nil (M entries), receives Σ_p A[i][p] for the
-	// zero-point correction.
+	// zero-point correction; they are final before any block of C is.
 	RowSums []int32
+	// Finish, if set, is called once for each finished block of C, rows
+	// [m0, m1) × columns [n0, n1), by the worker that computed it while
+	// the block is still in its cache: the hook for an epilogue (zero
+	// points, scales, bias, activation) fused into the product. Blocks
+	// are disjoint and cover C; calls may run concurrently.
+	Finish func(m0, m1, n0, n1 int)
 }
 
 // GemmU8S8 is a prepared int8 product. A plan runs one product at a time;
@@ -315,6 +321,9 @@ func (g *GemmU8S8) Run(args *GemmU8S8Args) error {
 		}
 		if args.RowSums != nil {
 			RowSumsU8(args.RowSums, args.A, cfg.M, cfg.K, cfg.LDA)
+		}
+		if args.Finish != nil && cfg.N > 0 {
+			args.Finish(0, cfg.M, 0, cfg.N)
 		}
 		return nil
 	}
@@ -472,6 +481,9 @@ func (g *GemmU8S8) item(tile []int32, m0, m1, n0, n1 int) {
 				row[j] += s << 7
 			}
 		}
+	}
+	if g.run.Finish != nil {
+		g.run.Finish(m0, m1, n0, n1)
 	}
 }
 

@@ -3,6 +3,7 @@ package asm
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -307,5 +308,64 @@ func TestRowSumsU8(t *testing.T) {
 	RowSumsU8(got, all, 1, len(all), len(all))
 	if got[0] != 255*4100 {
 		t.Errorf("4100 bytes of 255 sum to %d, want %d", got[0], 255*4100)
+	}
+}
+
+// TestGemmU8S8Finish checks the Finish hook sees every element of C
+// exactly once, already final, serially and with three threads, and
+// that a K=0 product still reports its (zeroed) C.
+func TestGemmU8S8Finish(t *testing.T) {
+	for _, s := range [][3]int{{70, 100, 40}, {1, 50, 20}, {5, 7, 0}} {
+		m, n, k := s[0], s[1], s[2]
+		r := rand.New(rand.NewPCG(8, 9))
+		a, b := make([]uint8, m*k), make([]int8, k*n)
+		for i := range a {
+			a[i] = randU8(r)
+		}
+		for i := range b {
+			b[i] = randS8(r)
+		}
+		var pb PackedU8S8
+		if err := PackU8S8(&pb, b, k, n, n, false); err != nil {
+			t.Fatal(err)
+		}
+		want := refU8S8(a, b, m, n, k, max(k, 1), n, false)
+		for _, v := range GemmU8S8Variants() {
+			for _, threads := range []int{1, 3} {
+				par := Par{}
+				if threads > 1 {
+					par = gemmTestPar(threads)
+				}
+				g, err := NewGemmU8S8(GemmU8S8Config{M: m, N: n, K: k}, v, par)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := make([]int32, m*n)
+				seen := make([]int32, m*n) // C as each element's first Finish saw it, +1 per extra call
+				calls := make([]int, m*n)
+				var mu sync.Mutex
+				err = g.Run(&GemmU8S8Args{A: a, B: &pb, C: c, Finish: func(m0, m1, n0, n1 int) {
+					mu.Lock()
+					defer mu.Unlock()
+					for i := m0; i < m1; i++ {
+						for j := n0; j < n1; j++ {
+							calls[i*n+j]++
+							seen[i*n+j] = c[i*n+j]
+						}
+					}
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for e, cnt := range calls {
+					if cnt != 1 {
+						t.Fatalf("%s t%d %v: C[%d] finished %d times", v.Name, threads, s, e, cnt)
+					}
+				}
+				if d := cmp.Diff(want, seen); d != "" {
+					t.Fatalf("%s t%d %v: C as Finish saw it (-want +got):\n%s", v.Name, threads, s, d)
+				}
+			}
+		}
 	}
 }
