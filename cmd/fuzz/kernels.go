@@ -99,11 +99,13 @@ func kernelCase(seed uint64) (name string, err error) {
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
-	switch r.IntN(3) {
+	switch r.IntN(4) {
 	case 0:
 		return ewCase(r)
 	case 1:
 		return rowCase(r)
+	case 2:
+		return gemmI8Case(r)
 	}
 	return gemmCase(r)
 }
