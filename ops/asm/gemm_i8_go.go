@@ -7,33 +7,36 @@ import "unsafe"
 // (the products and four-term sums are exact; see the package's int8
 // notes), so the twins give the assembly's bits.
 
-// dotQuads is Σ_q Σ_u a[4q+u]·b[64q+u] over kq quads of one A row and
-// one column of a panel (b starting at the column's first byte).
-func dotQuads(a []byte, b []int8, kq int) int32 {
-	var s int32
+// dotPanel adds one A row's kq quads times a panel's quads into the 16
+// column sums acc (each quad of the panel is 64 bytes: 16 columns × 4
+// steps, as the assembly reads it).
+func dotPanel(acc *[i8NR]int32, a []byte, b []int8, kq int) {
 	for q := range kq {
-		aq, bq := a[4*q:4*q+4], b[64*q:64*q+4]
-		s += int32(aq[0])*int32(bq[0]) + int32(aq[1])*int32(bq[1]) + int32(aq[2])*int32(bq[2]) + int32(aq[3])*int32(bq[3])
+		a0, a1, a2, a3 := int32(a[4*q]), int32(a[4*q+1]), int32(a[4*q+2]), int32(a[4*q+3])
+		bq := (*[4 * i8NR]int8)(b[64*q:])
+		for j := range acc {
+			acc[j] += a0*int32(bq[4*j]) + a1*int32(bq[4*j+1]) + a2*int32(bq[4*j+2]) + a3*int32(bq[4*j+3])
+		}
 	}
-	return s
 }
 
-// gemmPanelU8S8Go is the twin's panel kernel (see i8PanelKernel), 4 rows
-// a tile.
+// storeI32 writes (flags&gemmAccumulate == 0) or adds a tile row's sums
+// into C.
+func storeI32(c []int32, acc *[i8NR]int32, flags uint) {
+	mergeI32(c[:i8NR], acc[:], flags&gemmAccumulate != 0)
+}
+
+// gemmPanelU8S8Go is the twin's panel kernel (see i8PanelKernel), 4×16
+// tiles.
 func gemmPanelU8S8Go(tiles, kq int, a *byte, lda int, b *int8, c *int32, ldc int, flags uint) {
 	const mr = 4
 	as := unsafe.Slice(a, (mr*tiles-1)*lda+4*kq)
 	bs := unsafe.Slice(b, 64*kq)
 	cs := unsafe.Slice(c, (mr*tiles-1)*ldc+i8NR)
 	for i := range mr * tiles {
-		row := as[i*lda : i*lda+4*kq]
-		for j := range i8NR {
-			s := dotQuads(row, bs[4*j:], kq)
-			if flags&gemmAccumulate != 0 {
-				s += cs[i*ldc+j]
-			}
-			cs[i*ldc+j] = s
-		}
+		var acc [i8NR]int32
+		dotPanel(&acc, as[i*lda:i*lda+4*kq], bs, kq)
+		storeI32(cs[i*ldc:], &acc, flags)
 	}
 }
 
@@ -43,12 +46,8 @@ func gemvU8S8Go(kq, panels int, a *byte, b *int8, pstride int, c *int32, flags u
 	bs := unsafe.Slice(b, (panels-1)*pstride+64*kq)
 	cs := unsafe.Slice(c, panels*i8NR)
 	for p := range panels {
-		for j := range i8NR {
-			s := dotQuads(as, bs[p*pstride+4*j:], kq)
-			if flags&gemmAccumulate != 0 {
-				s += cs[p*i8NR+j]
-			}
-			cs[p*i8NR+j] = s
-		}
+		var acc [i8NR]int32
+		dotPanel(&acc, as, bs[p*pstride:], kq)
+		storeI32(cs[p*i8NR:], &acc, flags)
 	}
 }
