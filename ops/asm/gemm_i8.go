@@ -332,8 +332,10 @@ func (g *GemmU8S8) Run(args *GemmU8S8Args) error {
 		// quad read them.
 		g.abuf = alignedBytes(gemmRoundUp(cfg.M, g.v.mr) * g.lda)
 	}
+	// A worker needs as much time as the float32 GEMM's minimum share:
+	// the int8 kernels do about four times the operations a second.
 	work := 2 * cfg.M * cfg.N * cfg.K
-	threads := min(g.par.Threads, max(1, work/parMinFlops))
+	threads := min(g.par.Threads, max(1, work/(4*parMinFlops)))
 	g.rows = max(1, (64<<10)/cfg.K)
 	if chunks := (cfg.M + g.rows - 1) / g.rows; threads > 1 && chunks > 1 {
 		g.par.For(chunks, 1, g.packer)

@@ -145,6 +145,8 @@ func runI8Case(t *testing.T, v *GemmU8S8Variant, c i8Case, seed uint64) {
 // to 16, depth blocks of 1024), strides past the row, B transposed, and
 // one or three threads.
 func TestGemmU8S8Shapes(t *testing.T) {
+	defer func(p int) { parMinFlops = p }(parMinFlops)
+	parMinFlops = 1 // threads split even the small products
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 16, 16}, {1, 17, 5}, {1, 40, 1025}, {1, 300, 77},
 		{2, 3, 4}, {3, 16, 17}, {4, 15, 3}, {5, 33, 15}, {6, 16, 64}, {7, 31, 65},
@@ -315,6 +317,8 @@ func TestRowSumsU8(t *testing.T) {
 // exactly once, already final, serially and with three threads, and
 // that a K=0 product still reports its (zeroed) C.
 func TestGemmU8S8Finish(t *testing.T) {
+	defer func(p int) { parMinFlops = p }(parMinFlops)
+	parMinFlops = 1 // threads split even the small products
 	for _, s := range [][3]int{{70, 100, 40}, {1, 50, 20}, {5, 7, 0}} {
 		m, n, k := s[0], s[1], s[2]
 		r := rand.New(rand.NewPCG(8, 9))
