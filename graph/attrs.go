@@ -118,6 +118,8 @@ type Attrs struct {
 	GridSample GridSampleSpec // GridSample
 	RoiAlign   RoiAlignSpec   // RoiAlign
 	NMS        NMSSpec        // NonMaxSuppression
+
+	Loop *LoopSpec // Loop: the body and how the node's inputs feed it (shared, never mutated)
 }
 
 // clone deep-copies the slices so graphs never share attribute memory.

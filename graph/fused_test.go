@@ -26,8 +26,8 @@ func TestFusedOpsListed(t *testing.T) {
 		}
 	}
 	// The fused ops come after every existing op: values did not shift.
-	if OpRoPE+1 != OpFusedElementwise {
-		t.Errorf("OpFusedElementwise = %d, want right after RoPE (%d)", OpFusedElementwise, OpRoPE)
+	if OpLoopOutput+1 != OpFusedElementwise {
+		t.Errorf("OpFusedElementwise = %d, want right after LoopOutput (%d)", OpFusedElementwise, OpLoopOutput)
 	}
 }
 

@@ -58,6 +58,7 @@ func init() {
 		OpGatherElements: inferElements, OpScatterElements: inferElements,
 		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
+		OpLoop: inferLoop, OpLoopOutput: inferLoopOutput,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
 	}
@@ -69,7 +70,7 @@ func arity(op Op) (func(int) bool, bool) {
 	exactly := func(k int) func(int) bool { return func(n int) bool { return n == k } }
 	between := func(lo, hi int) func(int) bool { return func(n int) bool { return n >= lo && n <= hi } }
 	switch {
-	case op.IsFused(), op == OpCustom: // the count depends on attributes: inference checks it
+	case op.IsFused(), op == OpCustom, op == OpLoop: // the count depends on attributes: inference checks it
 		return nil, false
 	case op.IsUnary(), op.IsReduce():
 		return exactly(1), true

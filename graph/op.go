@@ -146,6 +146,10 @@ const (
 	OpAttention // softmax(Q·Kᵀ·scale + mask)·V over [B, H, S, D]
 	OpRoPE      // rotary embedding on the last axis
 
+	// Control flow (loop.go).
+	OpLoop       // Attrs.Loop: runs a body graph while a condition holds; its value packs every result
+	OpLoopOutput // result Attrs.Index of the OpLoop input
+
 	// Fused ops: made by the fuse passes, never by the builder (see
 	// fused.go for their inputs and attributes).
 	OpFusedElementwise // Attrs.Program evaluated per element, inputs broadcast
@@ -188,7 +192,7 @@ var opNames = [numOps]string{
 	OpUnsqueeze: "Unsqueeze", OpFlatten: "Flatten", OpPad: "Pad", OpTile: "Tile", OpResize: "Resize",
 	OpGatherElements: "GatherElements", OpGatherND: "GatherND", OpScatterElements: "ScatterElements",
 	OpScatterND: "ScatterND",
-	OpAttention: "Attention", OpRoPE: "RoPE",
+	OpAttention: "Attention", OpRoPE: "RoPE", OpLoop: "Loop", OpLoopOutput: "LoopOutput",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
 	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpCustom: "Custom",
 }

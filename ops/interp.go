@@ -23,9 +23,19 @@ func Interpret(g *graph.Graph, feeds map[string]tensor.Tensor) ([]tensor.Tensor,
 			return nil, fmt.Errorf("interpret: %q is not an input or param of the graph", name)
 		}
 	}
+	return evalGraph(g, order, func(n *graph.Node) (tensor.Tensor, bool) {
+		t, ok := feeds[n.Name]
+		return t, ok
+	})
+}
+
+// evalGraph runs the nodes of g in order with the reference kernels,
+// taking the value of each input and param from feed, and returns the
+// outputs.
+func evalGraph(g *graph.Graph, order []*graph.Node, feed func(*graph.Node) (tensor.Tensor, bool)) ([]tensor.Tensor, error) {
 	vals := make([]tensor.Tensor, len(g.Nodes))
 	for _, n := range order {
-		v, err := evalNode(n, vals, feeds)
+		v, err := evalNode(n, vals, feed)
 		if err != nil {
 			return nil, err
 		}
@@ -38,12 +48,12 @@ func Interpret(g *graph.Graph, feeds map[string]tensor.Tensor) ([]tensor.Tensor,
 	return outs, nil
 }
 
-func evalNode(n *graph.Node, vals []tensor.Tensor, feeds map[string]tensor.Tensor) (tensor.Tensor, error) {
+func evalNode(n *graph.Node, vals []tensor.Tensor, feed func(*graph.Node) (tensor.Tensor, bool)) (tensor.Tensor, error) {
 	switch n.Op {
 	case graph.OpConstant:
 		return *n.Value, nil
 	case graph.OpInput, graph.OpParam:
-		t, ok := feeds[n.Name]
+		t, ok := feed(n)
 		if !ok {
 			return tensor.Tensor{}, fmt.Errorf("interpret: no value for %v %q", n.Op, n.Name)
 		}
