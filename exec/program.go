@@ -57,6 +57,8 @@ type Program struct {
 	copyDst, copySrc []byte           // the copy parallelCopy is sharing out
 	copyBody         func(lo, hi int) // pr.copyChunks, bound once so For does not allocate
 
+	isBody bool // a Loop body's program: Arena and runner are its parent's (loop.go)
+
 	inputUses map[*graph.Node][]inputUse // the inputs BindInput can bind, and their readers (bind.go)
 	bound     []inputUse                 // step arguments bound now
 }
@@ -99,6 +101,7 @@ func Lower(g *graph.Graph, p *plan.Plan, opt Options) (*Program, error) {
 			copy(pr.Weights[s.Offset:s.Offset+s.Bytes], n.Value.Data)
 		}
 	}
+	copySubConstants(g, p, pr.Weights)
 	if err := pr.lowerSteps(); err != nil {
 		return nil, err
 	}
@@ -114,10 +117,14 @@ func (pr *Program) lowerSteps() error {
 	if pr.opt.Pool == nil {
 		pr.opt.Pool = DefaultPool()
 	}
-	pr.runner = pr.opt.Pool.NewRunner()
+	if pr.runner == nil { // a loop body's program (loop.go) shares its parent's
+		pr.runner = pr.opt.Pool.NewRunner()
+	}
 	pr.copyBody = pr.copyChunks
 	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version, ParamSource: pr.sources.get, Shared: map[any]any{}}
-	pr.Arena = alignedBytes(p.ArenaBytes)
+	if !pr.isBody { // a body's arena is a block of its parent's
+		pr.Arena = alignedBytes(p.ArenaBytes)
+	}
 	pr.Values = make([]tensor.Tensor, len(g.Nodes))
 	for _, n := range g.Nodes {
 		s := p.Slots[n.ID]
@@ -143,7 +150,9 @@ func (pr *Program) lowerSteps() error {
 			variant = "reference"
 			err     error
 		)
-		if pr.opt.Reference || referenceOnly() {
+		if n.Op == graph.OpLoop {
+			k, variant, err = pr.prepareLoop(n)
+		} else if pr.opt.Reference || referenceOnly() {
 			k, err = ops.PrepareReference(n)
 		} else {
 			k, variant, err = ops.PrepareFast(n, env)

@@ -87,6 +87,7 @@ func LowerShared(g *graph.Graph, p *plan.Plan, opt Options, base *Program) (*Pro
 				m.pairs = append(m.pairs, mirrorPair{dst: dst, src: src})
 			}
 		}
+		copySubConstants(g, p, pr.Weights)
 		m.Sync()
 	}
 	if err := pr.lowerSteps(); err != nil {

@@ -164,10 +164,37 @@ func Run(g *graph.Graph, o Options) (Report, error) {
 			rep.NearMisses = append(rep.NearMisses, p.Name+": "+l)
 		}
 	}
+	if err := fuseBodies(g, o, &rep); err != nil {
+		return rep, err
+	}
 	if err := graph.Verify(g); err != nil { // what a pass changed without a trace in structure
 		return rep, fmt.Errorf("fuse: graph invalid after the passes: %w", err)
 	}
 	return rep, nil
+}
+
+// fuseBodies runs the same passes on a copy of every Loop node's body and
+// gives the node a spec holding the fused copy (a spec is shared with the
+// caller's graph and never changed). A body keeps its inputs and
+// outputs, so the Loop's inference is unchanged.
+func fuseBodies(g *graph.Graph, o Options, rep *Report) error {
+	for _, n := range g.Nodes {
+		if n.Op != graph.OpLoop || n.Attrs.Loop == nil || n.Attrs.Loop.Body == nil {
+			continue
+		}
+		spec := *n.Attrs.Loop
+		spec.Body = spec.Body.Clone()
+		sub, err := Run(spec.Body, o)
+		if err != nil {
+			return fmt.Errorf("fuse: body of %s: %w", n, err)
+		}
+		for _, l := range sub.Fusions {
+			rep.Lines = append(rep.Lines, "body of "+n.Name+": "+l)
+			rep.Fusions = append(rep.Fusions, "body of "+n.Name+": "+l)
+		}
+		n.Attrs.Loop = &spec
+	}
+	return nil
 }
 
 // structure digests the graph's structure: every node's identity, op,

@@ -86,6 +86,7 @@ func (p *Plan) Check() error {
 		}
 	}
 	errs = append(errs, p.checkOverlap(root)...)
+	errs = append(errs, p.checkSubs(root)...)
 	if p.LowerBound > p.ArenaBytes {
 		errs = append(errs, fmt.Errorf("plan: lower bound %d above arena size %d", p.LowerBound, p.ArenaBytes))
 	}

@@ -82,12 +82,21 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		}
 		p.Slots[id] = s
 	}
+	subBlocks, err := p.planSubs(order, lv.pos, opt, guard, len(g.Nodes))
+	if err != nil {
+		return nil, err
+	}
+	arena = append(arena, subBlocks...)
 	if opt.Naive {
 		p.ArenaBytes = placeNaive(arena)
 	} else {
 		p.ArenaBytes = placeBestFit(arena, len(order))
 	}
 	for _, b := range arena {
+		if b.id >= len(g.Nodes) { // a body's arena (subs.go)
+			p.subByBlock(b.id - len(g.Nodes)).Arena = b.off + guard
+			continue
+		}
 		p.Slots[b.id].Offset = b.off + guard
 	}
 	// Aliases follow their roots; the schedule puts every alias after its

@@ -67,6 +67,11 @@ type Plan struct {
 	// of its aligned size are guard bytes too.
 	Guard int
 
+	// Subs are the plans of the Loop nodes' bodies, by the Loop node's
+	// ID, laid inside this plan's regions (subs.go).
+	Subs map[int]*Sub
+	subs []*Sub // the same, in the order of their arena blocks
+
 	g   *graph.Graph // what Check verifies the layout against
 	opt Options      // what it was made with (Check: Overwritable)
 }
