@@ -69,6 +69,14 @@ var unsupported = []gap{
 	{"msl-host", graph.OpNonMaxSuppression, "", "no MSL kernel: a sequential greedy selection with a data-dependent result length"},
 	{"ptx-emu", graph.OpDet, "", "no PTX kernel: a pivoted LU per matrix, sequential in its columns"},
 	{"msl-host", graph.OpDet, "", "no MSL kernel: a pivoted LU per matrix, sequential in its columns"},
+	// A run-time loop is a body program the host runs once per iteration,
+	// reading the condition and trip count back each time: the GPU
+	// drivers have no sub-program (nor a device-side loop) yet, so such a
+	// graph runs on the CPU. LoopOutput only reads the Loop's value.
+	{"ptx-emu", graph.OpLoop, "", "no CUDA lowering of run-time control flow: the body would be a sub-program the host relaunches per iteration, which the CUDA driver lacks"},
+	{"msl-host", graph.OpLoop, "", "no Metal lowering of run-time control flow: the body would be a sub-program the host re-encodes per iteration, which the Metal driver lacks"},
+	{"ptx-emu", graph.OpLoopOutput, "", "reads a Loop's packed value, which CUDA does not lower"},
+	{"msl-host", graph.OpLoopOutput, "", "reads a Loop's packed value, which Metal does not lower"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

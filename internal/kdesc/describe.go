@@ -125,7 +125,9 @@ func first[D Desc](of func(string, *graph.Node) (D, error)) func(string, *graph.
 
 // describers maps every op a GPU kernel can compute to its descriptor.
 // Sources have none (they are memory); OpCustom has none (a backend
-// runs the user's own kernel).
+// runs the user's own kernel); OpLoop and OpLoopOutput have none (a
+// loop is a host-driven sub-program, not a kernel: the GPU backends do
+// not lower run-time control flow yet).
 var describers = func() map[graph.Op]describer {
 	m := map[graph.Op]describer{}
 	add := func(k Kind, f func(string, *graph.Node) (Desc, []*graph.Node, error), ops ...graph.Op) {
@@ -181,7 +183,7 @@ var describers = func() map[graph.Op]describer {
 }()
 
 // KindOf is the descriptor kind nodes of op describe as; KindNone when
-// no GPU kernel computes op (sources, OpCustom).
+// no GPU kernel computes op (sources, OpCustom, OpLoop, OpLoopOutput).
 func KindOf(op graph.Op) Kind { return describers[op].kind }
 
 // Describe is the one step from a graph node to a kernel descriptor for

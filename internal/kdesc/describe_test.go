@@ -113,11 +113,11 @@ func TestNormChecks(t *testing.T) {
 	}
 }
 
-// TestKindOfCoversOps: every op but the sources and OpCustom has a
-// descriptor, so an op added without one fails here rather than at a
-// user's Compile.
+// TestKindOfCoversOps: every op but the sources, OpCustom and the loop
+// ops has a descriptor, so an op added without one fails here rather
+// than at a user's Compile.
 func TestKindOfCoversOps(t *testing.T) {
-	none := []graph.Op{graph.OpInput, graph.OpParam, graph.OpConstant, graph.OpCustom}
+	none := []graph.Op{graph.OpInput, graph.OpParam, graph.OpConstant, graph.OpCustom, graph.OpLoop, graph.OpLoopOutput}
 	for _, op := range append(append(graph.Ops(), graph.FusedOps()...), graph.OpCustom) {
 		if got := KindOf(op) == KindNone; got != slices.Contains(none, op) {
 			t.Errorf("KindOf(%v) = %v", op, KindOf(op))
