@@ -8,16 +8,18 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// Control flow. kiln's executor runs a flat list of steps, so control
-// flow is resolved at import: an If whose condition is known imports
-// only its branch, a Loop whose trip count and conditions are known and a
-// Scan (whose length is a static dim) are unrolled, one inlined instance
-// of the body per iteration. An If whose condition is computed at run
-// time imports both branches and selects their outputs with Where (ONNX
-// ops have no side effects, so computing the branch not taken changes no
-// result; but a kernel that fails on its inputs there, a Gather index out
-// of range say, fails the run). A Loop whose iteration count depends on run-time values is
-// refused with the reason: the executor has no run-time loop.
+// Control flow. Where it can, kiln resolves control flow at import: an If
+// whose condition is known imports only its branch, a Loop whose trip
+// count and conditions are known and a Scan (whose length is a static
+// dim) are unrolled, one inlined instance of the body per iteration
+// (unrolled bodies fuse with what surrounds them). An If whose condition
+// is computed at run time imports both branches and selects their outputs
+// with Where (ONNX ops have no side effects, so computing the branch not
+// taken changes no result; but a kernel that fails on its inputs there, a
+// Gather index out of range say, fails the run); kiln's shapes are
+// static, so branches whose outputs differ in shape are refused. A Loop
+// whose iteration count depends on run-time values, or is too long to
+// unroll, becomes a graph.OpLoop run by the executor (control_loop.go).
 
 func init() {
 	registerFlow("If", 1, flowIf)
@@ -153,7 +155,7 @@ func flowLoop(c *ctx) error {
 	if c.has(0) {
 		t, ok := knownValue(c.ins[0])
 		if !ok || t.NumElements() != 1 {
-			return unsupportedf("the trip count M is computed at run time: kiln unrolls a Loop at import (the executor has no run-time loop), so M must be known (a constant, or an input bound with onnx.WithInputValue)")
+			return c.runTimeLoop(body, nCarried, nScan, -1)
 		}
 		trip = int(max(0, min(t.Float64s()[0], 1<<62)))
 	}
@@ -164,11 +166,14 @@ func flowLoop(c *ctx) error {
 			return err
 		}
 		if !known {
-			return unsupportedf("the condition is computed at run time: kiln unrolls a Loop at import (the executor has no run-time loop), so it must be known")
+			return c.runTimeLoop(body, nCarried, nScan, int64(trip))
 		}
 		cond = v
 	} else if trip < 0 {
 		return unsupportedf("a Loop with neither a trip count nor a condition never ends")
+	}
+	if trip >= 0 && c.imp.inlined+trip*max(1, len(body.Nodes)) > maxUnrolled {
+		return c.runTimeLoop(body, nCarried, nScan, int64(trip))
 	}
 	carried := slices.Clone(c.ins[2:])
 	for k, v := range carried {
@@ -200,7 +205,8 @@ func flowLoop(c *ctx) error {
 			return err
 		}
 		if !known {
-			return unsupportedf("the body computes its condition (output %q) at run time, so the number of iterations is not known at import (the executor has no run-time loop)", body.Outputs[0].Name)
+			// The instances inlined so far are left unused (pruned at the end).
+			return c.runTimeLoop(body, nCarried, nScan, int64(trip))
 		}
 		cond = next
 		copy(carried, outs[1:1+nCarried])

@@ -52,12 +52,18 @@
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
 //     with the reason, as kiln's shapes are static;
-//   - control flow, resolved at import (control.go): an If whose condition
+//   - control flow (control.go, control_loop.go): an If whose condition
 //     is known imports its branch, one computed at run time imports both
-//     and selects with Where; a Loop whose trip count and conditions are
-//     known, and a Scan, unroll (at most 65536 imported nodes). A Loop
-//     whose iteration count depends on run-time values is reported
-//     unsupported: the executor has no run-time loop.
+//     and selects with Where (so its branches' outputs must agree in dtype
+//     and shape); a Loop whose trip count and conditions are known, and a
+//     Scan, unroll (at most 65536 imported nodes). A Loop whose trip count
+//     or condition is computed at run time, or too long to unroll, becomes
+//     one graph.OpLoop: its body runs per iteration as a sub-program
+//     planned into the parent's arena. Its loop-carried values must keep
+//     their shapes; scan outputs get as many rows as a bound (the known
+//     trip count, WithLoopBound, or the model's declared first dim), rows
+//     past the iterations run being zero, and a run needing more
+//     iterations fails with an error.
 //
 // Shape sub-graphs fold away at import: Shape and Size are constants (every
 // shape is static), and any node whose inputs are all constants is

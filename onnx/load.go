@@ -21,6 +21,7 @@ type options struct {
 	values     map[string]tensor.Tensor
 	dims       map[string]int
 	constLimit int
+	loopBound  int // WithLoopBound
 	baseDir    string
 	hasBase    bool
 }
