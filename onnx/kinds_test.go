@@ -28,13 +28,14 @@ func golden(t *testing.T, name string, b []byte) {
 
 // kindsModel has one node of each kind kiln cannot import: an unknown
 // op, an unsupported attribute value, a shape computed at run time, and
-// a Loop whose trip count is a run-time input, with an unknown op in its
-// body; and nodes kiln imports between them.
+// a Loop whose trip count is a run-time input and which has a scan output
+// but no bound for its rows, with an unknown op in its body; and nodes
+// kiln imports between them.
 func kindsModel() *ModelProto {
 	body := &GraphProto{
 		Nodes:   []*NodeProto{{Name: "frob", OpType: "Frobnicate", Inputs: []string{"v_in"}, Outputs: []string{"v_out"}}, nd("Identity", []string{"c_in"}, []string{"c_out"})},
 		Inputs:  []*ValueInfo{tensorInfo("i", typeInt64), tensorInfo("c_in", typeBool), info("v_in", typeFloat)},
-		Outputs: []*ValueInfo{info("c_out", typeBool), info("v_out", typeFloat)},
+		Outputs: []*ValueInfo{info("c_out", typeBool), info("v_out", typeFloat), info("v_in", typeFloat)},
 	}
 	return model(13, &GraphProto{
 		Nodes: []*NodeProto{
@@ -42,7 +43,7 @@ func kindsModel() *ModelProto {
 			{Name: "fine", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"b"}},
 			{Name: "to_string", OpType: "Cast", Inputs: []string{"b"}, Outputs: []string{"s"}, Attrs: []*Attribute{intAttr("to", 8)}},
 			{Name: "reshape_dyn", OpType: "Reshape", Inputs: []string{"b", "dims"}, Outputs: []string{"r"}},
-			{Name: "loop", OpType: "Loop", Inputs: []string{"n", "", "x"}, Outputs: []string{"l"}, Attrs: []*Attribute{graphAttr("body", body)}},
+			{Name: "loop", OpType: "Loop", Inputs: []string{"n", "", "x"}, Outputs: []string{"l", "ls"}, Attrs: []*Attribute{graphAttr("body", body)}},
 		},
 		Inputs:  []*ValueInfo{tensorInfo("x", typeFloat, 2, 3), tensorInfo("dims", typeInt64, 2), tensorInfo("n", typeInt64)},
 		Outputs: []*ValueInfo{info("a", typeFloat), info("s", typeFloat), info("r", typeFloat), info("l", typeFloat)},
@@ -71,7 +72,7 @@ func TestUnsupportedKinds(t *testing.T) {
 		"mystery":        {"NoSuchOp", ""},
 		"to_string":      {"Cast", "STRING"},
 		"reshape_dyn":    {"Reshape", "computed at run time"},
-		"loop":           {"Loop", "trip count M is computed at run time"},
+		"loop":           {"Loop", "scan outputs, whose rows need a bound"},
 		"loop/body/frob": {"Frobnicate", ""},
 	}
 	if len(ue.Ops) != len(want) {

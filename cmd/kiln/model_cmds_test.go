@@ -405,7 +405,8 @@ func TestRunConvertsInputDType(t *testing.T) {
 // TestInspectUnsupportedKinds: inspect lists every node kiln cannot
 // import, one line each with op, node, opset and reason, for an unknown
 // op (also inside a Loop body), an unsupported attribute value, a shape
-// computed at run time and a run-time trip count, and fails.
+// computed at run time and a run-time trip count without a bound on its
+// scan output's rows, and fails.
 func TestInspectUnsupportedKinds(t *testing.T) {
 	out, _, err := capture(t, runInspect, filepath.Join("..", "..", "onnx", "testdata", "special", "kinds.onnx"))
 	if !errors.Is(err, errUnsupported) {
@@ -417,7 +418,7 @@ func TestInspectUnsupportedKinds(t *testing.T) {
 		`Frobnicate (node "loop/body/frob", ai.onnx opset 13): unknown op`,
 		`Cast (node "to_string", ai.onnx opset 13): cast to STRING`,
 		`Reshape (node "reshape_dyn", ai.onnx opset 13): shape (input 1) must be known at import time, but it is computed at run time (a dynamic shape`,
-		`Loop (node "loop", ai.onnx opset 13): the trip count M is computed at run time`,
+		`Loop (node "loop", ai.onnx opset 13): the trip count is computed at run time and the Loop has 1 scan outputs, whose rows need a bound`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
