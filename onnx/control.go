@@ -16,7 +16,9 @@ import (
 // is computed at run time imports both branches and selects their outputs
 // with Where (ONNX ops have no side effects, so computing the branch not
 // taken changes no result; but a kernel that fails on its inputs there, a
-// Gather index out of range say, fails the run); kiln's shapes are
+// Gather index out of range say, fails the run). Branches of more than
+// gateIfNodes nodes run instead as two loops gated by the condition, so
+// only the taken one runs (gatedIf, control_loop.go). kiln's shapes are
 // static, so branches whose outputs differ in shape are refused. A Loop
 // whose iteration count depends on run-time values, or is too long to
 // unroll, becomes a graph.OpLoop run by the executor (control_loop.go).
@@ -110,6 +112,9 @@ func flowIf(c *ctx) error {
 	}
 	if c.shape(0).NumElements() != 1 {
 		return fmt.Errorf("the condition has shape %v, want one element", c.shape(0))
+	}
+	if len(then.Nodes)+len(els.Nodes) > gateIfNodes {
+		return c.gatedIf(then, els)
 	}
 	a, err := c.imp.inline(c, then, "then_branch", nil)
 	if err != nil || a == nil {

@@ -36,13 +36,8 @@ func (c *ctx) runTimeLoop(body *GraphProto, nCarried, nScan int, trip int64) err
 	if err != nil {
 		return err
 	}
-	bg := graph.New()
-	ins := []*value{
-		{name: "iter", node: bg.Input("iter", tensor.I64)},
-		{name: "cond", node: bg.Input("cond", tensor.Bool)},
-	}
-	outer := []*graph.Node{}
-	spec := &graph.LoopSpec{Body: bg, Carried: nCarried, Bound: bound}
+	var outer []*graph.Node
+	spec := &graph.LoopSpec{Carried: nCarried, Bound: bound}
 	if c.has(0) {
 		m := imp.materialise(c.ins[0])
 		if m.DType != tensor.I64 || m.Shape.NumElements() != 1 {
@@ -57,18 +52,67 @@ func (c *ctx) runTimeLoop(body *GraphProto, nCarried, nScan int, trip int64) err
 		}
 		spec.HasCond, outer = true, append(outer, cv)
 	}
+	var carried []*graph.Node
 	for k, v := range c.ins[2:] {
 		if v == nil {
 			return fmt.Errorf("loop-carried input %d is empty", k)
 		}
-		n := imp.materialise(v)
-		outer = append(outer, n)
-		ins = append(ins, &value{name: fmt.Sprintf("carried%d", k), node: bg.Input(fmt.Sprintf("carried%d", k), n.DType, n.Shape...)})
+		carried = append(carried, imp.materialise(v))
 	}
-	// The outer values the body reads: known ones stay known (folded into
-	// the body), the rest are captured as body inputs.
+	outer = append(outer, carried...)
+	bg, captured, outs, err := c.importBody(body, "body", carried, true)
+	if err != nil || outs == nil {
+		return err
+	}
+	for k, in := range carried {
+		if o := outs[1+k]; in.DType != o.DType || !in.Shape.Equal(o.Shape) {
+			return unsupportedf("loop-carried value %d enters the body as %v%v and leaves it as %v%v: kiln's run-time loop keeps carried values' dtype and shape",
+				k, in.DType, in.Shape, o.DType, o.Shape)
+		}
+	}
+	bg.Output(outs...)
+	if err := bg.Err(); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	spec.Body = bg
+	g := imp.g
+	loop := g.Loop(spec, append(outer, captured...)...)
+	for k := range nCarried + nScan {
+		if c.used(k) {
+			c.bindValue(k, &value{name: c.n.Outputs[k], node: g.LoopOutput(loop, k)})
+		}
+	}
+	return g.Err()
+}
+
+// importBody imports subgraph sub (tag names it in node names) into a
+// new graph, the body of a run-time loop, and returns that graph (its
+// outputs not yet marked), the outer nodes it captures (in the order of
+// its inputs after the carried values) and the nodes of sub's outputs.
+// The body's inputs are the iteration number, the condition, one per
+// carried value (of its dtype and shape), then one per captured value.
+// With passInputs, sub's own inputs are bound to those inputs (a Loop
+// body); else sub takes none (an If branch). The outer values sub reads
+// that are known at import stay known (folded into the body); run-time
+// values and weights are captured. Nil outputs without an error: a node
+// inside could not be imported (it is listed as unsupported).
+func (c *ctx) importBody(sub *GraphProto, tag string, carried []*graph.Node, passInputs bool) (*graph.Graph, []*graph.Node, []*graph.Node, error) {
+	imp := c.imp
+	bg := graph.New()
+	ins := []*value{
+		{name: "iter", node: bg.Input("iter", tensor.I64)},
+		{name: "cond", node: bg.Input("cond", tensor.Bool)},
+	}
+	for k, n := range carried {
+		name := fmt.Sprintf("carried%d", k)
+		ins = append(ins, &value{name: name, node: bg.Input(name, n.DType, n.Shape...)})
+	}
+	if !passInputs {
+		ins = nil
+	}
+	var captured []*graph.Node
 	saved := map[string]*value{}
-	for _, name := range freeNames(body) {
+	for _, name := range freeNames(sub) {
 		v := imp.vals[name]
 		if v == nil {
 			continue // not defined anywhere: inline reports it where it is read
@@ -82,44 +126,27 @@ func (c *ctx) runTimeLoop(body *GraphProto, nCarried, nScan int, trip int64) err
 			continue
 		}
 		n := imp.materialise(v)
-		outer = append(outer, n)
-		imp.vals[name] = &value{name: name, node: bg.Input(fmt.Sprintf("captured%d", len(saved)), n.DType, n.Shape...)}
+		captured = append(captured, n)
+		imp.vals[name] = &value{name: name, node: bg.Input(fmt.Sprintf("captured%d", len(captured)-1), n.DType, n.Shape...)}
 	}
 	parent := imp.g
 	imp.g = bg
-	outs, err := imp.inline(c, body, "body", ins)
-	var bodyOuts []*graph.Node
-	if err == nil && outs != nil {
-		for _, v := range outs {
-			bodyOuts = append(bodyOuts, imp.materialise(v))
+	vals, err := imp.inline(c, sub, tag, ins)
+	var outs []*graph.Node
+	if err == nil && vals != nil {
+		for _, v := range vals {
+			outs = append(outs, imp.materialise(v))
 		}
-		bg.Output(bodyOuts...)
 	}
 	imp.g = parent
 	for name, v := range saved {
 		imp.vals[name] = v
 	}
-	if err != nil || outs == nil {
+	if err != nil || vals == nil {
 		imp.kill(c.n)
-		return err
+		return nil, nil, nil, err
 	}
-	if err := bg.Err(); err != nil {
-		return fmt.Errorf("body: %w", err)
-	}
-	for k := range nCarried {
-		if in, o := ins[2+k].node, bodyOuts[1+k]; in.DType != o.DType || !in.Shape.Equal(o.Shape) {
-			return unsupportedf("loop-carried value %d enters the body as %v%v and leaves it as %v%v: kiln's run-time loop keeps carried values' dtype and shape",
-				k, in.DType, in.Shape, o.DType, o.Shape)
-		}
-	}
-	g := imp.g
-	loop := g.Loop(spec, outer...)
-	for k := range nCarried + nScan {
-		if c.used(k) {
-			c.bindValue(k, &value{name: c.n.Outputs[k], node: g.LoopOutput(loop, k)})
-		}
-	}
-	return g.Err()
+	return bg, captured, outs, nil
 }
 
 // loopBound is the bound of a run-time loop: the trip count when it is
@@ -157,4 +184,60 @@ func (imp *importer) declaredDim0(name string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// gateIfNodes is the size (nodes in both branches) past which an If on a
+// run-time condition runs only its taken branch (gatedIf) instead of
+// computing both and selecting with Where: for a few nodes, two loop
+// steps and their copies cost more than the branch not taken, and the
+// Where form fuses with what surrounds it.
+const gateIfNodes = 16
+
+// gatedIf imports an If whose condition is computed at run time as two
+// loops of at most one iteration, one per branch, gated by the condition
+// and by its negation, whose results (one row of zeros from the loop that
+// did not run) are selected with Where: only the taken branch runs, so
+// its cost, and a kernel failing on the untaken branch's inputs, are
+// avoided. The branches' outputs must agree in dtype and shape.
+func (c *ctx) gatedIf(then, els *GraphProto) error {
+	imp := c.imp
+	g := imp.g
+	cond := g.Reshape(imp.materialise(c.ins[0])) // one element: a scalar
+	one, err := tensor.FromI64(tensor.Shape{}, []int64{1})
+	if err != nil {
+		return err
+	}
+	trip := g.Constant(one)
+	var res [2][]*graph.Node
+	for b, br := range []*GraphProto{then, els} {
+		tag, gate := "then_branch", cond
+		if b == 1 {
+			tag, gate = "else_branch", g.Not(cond)
+		}
+		bg, captured, outs, err := c.importBody(br, tag, nil, false)
+		if err != nil || outs == nil {
+			return err
+		}
+		stop, err := tensor.FromBool(tensor.Shape{}, []bool{false})
+		if err != nil {
+			return err
+		}
+		bg.Output(append([]*graph.Node{bg.Constant(stop)}, outs...)...)
+		if err := bg.Err(); err != nil {
+			return fmt.Errorf("%s: %w", tag, err)
+		}
+		loop := g.Loop(&graph.LoopSpec{Body: bg, HasTrip: true, HasCond: true, Bound: 1}, append([]*graph.Node{trip, gate}, captured...)...)
+		for k := range c.n.Outputs {
+			res[b] = append(res[b], g.Reshape(g.LoopOutput(loop, k), outs[k].Shape...))
+		}
+	}
+	for i := range c.n.Outputs {
+		x, y := res[0][i], res[1][i]
+		if x.DType != y.DType || !x.Shape.Equal(y.Shape) {
+			return unsupportedf("the condition is computed at run time and output %d is %v%v in then_branch but %v%v in else_branch: "+
+				"kiln's shapes are static, so both branches must give the same dtype and shape", i, x.DType, x.Shape, y.DType, y.Shape)
+		}
+		c.bindValue(i, &value{name: c.n.Outputs[i], node: g.Where(cond, x, y)})
+	}
+	return g.Err()
 }

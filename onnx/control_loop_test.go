@@ -122,3 +122,37 @@ func le64(v int64) []byte {
 	}
 	return b
 }
+
+// TestIfGated: an If on a run-time condition whose branches are larger
+// than gateIfNodes runs as two gated loops (only the taken branch runs)
+// joined by Where. then adds one nine times, else halves nine times:
+// x + 9 and x / 512, exact in float32.
+func TestIfGated(t *testing.T) {
+	then := &GraphProto{Initializers: []*TensorProto{f32Init("one", nil, 1)}}
+	els := &GraphProto{Initializers: []*TensorProto{f32Init("half", nil, 0.5)}}
+	prevT, prevE := "x", "x"
+	for i := range 9 {
+		nt, ne := "t"+string(rune('0'+i)), "e"+string(rune('0'+i))
+		then.Nodes = append(then.Nodes, nd("Add", []string{prevT, "one"}, []string{nt}))
+		els.Nodes = append(els.Nodes, nd("Mul", []string{prevE, "half"}, []string{ne}))
+		prevT, prevE = nt, ne
+	}
+	then.Outputs = []*ValueInfo{info(prevT, typeFloat)}
+	els.Outputs = []*ValueInfo{info(prevE, typeFloat)}
+	mp := model(13, &GraphProto{
+		Nodes:   []*NodeProto{nd("If", []string{"c"}, []string{"y"}, graphAttr("then_branch", then), graphAttr("else_branch", els))},
+		Inputs:  []*ValueInfo{tensorInfo("x", typeFloat, 3), tensorInfo("c", typeBool, 1)},
+		Outputs: []*ValueInfo{info("y", typeFloat)},
+	})
+	x := []float32{1, -2, 512}
+	for _, c := range []struct {
+		cond bool
+		want []float32
+	}{{true, []float32{10, 7, 521}}, {false, []float32{1.0 / 512, -2.0 / 512, 1}}} {
+		m, outs := runF32(t, mp, map[string]any{"x": x, "c": []bool{c.cond}})
+		if n := countOps(m.Graph, graph.OpLoop); n != 2 {
+			t.Errorf("%d Loop nodes, want 2 (one per branch)", n)
+		}
+		approx.Slices(t, "If output", outs[0], c.want, 0, 0)
+	}
+}

@@ -55,7 +55,8 @@
 //   - control flow (control.go, control_loop.go): an If whose condition
 //     is known imports its branch, one computed at run time imports both
 //     and selects with Where (so its branches' outputs must agree in dtype
-//     and shape); a Loop whose trip count and conditions are known, and a
+//     and shape; branches of more than 16 nodes run as two loops gated by
+//     the condition, so only the taken one is computed); a Loop whose trip count and conditions are known, and a
 //     Scan, unroll (at most 65536 imported nodes). A Loop whose trip count
 //     or condition is computed at run time, or too long to unroll, becomes
 //     one graph.OpLoop: its body runs per iteration as a sub-program
