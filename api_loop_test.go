@@ -16,7 +16,11 @@ import (
 // 12.3, at most n times (n an input), with w a param the body captures.
 // Outputs: the final acc, the scan of every acc (bound 4 rows), the scan
 // of the iteration numbers, and the iteration count.
-func halvingLoop(t *testing.T) *graph.Graph {
+func halvingLoop(t *testing.T) *graph.Graph { return halvingLoopOf(t, false) }
+
+// halvingLoopOf is halvingLoop, with n an F32 input cast to the trip
+// count when f32Trip is set (so RunSlots can feed it).
+func halvingLoopOf(t *testing.T, f32Trip bool) *graph.Graph {
 	t.Helper()
 	b := graph.New()
 	b.Input("iter", tensor.I64)
@@ -30,7 +34,12 @@ func halvingLoop(t *testing.T) *graph.Graph {
 		t.Fatal(b.Err())
 	}
 	g := graph.New()
-	n := g.Input("n", tensor.I64)
+	var n *graph.Node
+	if f32Trip {
+		n = g.Cast(g.Input("n", tensor.F32), tensor.I64)
+	} else {
+		n = g.Input("n", tensor.I64)
+	}
 	x := g.Input("x", tensor.F32, 3)
 	pw := g.Param("w", tensor.F32, 3)
 	loop := g.Loop(&graph.LoopSpec{Body: b, HasTrip: true, Carried: 1, Bound: 4}, n, x, pw)
@@ -115,4 +124,36 @@ func i64s(t *testing.T, v []int64, dims ...int) tensor.Tensor {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// TestLoopRunSlotsZeroAllocs: a run of a graph with a run-time loop
+// allocates nothing (the body program, the driver's scalars and the
+// closures are prepared at Compile), and still gives the hand-computed
+// final acc of TestLoopRunTime.
+func TestLoopRunSlotsZeroAllocs(t *testing.T) {
+	g := halvingLoopOf(t, true)
+	cg := compileSet(t, kiln.NewSession(kiln.CPU), g, map[string]tensor.Tensor{"w": mustF32(t, []float32{1, 2, 3}, 3)})
+	n, x := []float32{5}, []float32{8, 4, 2}
+	if _, err := cg.RunSlots(n, x); err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := cg.RunSlots(n, x); err != nil {
+			runErr = err
+		}
+	})
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	if allocs != 0 {
+		t.Errorf("RunSlots allocates %v times per run, want 0", allocs)
+	}
+	got, err := cg.Run(kiln.In("n", n), kiln.In("x", x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]float32{2.75, 4, 5.5}, got[0]); diff != "" {
+		t.Errorf("final acc (-want +got):\n%s", diff)
+	}
 }
