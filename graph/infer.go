@@ -59,6 +59,9 @@ func init() {
 		OpGatherND: inferGatherND, OpScatterND: inferScatterND,
 		OpAttention: inferAttention, OpRoPE: inferRoPE, OpCustom: inferCustom,
 		OpLoop: inferLoop, OpLoopOutput: inferLoopOutput,
+		OpQuantizeLinear: inferQuantize, OpDequantizeLinear: inferDequantize,
+		OpDynamicQuantizeLinear: inferDynamicQuantize, OpMatMulInteger: inferMatMulInteger,
+		OpConvInteger:      inferConvInteger,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
 	}
@@ -86,8 +89,10 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(3), true
 	case OpScatterElements, OpScatterND:
 		return exactly(3), true
-	case OpRoPE, OpInstanceNorm:
+	case OpRoPE, OpInstanceNorm, OpQuantizeLinear, OpDequantizeLinear:
 		return exactly(3), true
+	case OpMatMulInteger, OpConvInteger:
+		return exactly(4), true
 	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true
 	case OpLayerNorm:

@@ -182,38 +182,48 @@ func inferConv(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
 	if err := sameFloat(ins); err != nil {
 		return 0, nil, err
 	}
-	x, w := ins[0].Shape, ins[1].Shape
+	s, err := convShape(a, ins[0].Shape, ins[1].Shape)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(ins) == 3 && !ins[2].Shape.Equal(tensor.Shape{s[1]}) {
+		return 0, nil, fmt.Errorf("bias %v must be [%d]", ins[2].Shape, s[1])
+	}
+	return ins[0].DType, s, nil
+}
+
+// convShape normalises a 2-D convolution's window attributes and groups
+// and returns the result shape of x [N, C, H, W] convolved with w [M,
+// C/groups, kh, kw] (Conv2D, ConvInteger).
+func convShape(a *Attrs, x, w tensor.Shape) (tensor.Shape, error) {
 	if x.Rank() != 4 || w.Rank() != 4 {
-		return 0, nil, fmt.Errorf("input %v and weight %v must be 4-D (NCHW, MCkk)", x, w)
+		return nil, fmt.Errorf("input %v and weight %v must be 4-D (NCHW, MCkk)", x, w)
 	}
 	if w[2] < 1 || w[3] < 1 { // an empty window has no output size
-		return 0, nil, fmt.Errorf("weight %v: kernel dims must be >= 1", w)
+		return nil, fmt.Errorf("weight %v: kernel dims must be >= 1", w)
 	}
 	if err := windowAttrs(a); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if a.Groups == 0 {
 		a.Groups = 1
 	}
 	g := a.Groups
 	if g < 0 || x[1]%g != 0 || w[0]%g != 0 {
-		return 0, nil, fmt.Errorf("groups %d must divide input channels %d and output channels %d", g, x[1], w[0])
+		return nil, fmt.Errorf("groups %d must divide input channels %d and output channels %d", g, x[1], w[0])
 	}
 	if w[1] != x[1]/g {
-		return 0, nil, fmt.Errorf("weight %v: dim 1 must be channels/groups = %d", w, x[1]/g)
-	}
-	if len(ins) == 3 && !ins[2].Shape.Equal(tensor.Shape{w[0]}) {
-		return 0, nil, fmt.Errorf("bias %v must be [%d]", ins[2].Shape, w[0])
+		return nil, fmt.Errorf("weight %v: dim 1 must be channels/groups = %d", w, x[1]/g)
 	}
 	oh, err := windowOut(x[2], a.Pads[0], a.Pads[2], w[2], a.Strides[0], a.Dilations[0])
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	ow, err := windowOut(x[3], a.Pads[1], a.Pads[3], w[3], a.Strides[1], a.Dilations[1])
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	return ins[0].DType, tensor.Shape{x[0], w[0], oh, ow}, nil
+	return tensor.Shape{x[0], w[0], oh, ow}, nil
 }
 
 func inferPool(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {

@@ -150,6 +150,15 @@ const (
 	OpLoop       // Attrs.Loop: runs a body graph while a condition holds; its value packs every result
 	OpLoopOutput // result Attrs.Index of the OpLoop input
 
+	// Quantization (ONNX's linear quantization: q = saturate(round(x/scale)
+	// + zero), x = (q - zero)·scale; zero points are inputs, per tensor or
+	// along Attrs.Axis).
+	OpQuantizeLinear        // x, scale, zero → I8 or U8 (zero's dtype), round half to even, saturating
+	OpDequantizeLinear      // q (I8, U8, I32), scale, zero → scale's dtype
+	OpDynamicQuantizeLinear // F32 x → Attrs.Index 0 U8 q, 1 F32 scale, 2 U8 zero point (ONNX's formulas)
+	OpMatMulInteger         // a, b (I8/U8), aZero, bZero → I32 matmul of (a - aZero)·(b - bZero)
+	OpConvInteger           // x, w (I8/U8), xZero, wZero → I32 Conv2D of (x - xZero), (w - wZero)
+
 	// Fused ops: made by the fuse passes, never by the builder (see
 	// fused.go for their inputs and attributes).
 	OpFusedElementwise // Attrs.Program evaluated per element, inputs broadcast
@@ -193,6 +202,8 @@ var opNames = [numOps]string{
 	OpGatherElements: "GatherElements", OpGatherND: "GatherND", OpScatterElements: "ScatterElements",
 	OpScatterND: "ScatterND",
 	OpAttention: "Attention", OpRoPE: "RoPE", OpLoop: "Loop", OpLoopOutput: "LoopOutput",
+	OpQuantizeLinear: "QuantizeLinear", OpDequantizeLinear: "DequantizeLinear",
+	OpDynamicQuantizeLinear: "DynamicQuantizeLinear", OpMatMulInteger: "MatMulInteger", OpConvInteger: "ConvInteger",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
 	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpCustom: "Custom",
 }

@@ -74,6 +74,20 @@ func prepareConv2D(nd *graph.Node) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := newConvPlan(nd)
+	if err != nil {
+		return nil, err
+	}
+	p.bias = len(nd.Inputs) == 3
+	if p.bias && !nd.Inputs[2].Shape.Equal(tensor.Shape{p.m}) {
+		return nil, fmt.Errorf("bias %v must be [%d]", nd.Inputs[2].Shape, p.m)
+	}
+	return bindFloat(nd, dt, p, runConv2D[float32, float64], runConv2D[float64, float64]), nil
+}
+
+// newConvPlan reads the geometry of a 2-D convolution of the node's
+// first two inputs (Conv2D, ConvInteger); the plan has no bias.
+func newConvPlan(nd *graph.Node) (*convPlan, error) {
 	x, wt := nd.Inputs[0].Shape, nd.Inputs[1].Shape
 	if wt.Rank() != 4 {
 		return nil, fmt.Errorf("weight %v must be 4-D", wt)
@@ -86,11 +100,7 @@ func prepareConv2D(nd *graph.Node) (Kernel, error) {
 	if g < 1 || x[1]%g != 0 || wt[0]%g != 0 || wt[1] != x[1]/g || nd.Shape[1] != wt[0] {
 		return nil, fmt.Errorf("groups %d do not fit input %v, weight %v, result %v", g, x, wt, nd.Shape)
 	}
-	p := &convPlan{window: win, m: wt[0], cpg: x[1] / g, mpg: wt[0] / g, bias: len(nd.Inputs) == 3}
-	if p.bias && !nd.Inputs[2].Shape.Equal(tensor.Shape{p.m}) {
-		return nil, fmt.Errorf("bias %v must be [%d]", nd.Inputs[2].Shape, p.m)
-	}
-	return bindFloat(nd, dt, p, runConv2D[float32], runConv2D[float64]), nil
+	return &convPlan{window: win, m: wt[0], cpg: x[1] / g, mpg: wt[0] / g}, nil
 }
 
 // runConv2D is the direct definition: every output cell sums its group's
@@ -98,8 +108,9 @@ func prepareConv2D(nd *graph.Node) (Kernel, error) {
 // that the weights multiply, as ONNX defines padding and as ONNX Runtime
 // and PyTorch (im2col) compute it: a NaN or infinite weight that meets
 // only padding still makes the output NaN (0·NaN, 0·Inf), as every fast
-// kernel does.
-func runConv2D[T float32 | float64](p *convPlan, ins []tensor.Tensor, out tensor.Tensor) {
+// kernel does. The sum accumulates in A: float64 for the float kernels,
+// int32 (wrapping) for ConvInteger's.
+func runConv2D[T float32 | float64 | int32, A float64 | int32](p *convPlan, ins []tensor.Tensor, out tensor.Tensor) {
 	x, w, y := tensor.Elems[T](ins[0].Data), tensor.Elems[T](ins[1].Data), tensor.Elems[T](out.Data)
 	var bias []T
 	if p.bias {
@@ -111,9 +122,9 @@ func runConv2D[T float32 | float64](p *convPlan, ins []tensor.Tensor, out tensor
 			c0 := m / p.mpg * p.cpg // first input channel of m's group
 			for oy := range p.oh {
 				for ox := range p.ow {
-					var s float64
+					var s A
 					if p.bias {
-						s = float64(bias[m])
+						s = A(bias[m])
 					}
 					for c := range p.cpg {
 						xc := x[((b*p.c)+c0+c)*p.h*p.w:]
@@ -122,11 +133,11 @@ func runConv2D[T float32 | float64](p *convPlan, ins []tensor.Tensor, out tensor
 							iy := oy*p.sh - p.pt + ky*p.dh
 							for kx := range p.kw {
 								ix := ox*p.sw - p.pl + kx*p.dw
-								var xv float64 // a padding cell: a zero the weight multiplies
+								var xv A // a padding cell: a zero the weight multiplies
 								if iy >= 0 && iy < p.h && ix >= 0 && ix < p.w {
-									xv = float64(xc[iy*p.w+ix])
+									xv = A(xc[iy*p.w+ix])
 								}
-								s += xv * float64(wc[ky*p.kw+kx])
+								s += xv * A(wc[ky*p.kw+kx])
 							}
 						}
 					}

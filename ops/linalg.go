@@ -104,6 +104,16 @@ func prepareMatMul(nd *graph.Node) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := newMatMulPlan(nd)
+	if err != nil {
+		return nil, err
+	}
+	return bindFloat(nd, dt, p, runMatMul[float32, float64], runMatMul[float64, float64]), nil
+}
+
+// newMatMulPlan resolves the numpy matmul of a node's first two inputs
+// and checks the node's shape against it.
+func newMatMulPlan(nd *graph.Node) (*matmulPlan, error) {
 	a, b := nd.Inputs[0].Shape, nd.Inputs[1].Shape
 	batch, m, k, n, out, err := graph.MatMulDims(a, b)
 	if err != nil {
@@ -116,19 +126,22 @@ func prepareMatMul(nd *graph.Node) (Kernel, error) {
 	p := &matmulPlan{m: m, k: k, n: n}
 	p.aOff = batchOffsets(a[:max(a.Rank()-2, 0)], batch, m*k)
 	p.bOff = batchOffsets(b[:max(b.Rank()-2, 0)], batch, k*n)
-	return bindFloat(nd, dt, p, runMatMul[float32], runMatMul[float64]), nil
+	return p, nil
 }
 
-func runMatMul[T float32 | float64](p *matmulPlan, ins []tensor.Tensor, out tensor.Tensor) {
+// runMatMul is the direct definition, accumulating in A: float64 for
+// the float kernels, int32 (wrapping, as ONNX's MatMulInteger allows) for
+// the integer one.
+func runMatMul[T float32 | float64 | int32, A float64 | int32](p *matmulPlan, ins []tensor.Tensor, out tensor.Tensor) {
 	a, b, c := tensor.Elems[T](ins[0].Data), tensor.Elems[T](ins[1].Data), tensor.Elems[T](out.Data)
 	m, k, n := p.m, p.k, p.n
 	for bi := range p.aOff {
 		am, bm, cm := a[p.aOff[bi]:], b[p.bOff[bi]:], c[bi*m*n:]
 		for i := range m {
 			for j := range n {
-				var s float64
+				var s A
 				for q := range k {
-					s += float64(am[i*k+q]) * float64(bm[q*n+j])
+					s += A(am[i*k+q]) * A(bm[q*n+j])
 				}
 				cm[i*n+j] = T(s)
 			}

@@ -24,6 +24,7 @@ func matrixCases() []opCase {
 	cs = append(cs, resizeCases()...)
 	cs = append(cs, poolNDCases()...)
 	cs = append(cs, detectCases()...)
+	cs = append(cs, quantCases()...)
 	cs = append(cs, compositeCases()...)
 	cs = append(cs, loopCases()...)
 	return append(cs, otherCases()...)

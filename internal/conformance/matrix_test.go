@@ -77,6 +77,19 @@ var unsupported = []gap{
 	{"msl-host", graph.OpLoop, "", "no Metal lowering of run-time control flow: the body would be a sub-program the host re-encodes per iteration, which the Metal driver lacks"},
 	{"ptx-emu", graph.OpLoopOutput, "", "reads a Loop's packed value, which CUDA does not lower"},
 	{"msl-host", graph.OpLoopOutput, "", "reads a Loop's packed value, which Metal does not lower"},
+	// Quantized models run on the CPU (issue 24): the GPUs get a
+	// dequantize-to-F16/BF16 path for the existing GEMM, and integer
+	// products (dp4a, IMMA) later.
+	{"ptx-emu", graph.OpQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
+	{"msl-host", graph.OpQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
+	{"ptx-emu", graph.OpDequantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
+	{"msl-host", graph.OpDequantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
+	{"ptx-emu", graph.OpDynamicQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
+	{"msl-host", graph.OpDynamicQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
+	{"ptx-emu", graph.OpMatMulInteger, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet"},
+	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

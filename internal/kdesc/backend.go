@@ -105,6 +105,8 @@ var Unemitted = map[Kind]string{
 	KindRoiAlign:   "new in issue 23: CPU only (detection heads; sample counts per bin depend on each roi's size at run time)",
 	KindNMS:        "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
 	KindDet:        "new in issue 23: a pivoted LU per matrix, sequential in its columns; rare outside import-time constants",
+	KindQuantize:   "new in issue 24: quantized models run on the CPU first; a GPU path dequantizes to F16/BF16 for the existing GEMM (issue 24, part 6)",
+	KindIntProduct: "new in issue 24: no integer GEMM or conv emitter yet (dp4a/IMMA on CUDA); the CPU runs them, and a fusion will route them to its int8 GEMM",
 	KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
 }
 

@@ -50,13 +50,15 @@ const (
 	KindRoiAlign
 	KindNMS
 	KindDet
+	KindQuantize
+	KindIntProduct
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
 	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
 	"resize", "convtranspose", "topk", "poolnd", "maxunpool",
-	"gridsample", "roialign", "nms", "det"}
+	"gridsample", "roialign", "nms", "det", "quantize", "intproduct"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -93,6 +95,8 @@ func (*GridSample) Kind() Kind    { return KindGridSample }
 func (*RoiAlign) Kind() Kind      { return KindRoiAlign }
 func (*NMS) Kind() Kind           { return KindNMS }
 func (*Det) Kind() Kind           { return KindDet }
+func (*Quantize) Kind() Kind      { return KindQuantize }
+func (*IntProduct) Kind() Kind    { return KindIntProduct }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -179,6 +183,8 @@ var describers = func() map[graph.Op]describer {
 	add(KindRoiAlign, every(RoiAlignOf), graph.OpRoiAlign)
 	add(KindNMS, every(NMSOf), graph.OpNonMaxSuppression)
 	add(KindDet, every(DetOf), graph.OpDet)
+	add(KindQuantize, every(QuantizeOf), graph.OpQuantizeLinear, graph.OpDequantizeLinear, graph.OpDynamicQuantizeLinear)
+	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger)
 	return m
 }()
 
