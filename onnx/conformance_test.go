@@ -151,6 +151,10 @@ var unchangedSince = map[string]int64{
 	// Upsample 9 is Upsample 10 (which only deprecates it), and kiln
 	// maps it at every opset.
 	"Upsample": 9,
+	// The quantization ops of opset 10 next change at 13 (QuantizeLinear,
+	// DequantizeLinear: axis) or 21 (the integer products).
+	"QuantizeLinear": 10, "DequantizeLinear": 10, "MatMulInteger": 10, "ConvInteger": 10,
+	"QLinearMatMul": 10, "QLinearConv": 10,
 }
 
 // allUnchanged reports whether every node of g and of its subgraphs is

@@ -176,29 +176,10 @@ func (w window) from2D(c *ctx, y *graph.Node) *graph.Node {
 }
 
 func mapConv(c *ctx) (*graph.Node, error) {
-	x, err := c.need(0)
+	x, wt, w, at, err := convOperands(c, 0, 1)
 	if err != nil {
 		return nil, err
 	}
-	wt, err := c.need(1)
-	if err != nil {
-		return nil, err
-	}
-	if wt.Shape.Rank() != x.Shape.Rank() || x.Shape.Rank() < 3 {
-		return nil, fmt.Errorf("weights %v do not match input %v (both [N, C, spatial...])", wt.Shape, x.Shape)
-	}
-	w, err := readWindow(c, x.Shape.Rank(), wt.Shape[2:])
-	if err != nil {
-		return nil, err
-	}
-	group, err := c.attrInt("group", 1)
-	if err != nil {
-		return nil, err
-	}
-	if group < 1 {
-		return nil, fmt.Errorf("group %d, want at least 1", group)
-	}
-	at := graph.Attrs{Strides: w.strides, Pads: w.pads, Dilations: w.dilations, Groups: int(group)}
 	ins := []*graph.Node{w.to2D(c, x), w.to2D(c, wt)}
 	if c.has(2) {
 		ins = append(ins, c.in(2))
@@ -208,4 +189,33 @@ func mapConv(c *ctx) (*graph.Node, error) {
 		return nil, err
 	}
 	return w.from2D(c, y), nil
+}
+
+// convOperands reads a convolution's input xi and weights wi (Conv,
+// ConvInteger, QLinearConv) and its window and group attributes in
+// kiln's 2-D form.
+func convOperands(c *ctx, xi, wi int) (x, wt *graph.Node, w window, at graph.Attrs, err error) {
+	if x, err = c.need(xi); err != nil {
+		return
+	}
+	if wt, err = c.need(wi); err != nil {
+		return
+	}
+	if wt.Shape.Rank() != x.Shape.Rank() || x.Shape.Rank() < 3 {
+		err = fmt.Errorf("weights %v do not match input %v (both [N, C, spatial...])", wt.Shape, x.Shape)
+		return
+	}
+	if w, err = readWindow(c, x.Shape.Rank(), wt.Shape[2:]); err != nil {
+		return
+	}
+	group, err := c.attrInt("group", 1)
+	if err != nil {
+		return
+	}
+	if group < 1 {
+		err = fmt.Errorf("group %d, want at least 1", group)
+		return
+	}
+	at = graph.Attrs{Strides: w.strides, Pads: w.pads, Dilations: w.dilations, Groups: int(group)}
+	return
 }
