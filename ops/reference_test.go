@@ -357,6 +357,30 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 		return g.NonMaxSuppression(x, in[1], s), nil
 	case graph.OpDet:
 		return g.Det(x), nil
+	case graph.OpQuantizeLinear, graph.OpDequantizeLinear: // x, scale [, zero point]
+		if err := need(2, 3); err != nil {
+			return nil, err
+		}
+		if op == graph.OpQuantizeLinear {
+			return g.QuantizeLinear(x, in[1], opt(2), a.int("axis")), nil
+		}
+		return g.DequantizeLinear(x, in[1], opt(2), a.int("axis")), nil
+	case graph.OpDynamicQuantizeLinear: // output 0: q, 1: the scale, 2: the zero point
+		outs := make([]*graph.Node, 3)
+		outs[0], outs[1], outs[2] = g.DynamicQuantizeLinear(x)
+		if o := a.int("output"); o >= 0 && o < 3 {
+			return outs[o], nil
+		}
+		return nil, fmt.Errorf("DynamicQuantizeLinear output %d", a.int("output"))
+	case graph.OpMatMulInteger, graph.OpConvInteger: // a, b [, a's zero point [, b's]]
+		if err := need(2, 4); err != nil {
+			return nil, err
+		}
+		if op == graph.OpMatMulInteger {
+			return g.MatMulInteger(x, in[1], opt(2), opt(3)), nil
+		}
+		o := graph.ConvOpts{Strides: a.ints("strides"), Pads: a.ints("pads"), Dilations: a.ints("dilations"), Groups: a.int("groups")}
+		return g.ConvInteger(x, in[1], opt(2), opt(3), o), nil
 	case graph.OpReshape:
 		return g.Reshape(x, a.ints("shape")...), nil
 	case graph.OpTranspose:

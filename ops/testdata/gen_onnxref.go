@@ -1,15 +1,17 @@
 //go:build ignore
 
-// gen_onnxref writes ref_onnx_resize.json and ref_onnx_pool.json:
-// reference cases for Resize and ConvTranspose, and for the N-D pools
-// and MaxUnpool, whose expected outputs are those of ONNX's own node test
+// gen_onnxref writes ref_onnx_resize.json, ref_onnx_pool.json and
+// ref_onnx_quant.json: reference cases for Resize and ConvTranspose, for
+// the N-D pools and MaxUnpool, and for the quantization ops, whose expected outputs are those of ONNX's own node test
 // suite (computed by ONNX's numpy reference, independent of kiln), for
 // the ops numpy and torch cannot give gen_reference.py as plainly
 // (ONNX's coordinate transformations, output_shape). Each case's graph
 // attributes are what kiln's importer makes of the ONNX node, with the
 // suite's scales, sizes, roi and output_shape inputs bound at import. A
 // pool case is kept only where the importer chose an N-D op and that
-// node gives the model's output (MaxPool's Indices: output 1).
+// node gives the model's output (MaxPool's Indices: output 1). A
+// quantization case feeds every input (scales and zero points are
+// tensors), and skips the _expanded forms (a function body, not one op).
 //
 //	go run ops/testdata/gen_onnxref.go [-suite DIR]
 //
@@ -38,6 +40,8 @@ func main() {
 	flag.Parse()
 	write("ops/testdata/ref_onnx_resize.json", collect(*suite, "test_resize_*", "test_convtranspose*"))
 	write("ops/testdata/ref_onnx_pool.json", collect(*suite, "test_maxpool_*", "test_averagepool_*", "test_maxunpool_*"))
+	write("ops/testdata/ref_onnx_quant.json", collect(*suite, "test_quantizelinear*", "test_dequantizelinear*",
+		"test_dynamicquantizelinear*", "test_matmulinteger*", "test_convinteger*"))
 }
 
 // collect converts every case matching the patterns, in name order.
@@ -114,6 +118,10 @@ func convert(dir string, out int) (map[string]any, error) {
 	}
 	conv := strings.HasPrefix(filepath.Base(dir), "test_convtranspose")
 	unpool := strings.HasPrefix(filepath.Base(dir), "test_maxunpool")
+	quant := strings.Contains(filepath.Base(dir), "quantize") || strings.Contains(filepath.Base(dir), "integer")
+	if strings.HasSuffix(dir, "_expanded") {
+		return nil, nil
+	}
 	var opts []onnx.Option
 	var ins []testmodels.JSONTensor
 	for i, vi := range mp.Graph.Inputs {
@@ -121,7 +129,7 @@ func convert(dir string, out int) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 || conv || (unpool && i == 1) {
+		if i == 0 || conv || quant || (unpool && i == 1) {
 			ins = append(ins, testmodels.EncodeTensor(t))
 		} else {
 			opts = append(opts, onnx.WithInputValue(vi.Name, t))
@@ -131,6 +139,12 @@ func convert(dir string, out int) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if quant && mp.Opsets[len(mp.Opsets)-1].Version == 10 {
+		// The integer products are unchanged from opset 10 to 11, kiln's
+		// first: a second ai.onnx import of version 11 (field 8 {field 2:
+		// 11}) lifts the model, as onnx/conformance_test.go's liftOpset.
+		model = append(model, 0x42, 0x02, 0x10, 11)
+	}
 	m, err := onnx.Parse(model, opts...)
 	if err != nil {
 		return nil, err
@@ -139,8 +153,13 @@ func convert(dir string, out int) (map[string]any, error) {
 	var n *graph.Node
 	for _, nd := range m.Graph.Nodes {
 		switch nd.Op {
-		case graph.OpResize, graph.OpConvTranspose:
+		case graph.OpResize, graph.OpConvTranspose, graph.OpQuantizeLinear, graph.OpDequantizeLinear,
+			graph.OpMatMulInteger, graph.OpConvInteger:
 			n = nd
+		case graph.OpDynamicQuantizeLinear:
+			if nd.Attrs.Index == out {
+				n = nd
+			}
 		case graph.OpMaxPoolND, graph.OpAvgPoolND, graph.OpMaxUnpool:
 			if nd.Attrs.Index == out && slices.Contains(m.Graph.Outputs(), nd) {
 				n = nd
@@ -174,7 +193,7 @@ func convert(dir string, out int) (map[string]any, error) {
 		}
 		ins[0], want = testmodels.EncodeTensor(cropFront(x, xs)), cropFront(want, ws)
 	case n == nil:
-		return nil, fmt.Errorf("no Resize or ConvTranspose node")
+		return nil, fmt.Errorf("no Resize, ConvTranspose or quantization node")
 	}
 	a := n.Attrs
 	var attrs map[string]any
@@ -186,6 +205,12 @@ func convert(dir string, out int) (map[string]any, error) {
 			"sizes": s.Sizes, "scales": s.Scales, "roi": s.ROI}
 	case n.Op == graph.OpMaxUnpool:
 		attrs = map[string]any{"shape": a.Shape}
+	case n.Op == graph.OpQuantizeLinear || n.Op == graph.OpDequantizeLinear:
+		attrs = map[string]any{"axis": a.Axis}
+	case n.Op == graph.OpDynamicQuantizeLinear:
+		attrs = map[string]any{"output": a.Index}
+	case n.Op == graph.OpMatMulInteger:
+		attrs = map[string]any{}
 	case pool:
 		attrs = map[string]any{"kernel": a.Kernel, "strides": a.Strides, "dilations": a.Dilations, "pads": a.Pads,
 			"count_pad": a.CountPad, "col_major": a.ColMajor, "output": a.Index}
