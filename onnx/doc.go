@@ -38,7 +38,10 @@
 //     GRU and LSTM (graph.Recurrent: unrolled, at most 4096 steps), the
 //     inference forms of NegativeLogLikelihoodLoss and
 //     SoftmaxCrossEntropyLoss (graph.NLLLoss, graph.SoftmaxCrossEntropy);
-//     TopK; and built from kiln's own ops (ops_composite.go) ReduceL1,
+//     TopK; the quantization ops QuantizeLinear, DequantizeLinear,
+//     DynamicQuantizeLinear, MatMulInteger and ConvInteger, and as their
+//     compositions QLinearMatMul and QLinearConv (ops_quant.go); and built
+//     from kiln's own ops (ops_composite.go) ReduceL1,
 //     ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, Hardmax,
 //     Trilu, EyeLike, OneHot, MeanVarianceNormalization, LRN;
 //   - GridSample, RoiAlign, Det; DFT and STFT (graph.DFT, graph.STFT:
