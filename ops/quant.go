@@ -132,11 +132,12 @@ func prepareDequantize(n *graph.Node) (Kernel, error) {
 
 // dequantizeKernel computes (q - zero)·scale in float64, where it is
 // exact for 8-bit q (a 9-bit difference times a scale of at most 53
-// bits), and rounds once to the result's dtype.
+// bits), and rounds once to the result's dtype: directly for F32 and
+// F64, through a float64 scratch and tensor.Convert for F16 and BF16.
 func dequantizeKernel[Q int8 | uint8 | int32](p quantPlan, dt tensor.DType) Kernel {
 	scales := make([]float64, p.ch)
-	var wide []float64 // the float64 result, for results narrower than F64
-	if dt != tensor.F64 {
+	var wide []float64 // the float64 result of a half-precision node
+	if dt != tensor.F64 && dt != tensor.F32 {
 		wide = make([]float64, p.outer*p.ch*p.inner)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
@@ -145,23 +146,28 @@ func dequantizeKernel[Q int8 | uint8 | int32](p quantPlan, dt tensor.DType) Kern
 			return err
 		}
 		q, z := tensor.Elems[Q](ins[0].Data), tensor.Elems[Q](ins[2].Data)
-		y := wide
-		if dt == tensor.F64 {
-			y = tensor.Elems[float64](out.Data)
+		switch dt {
+		case tensor.F32:
+			dequantizeInto(p, tensor.Elems[float32](out.Data), q, z, scales)
+		case tensor.F64:
+			dequantizeInto(p, tensor.Elems[float64](out.Data), q, z, scales)
+		default:
+			dequantizeInto(p, wide, q, z, scales)
+			return tensor.Convert(out, tensor.Tensor{DType: tensor.F64, Shape: out.Shape, Data: tensor.Bytes(wide)})
 		}
-		for o := range p.outer {
-			for c := range p.ch {
-				sc, zp := scales[c], int64(z[c])
-				base := (o*p.ch + c) * p.inner
-				for i := base; i < base+p.inner; i++ {
-					y[i] = float64(int64(q[i])-zp) * sc
-				}
+		return nil
+	}
+}
+
+func dequantizeInto[Y float32 | float64, Q int8 | uint8 | int32](p quantPlan, y []Y, q, z []Q, scales []float64) {
+	for o := range p.outer {
+		for c := range p.ch {
+			sc, zp := scales[c], int64(z[c])
+			base := (o*p.ch + c) * p.inner
+			for i := base; i < base+p.inner; i++ {
+				y[i] = Y(float64(int64(q[i])-zp) * sc)
 			}
 		}
-		if dt == tensor.F64 {
-			return nil
-		}
-		return tensor.Convert(out, tensor.Tensor{DType: tensor.F64, Shape: out.Shape, Data: tensor.Bytes(wide)})
 	}
 }
 
