@@ -28,9 +28,9 @@ func init() {
 // quantAttrs reads the attributes QuantizeLinear and DequantizeLinear
 // share: axis (opset 13 on; per-axis scales need it), block_size
 // (opset 21: blocked quantization, which kiln lacks) and output_dtype
-// (opset 21 for QuantizeLinear), returned as a dtype (Invalid when
-// absent). saturate (opset 19) only concerns float8 results, which kiln
-// has not, so any value is accepted.
+// (QuantizeLinear from opset 21, DequantizeLinear from 23), returned as
+// a dtype (Invalid when absent). saturate (opset 19) only concerns
+// float8 results, which kiln has not, so any value is accepted.
 func quantAttrs(c *ctx) (axis int, out tensor.DType, err error) {
 	a, err := c.attrInt("axis", 1)
 	if err != nil {
@@ -50,8 +50,8 @@ func quantAttrs(c *ctx) (axis int, out tensor.DType, err error) {
 		return 0, 0, err
 	}
 	if od != 0 {
-		if out, err = DType(int32(od)); err != nil || !(out == tensor.I8 || out == tensor.U8) {
-			return 0, 0, unsupportedf("attribute output_dtype=%d (kiln quantizes to int8 and uint8)", od)
+		if out, err = DType(int32(max(min(od, 1<<30), 0))); err != nil {
+			return 0, 0, unsupportedf("attribute output_dtype=%d (%v)", od, err)
 		}
 	}
 	if c.has(1) && c.shape(1).NumElements() > 1 && c.opset < 13 {
@@ -75,6 +75,8 @@ func mapQuantizeLinear(c *ctx) (*graph.Node, error) {
 	}
 	zero := c.in(2)
 	switch {
+	case out != tensor.Invalid && out != tensor.I8 && out != tensor.U8:
+		return nil, unsupportedf("attribute output_dtype=%v (kiln quantizes to int8 and uint8)", out)
 	case zero == nil && out == tensor.I8:
 		zero = c.g.Constant(tensor.New(tensor.I8))
 	case zero != nil && !(zero.DType == tensor.I8 || zero.DType == tensor.U8):
@@ -105,8 +107,8 @@ func mapDequantizeLinear(c *ctx) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out != tensor.Invalid {
-		return nil, unsupportedf("attribute output_dtype on DequantizeLinear")
+	if out != tensor.Invalid && out != scale.DType {
+		return nil, unsupportedf("attribute output_dtype=%v with a scale of %v (the result takes the scale's dtype)", out, scale.DType)
 	}
 	if !(x.DType == tensor.I8 || x.DType == tensor.U8 || x.DType == tensor.I32) || !scale.DType.IsFloat() {
 		return nil, unsupportedf("x of %v with a scale of %v (kiln dequantizes int8, uint8 and int32 to floats)", x.DType, scale.DType)
@@ -210,8 +212,8 @@ func requantize(c *ctx, acc, sa, sb, sy, zy *graph.Node) (*graph.Node, error) {
 		return nil, unsupportedf("output scale %v and zero point %v: kiln requantizes per tensor", sy.Shape, zy.Shape)
 	}
 	f64 := func(n *graph.Node) *graph.Node { return c.g.Cast(n, tensor.F64) }
-	real := c.g.Mul(f64(acc), c.g.Mul(f64(sa), f64(sb)))
-	return built(c, c.g.QuantizeLinear(real, f64(sy), zy, 0))
+	scaled := c.g.Mul(f64(acc), c.g.Mul(f64(sa), f64(sb)))
+	return built(c, c.g.QuantizeLinear(scaled, f64(sy), zy, 0))
 }
 
 func mapQLinearMatMul(c *ctx) (*graph.Node, error) {
@@ -223,7 +225,7 @@ func mapQLinearMatMul(c *ctx) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ps [6]*graph.Node // a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point less b
+	var ps [6]*graph.Node // a_scale, a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point
 	for k, i := range []int{1, 2, 4, 5, 6, 7} {
 		if ps[k], err = c.need(i); err != nil {
 			return nil, err
