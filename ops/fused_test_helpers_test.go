@@ -44,6 +44,24 @@ func fastRun(t testing.TB, n *graph.Node, env Env, ins ...tensor.Tensor) ([]floa
 	if variant == "reference" {
 		t.Fatalf("%v: no fast kernel took the node", n)
 	}
+	return runKernel(t, n, k, ins...), variant
+}
+
+// runPrepared runs n on the kernel prep makes (one of several fast
+// kernels of an op), which must take the node.
+func runPrepared(t testing.TB, prep FastPrepare, n *graph.Node, env Env, ins ...tensor.Tensor) []float64 {
+	t.Helper()
+	k, _, err := prep(n, env)
+	if err != nil || k == nil {
+		t.Fatalf("prepare %v: %v (kernel %v)", n, err, k != nil)
+	}
+	return runKernel(t, n, k, ins...)
+}
+
+// runKernel runs k on ins into a fresh output filled with 0xff bytes,
+// checks that the inputs are left as they were, and returns the output.
+func runKernel(t testing.TB, n *graph.Node, k Kernel, ins ...tensor.Tensor) []float64 {
+	t.Helper()
 	before := make([][]byte, len(ins))
 	for i, in := range ins {
 		before[i] = slices.Clone(in.Data)
@@ -63,5 +81,5 @@ func fastRun(t testing.TB, n *graph.Node, env Env, ins ...tensor.Tensor) ([]floa
 			t.Fatalf("%v changed input %d", n, i)
 		}
 	}
-	return out.Float64s(), variant
+	return out.Float64s()
 }

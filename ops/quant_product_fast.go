@@ -1,78 +1,207 @@
 package ops
 
 import (
+	"slices"
+	"sync/atomic"
+	"unsafe"
+
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// MatMulInteger's CPU path until a fusion routes the products to the int8
-// GEMM kernels: the operands centred into int32 as the reference does,
-// each B matrix transposed so that every output is a contiguous dot
-// product, and the output rows of all batches split across the workers.
-// The int32 sums wrap as the reference's do, so results are bit-exact.
+// The fast MatMulInteger runs on the int8 GEMM (asm.GemmU8S8: uint8
+// activations times int8 weights, int32 sums). Other signednesses map
+// onto it exactly (the package asm's int8 notes): an int8 A is A XOR 0x80
+// read as uint8 with its zero point raised by 128, a uint8 B is B XOR
+// 0x80 read as int8 with its zero point lowered by 128. The zero points
+// then become corrections of the raw sums,
+//
+//	Σ_p (a-za)(b-zb) = Σ a·b − zb·Σ_p a − za·Σ_p b + K·za·zb,
+//
+// with A's row sums from the product's run and B's column sums from its
+// packing. All of it is int32 arithmetic modulo 2³², so the result has
+// the reference's bits. A B that is a param or constant is packed once
+// and again only when the weights version moves.
 
 func init() {
+	// The int8 GEMM first; the int32 path takes what it leaves.
 	RegisterFast(graph.OpMatMulInteger, prepareMatMulIntegerFast)
+	RegisterFast(graph.OpMatMulInteger, prepareMatMulIntegerInt32)
 }
 
-// mmIntGrain is the multiply-adds a chunk of rows should hold at least.
-const mmIntGrain = 1 << 15
+// int8Product is the fast MatMulInteger's plan.
+type int8Product struct {
+	g          *asm.GemmU8S8
+	args       asm.GemmU8S8Args
+	m, k, n    int
+	aSigned    bool // A is I8: shifted into ua
+	bUnsigned  bool // B is U8: shifted into sb before packing
+	zaRows     bool // A's zero point is one per row, else a scalar
+	zbCols     bool // B's zero point is one per column, else a scalar
+	ua         []uint8
+	sb         []int8
+	za, zb     []int32 // the zero points as the GEMM sees them
+	rowSums    []int32
+	pb         asm.PackedU8S8
+	constB     bool
+	version    *atomic.Uint64
+	have       bool
+	at         uint64
+	src        *byte
+	correction func(lo, hi int)
+	env        Env
+	c          []int32 // the current run's result
+}
 
+// prepareMatMulIntegerFast takes A [..., M, K] times a 2-D B [K, N] with
+// a scalar or per-row A zero point and a scalar or per-column B zero
+// point; other forms (a batched B) run the reference.
 func prepareMatMulIntegerFast(n *graph.Node, env Env) (Kernel, string, error) {
-	a, b, err := integerOperands(n, func(i int) tensor.Shape { return n.Inputs[2+i].Shape })
-	if err != nil {
-		return nil, "", nil // the reference reports it
-	}
-	p, err := newMatMulPlan(n)
-	if err != nil || p.k*p.n == 0 {
+	if len(n.Inputs) != 4 || n.DType != tensor.I32 {
 		return nil, "", nil
 	}
-	bt := make([]int32, len(b.dst)) // each k×n matrix of b.dst as n×k
-	rows := len(p.aOff) * p.m
-	var c []int32 // the output of the current run, for body
-	body := func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			bi, i := r/p.m, r%p.m
-			ar := a.dst[p.aOff[bi]+i*p.k:][:p.k]
-			bm := bt[p.bOff[bi]:]
-			cr := c[r*p.n:][:p.n]
-			for j := range cr {
-				cr[j] = dotInt32(ar, bm[j*p.k:][:p.k])
-			}
-		}
+	a, b, az, bz := n.Inputs[0], n.Inputs[1], n.Inputs[2], n.Inputs[3]
+	if b.Shape.Rank() != 2 || a.Shape.Rank() < 1 || !slices.Contains(quant8, a.DType) || !slices.Contains(quant8, b.DType) {
+		return nil, "", nil
 	}
-	grain := max(1, mmIntGrain/(p.k*p.n))
-	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
-		a.run(ins[0], ins[2])
-		b.run(ins[1], ins[3])
-		for off := 0; off < len(bt); off += p.k * p.n {
-			src, dst := b.dst[off:off+p.k*p.n], bt[off:off+p.k*p.n]
-			for q := range p.k {
-				for j := range p.n {
-					dst[j*p.k+q] = src[q*p.n+j]
-				}
-			}
-		}
-		c = tensor.Elems[int32](out.Data)
-		env.For(rows, grain, body)
-		return nil
-	}), "int32", nil
+	p := &int8Product{k: b.Shape[0], n: b.Shape[1], aSigned: a.DType == tensor.I8, bUnsigned: b.DType == tensor.U8, env: env}
+	if a.Shape[a.Shape.Rank()-1] != p.k || p.k == 0 {
+		return nil, "", nil
+	}
+	p.m = a.Shape.NumElements() / p.k
+	switch nz := az.Shape.NumElements(); {
+	case nz == 1:
+	case nz == p.m && az.Shape.Equal(append(a.Shape[:a.Shape.Rank()-1:a.Shape.Rank()-1], 1)):
+		p.zaRows = true
+	default:
+		return nil, "", nil
+	}
+	switch nz := bz.Shape.NumElements(); {
+	case nz == 1:
+	case nz == p.n && bz.Shape[bz.Shape.Rank()-1] == p.n:
+		p.zbCols = true
+	default:
+		return nil, "", nil
+	}
+	v := asm.BestGemmU8S8()
+	g, err := asm.NewGemmU8S8(asm.GemmU8S8Config{M: p.m, N: p.n, K: p.k}, v, asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		return nil, "", err
+	}
+	p.g = g
+	if p.aSigned {
+		p.ua = make([]uint8, p.m*p.k)
+	}
+	if p.bUnsigned {
+		p.sb = make([]int8, p.k*p.n)
+	}
+	p.za, p.zb = make([]int32, max(1, p.m*b2i(p.zaRows))), make([]int32, max(1, p.n*b2i(p.zbCols)))
+	p.rowSums = make([]int32, p.m)
+	if w := weightParam(b); w != nil || b.Op == graph.OpConstant {
+		p.constB, p.version = true, env.WeightsVersion
+	}
+	p.correction = p.correct
+	return sizeChecked(n, p.run), "int8-" + v.Name, nil
 }
 
-// dotInt32 is Σ x[i]·y[i] with int32 wrap-around, four sums interleaved
-// (integer addition is associative, so the order changes nothing).
-func dotInt32(x, y []int32) int32 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
+	return 0
+}
+
+// run computes the product of ins into out.
+func (p *int8Product) run(ins []tensor.Tensor, out tensor.Tensor) error {
+	if err := p.packB(ins[1].Data); err != nil {
+		return err
 	}
-	return s0 + s1 + s2 + s3
+	p.loadZeros(ins[2].Data, ins[3].Data)
+	a := ins[0].Data
+	if p.aSigned {
+		for i, x := range a {
+			p.ua[i] = x ^ 0x80
+		}
+		a = p.ua
+	}
+	p.c = tensor.Elems[int32](out.Data)
+	p.args = asm.GemmU8S8Args{A: a, B: &p.pb, C: p.c, RowSums: p.rowSums}
+	err := p.g.Run(&p.args)
+	p.args = asm.GemmU8S8Args{}
+	if err == nil {
+		p.env.For(p.m, max(1, 4096/max(p.n, 1)), p.correction)
+	}
+	p.c = nil
+	return err
+}
+
+// packB packs B, shifted to int8 when it is U8, unless a constant B is
+// packed already at the current weights version.
+func (p *int8Product) packB(b []byte) error {
+	var v uint64
+	if p.version != nil {
+		v = p.version.Load() // read before packing: a write during it repacks next run
+	}
+	src := unsafe.SliceData(b)
+	if p.constB && p.have && v == p.at && src == p.src {
+		return nil
+	}
+	sb := unsafe.Slice((*int8)(unsafe.Pointer(src)), len(b))
+	if p.bUnsigned {
+		for i, x := range b {
+			p.sb[i] = int8(x ^ 0x80)
+		}
+		sb = p.sb
+	}
+	if err := asm.PackU8S8(&p.pb, sb, p.k, p.n, p.n, false); err != nil {
+		return err
+	}
+	p.have, p.at, p.src = true, v, src
+	return nil
+}
+
+// loadZeros reads the zero points as the GEMM sees its operands: A's
+// raised by 128 when A was shifted to uint8, B's lowered by 128 when B
+// was shifted to int8.
+func (p *int8Product) loadZeros(az, bz []byte) {
+	load := func(dst []int32, z []byte, signed bool, shift int32) {
+		for i := range dst {
+			if signed {
+				dst[i] = int32(int8(z[i])) + shift
+			} else {
+				dst[i] = int32(z[i]) + shift
+			}
+		}
+	}
+	load(p.za, az, p.aSigned, 128*int32(b2i(p.aSigned)))
+	load(p.zb, bz, !p.bUnsigned, -128*int32(b2i(p.bUnsigned)))
+}
+
+// correct applies the zero-point terms to rows [lo, hi) of the result.
+func (p *int8Product) correct(lo, hi int) {
+	k := int32(p.k)
+	cs := p.pb.ColSums()
+	for i := lo; i < hi; i++ {
+		za := p.za[0]
+		if p.zaRows {
+			za = p.za[i]
+		}
+		row, ra := p.c[i*p.n:(i+1)*p.n], p.rowSums[i]
+		if !p.zbCols {
+			zb := p.zb[0]
+			base := k*za*zb - zb*ra
+			if base == 0 && za == 0 {
+				continue
+			}
+			for j := range row {
+				row[j] += base - za*cs[j]
+			}
+			continue
+		}
+		for j := range row {
+			zb := p.zb[j]
+			row[j] += k*za*zb - zb*ra - za*cs[j]
+		}
+	}
 }
