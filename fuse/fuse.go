@@ -120,6 +120,7 @@ var Passes = []Pass{
 	{Name: "simplify", Run: simplify},
 	{Name: "recognise", Run: recognise},
 	{Name: "attention", Run: attention},
+	{Name: "dynamic_quant", Run: dynamicQuant},
 	{Name: "transpose_matmul", Run: transposeIntoMatMul},
 	{Name: "epilogue", Run: epilogues},
 	{Name: "norm", Run: residualNorms},

@@ -101,7 +101,15 @@ func (z *gen) step() {
 			out = 1 + r.IntN(9)
 		}
 		var y *graph.Node
-		switch r.IntN(3) {
+		switch r.IntN(4) {
+		case 3: // dynamically quantized, as ONNX Runtime's quantize_dynamic writes it
+			q, s, zp := g.DynamicQuantizeLinear(x)
+			wz := g.Param(z.name("wz"), tensor.I8)
+			if r.IntN(2) == 0 {
+				wz = g.Param(z.name("wz"), tensor.I8, out)
+			}
+			mi := g.MatMulInteger(q, g.Param(z.name("w"), tensor.I8, h, out), zp, wz)
+			y = g.Mul(g.Cast(mi, tensor.F32), g.Mul(s, g.Param(z.name("ws"), tensor.F32, out)))
 		case 0:
 			y = g.MatMul(x, g.Param(z.name("w"), tensor.F32, h, out))
 		case 1: // a transposed weight, as exported Linear layers store it

@@ -24,9 +24,15 @@ import (
 //	                  residual and post-residual activation, or
 //	                  (Epilogue.Pool2x2) its activation and a 2×2 max
 //	                  pooling
+//	DynQuantMatMul    x, w, wZero, wScale [, bias]: ONNX Runtime's dynamic
+//	                  quantization of a MatMul: DynamicQuantizeLinear(x) →
+//	                  (q, s, z); MatMulInteger(q, w, z, wZero) → I32;
+//	                  Cast to F32, times s·wScale, plus bias. x is F32
+//	                  [..., K], w I8 or U8 [K, N], wZero (w's dtype) and
+//	                  wScale (F32) scalars or [N], bias F32 [N].
 
 // firstFused and lastFused bound the op kinds that only passes make.
-const firstFused, lastFused = OpFusedElementwise, OpFusedConv2D
+const firstFused, lastFused = OpFusedElementwise, OpDynQuantMatMul
 
 // FusedOps lists the op kinds that only fusion passes make.
 func FusedOps() []Op {

@@ -9,7 +9,7 @@ import (
 
 func TestFusedOpsListed(t *testing.T) {
 	fused := FusedOps()
-	if len(fused) != 5 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != OpFusedConv2D {
+	if len(fused) != 6 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != OpDynQuantMatMul {
 		t.Fatalf("FusedOps() = %v", fused)
 	}
 	for _, o := range fused {

@@ -64,6 +64,7 @@ func init() {
 		OpConvInteger:      inferConvInteger,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
+		OpDynQuantMatMul: inferDynQuantMatMul,
 	}
 }
 
@@ -93,6 +94,8 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(3), true
 	case OpMatMulInteger, OpConvInteger:
 		return exactly(4), true
+	case OpDynQuantMatMul:
+		return between(4, 5), true
 	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true
 	case OpLayerNorm:

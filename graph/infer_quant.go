@@ -142,3 +142,32 @@ func inferConvInteger(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error)
 	}
 	return tensor.I32, s, nil
 }
+
+// inferDynQuantMatMul: F32 x [..., K] times a 2-D I8/U8 w [K, N], w's
+// zero point and F32 scale scalars or one per column, an optional F32
+// bias [N]; F32 [..., N].
+func inferDynQuantMatMul(_ *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
+	x, w, wz, ws := ins[0], ins[1], ins[2], ins[3]
+	if x.DType != tensor.F32 || !isQuant8(w.DType) || w.Shape.Rank() != 2 {
+		return 0, nil, fmt.Errorf("x %v%v and w %v%v: want F32 x and a 2-D I8 or U8 w", x.DType, x.Shape, w.DType, w.Shape)
+	}
+	k, n := w.Shape[0], w.Shape[1]
+	if x.Shape.Rank() < 1 || x.Shape[x.Shape.Rank()-1] != k {
+		return 0, nil, fmt.Errorf("x %v does not end in w's K = %d", x.Shape, k)
+	}
+	perColumn := func(v *Node) bool {
+		c := v.Shape.NumElements()
+		return c == 1 && v.Shape.Rank() <= 1 || c == n && v.Shape.Rank() == 1
+	}
+	if wz.DType != w.DType || !perColumn(wz) || ws.DType != tensor.F32 || !perColumn(ws) {
+		return 0, nil, fmt.Errorf("w's zero point %v%v and scale %v%v: want %v and F32, scalars or [%d]", wz.DType, wz.Shape, ws.DType, ws.Shape, w.DType, n)
+	}
+	if len(ins) == 5 {
+		if b := ins[4]; b.DType != tensor.F32 || !b.Shape.Equal(tensor.Shape{n}) {
+			return 0, nil, fmt.Errorf("bias %v%v: want F32 [%d]", b.DType, b.Shape, n)
+		}
+	}
+	out := append(tensor.Shape{}, x.Shape...)
+	out[len(out)-1] = n
+	return tensor.F32, out, nil
+}

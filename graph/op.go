@@ -166,6 +166,7 @@ const (
 	OpAddLayerNorm     // LayerNorm(x + r): x, r, optional scale and bias
 	OpAddRMSNorm       // RMSNorm(x + r): x, r, optional scale
 	OpFusedConv2D      // Conv2D with Attrs.Epilogue
+	OpDynQuantMatMul   // dynamically quantized x times int8 w, dequantized, + bias
 
 	// User ops (last, so that no op's value shifts).
 	OpCustom // Attrs.Custom: an op with the user's own kernels (custom.go)
@@ -205,7 +206,7 @@ var opNames = [numOps]string{
 	OpQuantizeLinear: "QuantizeLinear", OpDequantizeLinear: "DequantizeLinear",
 	OpDynamicQuantizeLinear: "DynamicQuantizeLinear", OpMatMulInteger: "MatMulInteger", OpConvInteger: "ConvInteger",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
-	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpCustom: "Custom",
+	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpDynQuantMatMul: "DynQuantMatMul", OpCustom: "Custom",
 }
 
 func (o Op) String() string {

@@ -84,12 +84,21 @@ func prepareMatMulIntegerFast(n *graph.Node, env Env) (Kernel, string, error) {
 	default:
 		return nil, "", nil
 	}
-	v := asm.BestGemmU8S8()
-	g, err := asm.NewGemmU8S8(asm.GemmU8S8Config{M: p.m, N: p.n, K: p.k}, v, asm.Par{For: env.For, Threads: env.Threads})
-	if err != nil {
+	if err := p.plan(env, weightParam(b) != nil || b.Op == graph.OpConstant); err != nil {
 		return nil, "", err
 	}
-	p.g = g
+	p.correction = p.correct
+	return sizeChecked(n, p.run), "int8-" + p.g.Variant().Name, nil
+}
+
+// plan prepares the GEMM and the scratch for p's sizes and forms; constB
+// says B is a param or constant (packed once per weights version).
+func (p *int8Product) plan(env Env, constB bool) error {
+	g, err := asm.NewGemmU8S8(asm.GemmU8S8Config{M: p.m, N: p.n, K: p.k}, asm.BestGemmU8S8(), asm.Par{For: env.For, Threads: env.Threads})
+	if err != nil {
+		return err
+	}
+	p.g, p.env = g, env
 	if p.aSigned {
 		p.ua = make([]uint8, p.m*p.k)
 	}
@@ -98,11 +107,10 @@ func prepareMatMulIntegerFast(n *graph.Node, env Env) (Kernel, string, error) {
 	}
 	p.za, p.zb = make([]int32, max(1, p.m*b2i(p.zaRows))), make([]int32, max(1, p.n*b2i(p.zbCols)))
 	p.rowSums = make([]int32, p.m)
-	if w := weightParam(b); w != nil || b.Op == graph.OpConstant {
+	if constB {
 		p.constB, p.version = true, env.WeightsVersion
 	}
-	p.correction = p.correct
-	return sizeChecked(n, p.run), "int8-" + v.Name, nil
+	return nil
 }
 
 func b2i(b bool) int {
@@ -125,7 +133,13 @@ func (p *int8Product) run(ins []tensor.Tensor, out tensor.Tensor) error {
 		}
 		a = p.ua
 	}
-	p.c = tensor.Elems[int32](out.Data)
+	return p.product(a, tensor.Elems[int32](out.Data))
+}
+
+// product runs the GEMM of a (uint8) and the packed B into c, then the
+// correction over its rows.
+func (p *int8Product) product(a []uint8, c []int32) error {
+	p.c = c
 	p.args = asm.GemmU8S8Args{A: a, B: &p.pb, C: p.c, RowSums: p.rowSums}
 	err := p.g.Run(&p.args)
 	p.args = asm.GemmU8S8Args{}
@@ -180,9 +194,16 @@ func (p *int8Product) loadZeros(az, bz []byte) {
 
 // correct applies the zero-point terms to rows [lo, hi) of the result.
 func (p *int8Product) correct(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		p.correctRow(i)
+	}
+}
+
+// correctRow applies the zero-point terms to row i of the result.
+func (p *int8Product) correctRow(i int) {
 	k := int32(p.k)
 	cs := p.pb.ColSums()
-	for i := lo; i < hi; i++ {
+	{
 		za := p.za[0]
 		if p.zaRows {
 			za = p.za[i]
@@ -192,12 +213,12 @@ func (p *int8Product) correct(lo, hi int) {
 			zb := p.zb[0]
 			base := k*za*zb - zb*ra
 			if base == 0 && za == 0 {
-				continue
+				return
 			}
 			for j := range row {
 				row[j] += base - za*cs[j]
 			}
-			continue
+			return
 		}
 		for j := range row {
 			zb := p.zb[j]

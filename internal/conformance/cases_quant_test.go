@@ -72,5 +72,19 @@ func quantCases() []opCase {
 		{graph.OpConvInteger, "u8·u8 no zero points", func(b *builder) {
 			b.out(b.g.ConvInteger(u8(b, 1, 2, 5, 5), u8(b, 3, 2, 3, 3), nil, nil, graph.ConvOpts{}))
 		}},
+		// ONNX Runtime's dynamic quantization of a MatMul, fused.
+		{graph.OpDynQuantMatMul, "i8 weights per column, bias", func(b *builder) {
+			q, s, z := b.g.DynamicQuantizeLinear(b.x(2, 5, 70))
+			mi := b.g.MatMulInteger(q, i8(b, 70, 9), z, i8(b, 9))
+			y := b.g.Mul(b.g.Cast(mi, tensor.F32), b.g.Mul(s, b.ranged(tensor.F32, 0.001, 0.05, 9)))
+			b.out(b.g.Add(y, b.x(9)))
+			b.fused(graph.OpDynQuantMatMul)
+		}},
+		{graph.OpDynQuantMatMul, "u8 weights scalar, scale first", func(b *builder) {
+			q, s, z := b.g.DynamicQuantizeLinear(b.ranged(tensor.F32, -3, 1, 4, 33))
+			mi := b.g.MatMulInteger(q, u8(b, 33, 17), z, u8(b))
+			b.out(b.g.Mul(b.g.Mul(b.ranged(tensor.F32, 0.01, 0.1), s), b.g.Cast(mi, tensor.F32)))
+			b.fused(graph.OpDynQuantMatMul)
+		}},
 	}
 }

@@ -90,6 +90,8 @@ var unsupported = []gap{
 	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpDynQuantMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

@@ -184,7 +184,7 @@ var describers = func() map[graph.Op]describer {
 	add(KindNMS, every(NMSOf), graph.OpNonMaxSuppression)
 	add(KindDet, every(DetOf), graph.OpDet)
 	add(KindQuantize, every(QuantizeOf), graph.OpQuantizeLinear, graph.OpDequantizeLinear, graph.OpDynamicQuantizeLinear)
-	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger)
+	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul)
 	return m
 }()
 

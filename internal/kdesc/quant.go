@@ -58,12 +58,18 @@ type IntProduct struct {
 	Out    []int
 }
 
-// IntProductOf describes a MatMulInteger or ConvInteger node.
+// IntProductOf describes a MatMulInteger, ConvInteger or DynQuantMatMul
+// node (for the last, A is the F32 x its kernel quantizes, AZero empty
+// and BZero w's zero point).
 func IntProductOf(name string, n *graph.Node) (*IntProduct, error) {
-	if n.Op != graph.OpMatMulInteger && n.Op != graph.OpConvInteger {
+	if n.Op != graph.OpMatMulInteger && n.Op != graph.OpConvInteger && n.Op != graph.OpDynQuantMatMul {
 		return nil, fmt.Errorf("%s: %v is not an integer product", name, n.Op)
 	}
 	in := n.Inputs
+	if n.Op == graph.OpDynQuantMatMul {
+		return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
+			BZero: in[2].Shape, Out: n.Shape}, nil
+	}
 	return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
 		AZero: in[2].Shape, BZero: in[3].Shape, Out: n.Shape}, nil
 }

@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// DynQuantMatMul (graph/fused.go) is ONNX Runtime's dynamically quantized
+// MatMul as one kernel:
+//
+//	(q, s, z) = DynamicQuantizeLinear(x)
+//	y = float32(MatMulInteger(q, w, z, wZero)) · (s·wScale) + bias
+//
+// Both kernels compute each step as the ops they replace do (the same
+// quantization, exact int32 sums, float32 rounding of the sum, then the
+// float32 product and sum), so the fused node has the bits of the
+// subgraph it replaces. The fast kernel quantizes x's rows straight into
+// the int8 GEMM's operand and dequantizes each finished row in place.
+
+func init() {
+	Register(Entry{Op: graph.OpDynQuantMatMul, DTypes: []tensor.DType{tensor.F32}, Reference: prepareDynQuantMatMul})
+	RegisterFast(graph.OpDynQuantMatMul, prepareDynQuantMatMulFast)
+}
+
+// dynQuantGeom is a DynQuantMatMul node's sizes: x is m×k, w k×n.
+type dynQuantGeom struct {
+	m, k, n       int
+	zCols, sCols  bool // w's zero point and scale are one per column
+	bias, wSigned bool
+}
+
+func dynQuantGeomOf(n *graph.Node) (dynQuantGeom, error) {
+	if len(n.Inputs) < 4 || len(n.Inputs) > 5 || n.DType != tensor.F32 {
+		return dynQuantGeom{}, fmt.Errorf("%d inputs and result %v, want 4 or 5 and f32", len(n.Inputs), n.DType)
+	}
+	w := n.Inputs[1]
+	if w.Shape.Rank() != 2 || !slices.Contains(quant8, w.DType) || n.Inputs[0].DType != tensor.F32 {
+		return dynQuantGeom{}, fmt.Errorf("x %v and w %v%v: want f32 and a 2-D i8 or u8", n.Inputs[0].DType, w.DType, w.Shape)
+	}
+	d := dynQuantGeom{k: w.Shape[0], n: w.Shape[1], bias: len(n.Inputs) == 5, wSigned: w.DType == tensor.I8}
+	if d.k == 0 {
+		return dynQuantGeom{}, fmt.Errorf("w %v has no depth", w.Shape)
+	}
+	d.m = n.Inputs[0].Shape.NumElements() / d.k
+	d.zCols, d.sCols = n.Inputs[2].Shape.NumElements() > 1, n.Inputs[3].Shape.NumElements() > 1
+	return d, nil
+}
+
+// zeroAt is w's zero point for column j as an integer.
+func (d *dynQuantGeom) zeroAt(z []byte, j int) int32 {
+	if !d.zCols {
+		j = 0
+	}
+	if d.wSigned {
+		return int32(int8(z[j]))
+	}
+	return int32(z[j])
+}
+
+// dequant finishes row i of the product: float32(sum) · (s·wScale[j]) +
+// bias[j], as Cast, Mul and Add round it.
+func (d *dynQuantGeom) dequant(y []float32, sums []int32, s float32, ws, bias []float32) {
+	for j, v := range sums {
+		sc := ws[0]
+		if d.sCols {
+			sc = ws[j]
+		}
+		// The conversions round each product, so no fused multiply-add
+		// (arm64, GOAMD64=v3) merges it with the bias add.
+		r := float32(float32(v) * float32(s*sc))
+		if d.bias {
+			r += bias[j]
+		}
+		y[j] = r
+	}
+}
+
+// quantizeRow writes x's dynamic quantization with scale s and zero point
+// z into q, as DynamicQuantizeLinear does.
+func quantizeRow(q []uint8, x []float32, s float32, z uint8) {
+	for i, v := range x {
+		q[i] = uint8(quantizeOne(float64(v/s), float64(z), 0, 255))
+	}
+}
+
+func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
+	d, err := dynQuantGeomOf(n)
+	if err != nil {
+		return nil, err
+	}
+	q := make([]uint8, d.m*d.k)
+	sums := make([]int32, d.n)
+	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
+		x, w, wz := tensor.Elems[float32](ins[0].Data), ins[1].Data, ins[2].Data
+		ws, y := tensor.Elems[float32](ins[3].Data), tensor.Elems[float32](out.Data)
+		var bias []float32
+		if d.bias {
+			bias = tensor.Elems[float32](ins[4].Data)
+		}
+		s, z := DynamicQuantParams(x)
+		quantizeRow(q, x, s, z)
+		for i := range d.m {
+			for j := range sums {
+				zb, acc := d.zeroAt(wz, j), int32(0)
+				for p := range d.k {
+					wv := int32(w[p*d.n+j])
+					if d.wSigned {
+						wv = int32(int8(w[p*d.n+j]))
+					}
+					acc += (int32(q[i*d.k+p]) - int32(z)) * (wv - zb)
+				}
+				sums[j] = acc
+			}
+			d.dequant(y[i*d.n:(i+1)*d.n], sums, s, ws, bias)
+		}
+		return nil
+	}), nil
+}
+
+// dynQuantFast is the fast DynQuantMatMul: x's quantization written
+// straight into the int8 GEMM's uint8 operand, the sums into the output's
+// bytes as int32, then each row corrected and dequantized in place.
+type dynQuantFast struct {
+	d                dynQuantGeom
+	p                int8Product
+	q                []uint8
+	x                []float32
+	y                []float32
+	ws, bias         []float32
+	s                float32
+	z                uint8
+	quantize, finish func(lo, hi int)
+	// Per run, per column: the zero-point terms that do not depend on
+	// the row (K·za·zb − za·Σ_p w), w's zero point and the scale s·wScale.
+	colTerm, colZero []int32
+	colScale         []float32
+}
+
+func prepareDynQuantMatMulFast(n *graph.Node, env Env) (Kernel, string, error) {
+	d, err := dynQuantGeomOf(n)
+	if err != nil {
+		return nil, "", err
+	}
+	f := &dynQuantFast{d: d, q: make([]uint8, d.m*d.k)}
+	f.p = int8Product{m: d.m, k: d.k, n: d.n, bUnsigned: !d.wSigned, zbCols: d.zCols}
+	w := n.Inputs[1]
+	if err := f.p.plan(env, weightParam(w) != nil || w.Op == graph.OpConstant); err != nil {
+		return nil, "", err
+	}
+	f.p.correction = f.finishRows
+	f.quantize = f.quantizeRows
+	f.colTerm, f.colZero, f.colScale = make([]int32, d.n), make([]int32, d.n), make([]float32, d.n)
+	return sizeChecked(n, f.run), "int8-" + f.p.g.Variant().Name, nil
+}
+
+func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
+	d := &f.d
+	if err := f.p.packB(ins[1].Data); err != nil {
+		return err
+	}
+	f.x, f.y = tensor.Elems[float32](ins[0].Data), tensor.Elems[float32](out.Data)
+	f.ws, f.bias = tensor.Elems[float32](ins[3].Data), nil
+	if d.bias {
+		f.bias = tensor.Elems[float32](ins[4].Data)
+	}
+	defer func() { f.x, f.y, f.ws, f.bias = nil, nil, nil, nil }()
+	f.s, f.z = DynamicQuantParams(f.x)
+	f.p.loadZeros([]byte{f.z}, ins[2].Data)
+	f.p.env.For(d.m, max(1, 8192/d.k), f.quantize)
+	za, k, cs := int32(f.z), int32(d.k), f.p.pb.ColSums()
+	for j := range d.n {
+		zb, sc := f.p.zb[0], f.ws[0]
+		if d.zCols {
+			zb = f.p.zb[j]
+		}
+		if d.sCols {
+			sc = f.ws[j]
+		}
+		f.colTerm[j], f.colZero[j], f.colScale[j] = k*za*zb-za*cs[j], zb, float32(f.s*sc)
+	}
+	// The sums go into the output's bytes: each row is read as int32 and
+	// written back as float32 by finishRows.
+	return f.p.product(f.q, tensor.Elems[int32](out.Data))
+}
+
+// quantizeRows quantizes rows [lo, hi) of x.
+func (f *dynQuantFast) quantizeRows(lo, hi int) {
+	k := f.d.k
+	quantizeRow(f.q[lo*k:hi*k], f.x[lo*k:hi*k], f.s, f.z)
+}
+
+// finishRows corrects rows [lo, hi) of the sums for the zero points and
+// dequantizes them in place: float32(sum + K·za·zb − za·Σw − zb·Σq) ·
+// (s·wScale) + bias, each step rounded as the unfused ops round it.
+func (f *dynQuantFast) finishRows(lo, hi int) {
+	n := f.d.n
+	for i := lo; i < hi; i++ {
+		sums, y, ra := f.p.c[i*n:(i+1)*n], f.y[i*n:(i+1)*n], f.p.rowSums[i]
+		ct, cz, sc := f.colTerm[:n], f.colZero[:n], f.colScale[:n]
+		if f.d.bias {
+			b := f.bias[:n]
+			for j, v := range sums {
+				y[j] = float32(float32(v+ct[j]-cz[j]*ra)*sc[j]) + b[j] // rounded before the add: no FMA
+			}
+			continue
+		}
+		for j, v := range sums {
+			y[j] = float32(v+ct[j]-cz[j]*ra) * sc[j]
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// TestDynQuantMatMul: the fused node's reference and fast kernels give
+// the bits of the subgraph it stands for (DynamicQuantizeLinear,
+// MatMulInteger, Cast, the scales' Mul, Mul, Add) run by the reference
+// interpreter, over I8 and U8 weights, scalar and per-column zero points
+// and scales, with and without a bias, a batched x, an x holding a NaN
+// (quantized to the zero point) and a constant x (an empty range).
+func TestDynQuantMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 3))
+	for _, s := range [][3]int{{1, 8, 3}, {5, 70, 9}, {33, 300, 64}} {
+		for _, wdt := range quant8 {
+			for form := range 4 { // bit 0: per-column zero and scale; bit 1: bias
+				for xk := range 3 { // 0 random, 1 with a NaN, 2 constant
+					name := fmt.Sprintf("%v/%v/form%d/x%d", s, wdt, form, xk)
+					t.Run(name, func(t *testing.T) { checkDynQuant(t, r, s[0], s[1], s[2], wdt, form&1 != 0, form&2 != 0, xk) })
+				}
+			}
+		}
+	}
+}
+
+func checkDynQuant(t *testing.T, r *rand.Rand, m, k, n int, wdt tensor.DType, perCol, bias bool, xk int) {
+	g := graph.New()
+	xdims := []int{m, k}
+	if m == 5 {
+		xdims = []int{1, m, k}
+	}
+	x := g.Input("x", tensor.F32, xdims...)
+	w := g.Param("w", wdt, k, n)
+	cols := []int{}
+	if perCol {
+		cols = []int{n}
+	}
+	wz, ws := g.Input("wz", wdt, cols...), g.Input("ws", tensor.F32, cols...)
+	q, xs, xz := g.DynamicQuantizeLinear(x)
+	y := g.Mul(g.Cast(g.MatMulInteger(q, w, xz, wz), tensor.F32), g.Mul(xs, ws))
+	ins := []*graph.Node{x, w, wz, ws}
+	feeds := map[string]tensor.Tensor{
+		"x": tensor.New(tensor.F32, xdims...), "w": q8Rand(r, wdt, 0, k, n), "wz": q8Rand(r, wdt, 0, cols...),
+		"ws": tensor.New(tensor.F32, cols...),
+	}
+	for i := range feeds["x"].F32() {
+		switch xk {
+		case 2:
+			feeds["x"].F32()[i] = 0.75
+		default:
+			feeds["x"].F32()[i] = float32(r.NormFloat64() * 3)
+		}
+	}
+	if xk == 1 {
+		feeds["x"].F32()[k/2] = float32(math.NaN())
+	}
+	for i := range feeds["ws"].F32() {
+		feeds["ws"].F32()[i] = float32(0.001 + 0.05*r.Float64())
+	}
+	if bias {
+		b := g.Input("b", tensor.F32, n)
+		y = g.Add(y, b)
+		ins = append(ins, b)
+		feeds["b"] = tensor.New(tensor.F32, n)
+		for i := range feeds["b"].F32() {
+			feeds["b"].F32()[i] = float32(r.NormFloat64())
+		}
+	}
+	g.Output(y)
+	fused, err := g.Insert(graph.OpDynQuantMatMul, graph.Attrs{}, ins...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Interpret(g, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]tensor.Tensor, len(ins))
+	for i, in := range ins {
+		args[i] = feeds[in.Name]
+	}
+	ref := hcRun(t, fused, args...)
+	fast, variant := fastRun(t, fused, parEnv(3), args...)
+	for i, v := range want[0].F32() {
+		w := math.Float32bits(v)
+		if math.Float32bits(float32(ref[i])) != w || math.Float32bits(float32(fast[i])) != w {
+			t.Fatalf("element %d: reference %v, fast (%s) %v, want %v (the unfused subgraph)", i, ref[i], variant, fast[i], v)
+		}
+	}
+}
+
+// BenchmarkDynQuantMatMul runs the fused dynamically quantized product
+// next to the float32 MatMul of the same shape (the fast kernels, one
+// thread) at BERT-base-like shapes; x-f32 is the f32 product's time over
+// the fused one's, measured just before it (>1: the int8 path is faster).
+func BenchmarkDynQuantMatMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(24, 4))
+	for _, s := range [][3]int{{128, 384, 384}, {128, 384, 1536}, {128, 1536, 384}, {1, 768, 768}} {
+		m, k, n := s[0], s[1], s[2]
+		x := tensor.New(tensor.F32, m, k)
+		for i := range x.F32() {
+			x.F32()[i] = float32(r.NormFloat64())
+		}
+		wf := tensor.New(tensor.F32, k, n)
+		for i := range wf.F32() {
+			wf.F32()[i] = float32(r.NormFloat64() * 0.05)
+		}
+		g := graph.New()
+		xi, wfi := g.Input("x", tensor.F32, m, k), g.Param("wf", tensor.F32, k, n)
+		mm := g.MatMul(xi, wfi)
+		w8, wz, ws := g.Param("w", tensor.I8, k, n), g.Param("wz", tensor.I8), g.Param("ws", tensor.F32)
+		dq, err := g.Insert(graph.OpDynQuantMatMul, graph.Attrs{}, xi, w8, wz, ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var f32ns float64
+		for _, c := range []struct {
+			name string
+			n    *graph.Node
+			ins  []tensor.Tensor
+			out  tensor.Tensor
+		}{
+			{"f32", mm, []tensor.Tensor{x, wf}, tensor.New(tensor.F32, m, n)},
+			{"int8", dq, []tensor.Tensor{x, q8Rand(r, tensor.I8, 0, k, n), q8Rand(r, tensor.I8, 0), tensor.New(tensor.F32)}, tensor.New(tensor.F32, m, n)},
+		} {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, k, n, c.name), func(b *testing.B) {
+				kern, _, err := PrepareFast(c.n, Serial)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if err := kern(c.ins, c.out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				if c.name == "f32" {
+					f32ns = ns
+				} else if f32ns > 0 {
+					b.ReportMetric(f32ns/ns, "x-f32")
+				}
+				b.ReportMetric(2*float64(m*k*n)/ns, "GOPS")
+			})
+		}
+	}
+}
