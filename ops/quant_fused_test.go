@@ -151,3 +151,30 @@ func BenchmarkDynQuantMatMul(b *testing.B) {
 		}
 	}
 }
+
+// TestQuantizeRow: the float32 rounding of quantizeRow agrees with
+// quantizeOne (float64 math.RoundToEven) on every float32 quotient's
+// neighbourhood that matters: all halves and their float32 neighbours up
+// to ±600, a sweep of random quotients, ±Inf, NaN, ±0, over zero points
+// 0, 1, 128, 254 and 255.
+func TestQuantizeRow(t *testing.T) {
+	var xs []float32
+	for h := -1200; h <= 1200; h++ {
+		v := float32(h) / 2
+		xs = append(xs, v, math.Nextafter32(v, float32(math.Inf(1))), math.Nextafter32(v, float32(math.Inf(-1))))
+	}
+	r := rand.New(rand.NewPCG(24, 5))
+	for range 20000 {
+		xs = append(xs, float32(r.NormFloat64()*300), math.Float32frombits(r.Uint32()))
+	}
+	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)), 1e30, -1e30, 4194303.5, -4194303.5)
+	q := make([]uint8, len(xs))
+	for _, z := range []uint8{0, 1, 128, 254, 255} {
+		quantizeRow(q, xs, 1, z)
+		for i, v := range xs {
+			if want := uint8(quantizeOne(float64(v), float64(z), 0, 255)); q[i] != want {
+				t.Fatalf("z %d: quantizeRow(%v) = %d, want %d", z, v, q[i], want)
+			}
+		}
+	}
+}
