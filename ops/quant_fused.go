@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -79,28 +80,10 @@ func (d *dynQuantGeom) dequant(y []float32, sums []int32, s float32, ws, bias []
 }
 
 // quantizeRow writes x's dynamic quantization with scale s and zero point
-// z into q, as DynamicQuantizeLinear does (quantizeOne of v/s): rounding
-// half to even in float32 by adding and subtracting 1.5·2²³ (exact for
-// |v/s| < 2²²; quotients past ±512 saturate whatever z is), a NaN
-// quotient giving z.
+// z into q, as DynamicQuantizeLinear does (quantizeOne of v/s), on the
+// vector kernel of the best row variant (asm.QuantizeU8).
 func quantizeRow(q []uint8, x []float32, s float32, z uint8) {
-	const magic = 1.5 * (1 << 23)
-	zf := float32(z)
-	for i, v := range x {
-		r := v / s
-		switch {
-		case r != r:
-			q[i] = z
-		case r >= 512:
-			q[i] = 255
-		case r <= -512:
-			q[i] = 0
-		default:
-			// The conversions keep each step rounded to float32.
-			f := float32(float32(float32(r+magic)-magic) + zf)
-			q[i] = uint8(min(max(f, 0), 255))
-		}
-	}
+	_ = asm.QuantizeU8(nil, q, x, s, z) // q holds len(x) bytes: no error
 }
 
 func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
