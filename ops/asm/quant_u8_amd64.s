@@ -60,3 +60,46 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// quantizeU8AVX2 (quant_u8.go): eight values a step, n a multiple of 8
+// (the caller runs the rest through the twin). The same steps as
+// quantizeU8AVX512 on ymm: VROUNDPS $0 rounds half to even, VBLENDVPS
+// puts z in the NaN lanes, and the saturating packs narrow the exact
+// integers in [0, 255] to bytes.
+
+// func quantizeU8AVX2(q *uint8, x *float32, n int, s, z float32)
+TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-32
+	MOVQ         q+0(FP), PQ
+	MOVQ         x+8(FP), PX
+	MOVQ         n+16(FP), N
+	VBROADCASTSS s+24(FP), Y14
+	VBROADCASTSS z+28(FP), Y15
+	VXORPS       Y12, Y12, Y12
+	MOVL         $0x437f0000, TMP // 255.0
+	MOVL         TMP, X13
+	VBROADCASTSS X13, Y13
+
+loop8:
+	CMPQ         N, $8
+	JLT          done8
+	VMOVUPS      (PX), Y0
+	VDIVPS       Y14, Y0, Y0      // r = x / s
+	VROUNDPS     $0, Y0, Y1       // nearest, ties to even
+	VADDPS       Y15, Y1, Y1      // + z
+	VMAXPS       Y12, Y1, Y1      // >= 0
+	VMINPS       Y13, Y1, Y1      // <= 255
+	VCMPPS       $3, Y0, Y0, Y2   // r is NaN
+	VBLENDVPS    Y2, Y15, Y1, Y1  // then z
+	VCVTPS2DQ    Y1, Y1
+	VEXTRACTI128 $1, Y1, X3
+	VPACKUSDW    X3, X1, X1       // eight words
+	VPACKUSWB    X1, X1, X1       // eight bytes
+	MOVQ         X1, (PQ)
+	ADDQ         $32, PX
+	ADDQ         $8, PQ
+	SUBQ         $8, N
+	JMP          loop8
+
+done8:
+	VZEROUPPER
+	RET
