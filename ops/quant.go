@@ -216,6 +216,12 @@ func DynamicQuantParams(x []float32) (scale float32, zero uint8) {
 			hi = v
 		}
 	}
+	return dynamicParamsOfRange(lo, hi)
+}
+
+// dynamicParamsOfRange is DynamicQuantParams' scale and zero point for
+// the range [lo, hi] (lo <= 0 <= hi, a zero as +0).
+func dynamicParamsOfRange(lo, hi float32) (scale float32, zero uint8) {
 	span := hi - lo
 	if hi == lo {
 		span = 1

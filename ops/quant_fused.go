@@ -79,6 +79,21 @@ func (d *dynQuantGeom) dequant(y []float32, sums []int32, s float32, ws, bias []
 	}
 }
 
+// dynamicQuantParamsFast is DynamicQuantParams with the range found by
+// the row kernels' Max and Min: for x without NaN they are the largest
+// and smallest elements, which the reference's comparisons find too (a
+// -0 extreme is made +0, as the reference's range, starting at +0, never
+// holds -0); x with a NaN takes the reference's loop, which skips it.
+func dynamicQuantParamsFast(x []float32) (scale float32, zero uint8) {
+	k := asm.BestRows()
+	hi, lo := k.Max(x), k.Min(x)
+	if hi != hi || lo != lo {
+		return DynamicQuantParams(x)
+	}
+	lo, hi = min(lo, 0)+0, max(hi, 0)+0 // +0 turns a -0 into +0
+	return dynamicParamsOfRange(lo, hi)
+}
+
 // quantizeRow writes x's dynamic quantization with scale s and zero point
 // z into q, as DynamicQuantizeLinear does (quantizeOne of v/s), on the
 // vector kernel of the best row variant (asm.QuantizeU8).
@@ -167,7 +182,7 @@ func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
 		f.bias = tensor.Elems[float32](ins[4].Data)
 	}
 	defer func() { f.x, f.y, f.ws, f.bias = nil, nil, nil, nil }()
-	f.s, f.z = DynamicQuantParams(f.x)
+	f.s, f.z = dynamicQuantParamsFast(f.x)
 	f.p.loadZeros([]byte{f.z}, ins[2].Data)
 	f.p.env.For(d.m, max(1, 8192/d.k), f.quantize)
 	za, k, cs := int32(f.z), int32(d.k), f.p.pb.ColSums()

@@ -15,13 +15,14 @@ import (
 // MatMulInteger, Cast, the scales' Mul, Mul, Add) run by the reference
 // interpreter, over I8 and U8 weights, scalar and per-column zero points
 // and scales, with and without a bias, a batched x, an x holding a NaN
-// (quantized to the zero point) and a constant x (an empty range).
+// (quantized to the zero point), a constant x (an empty range), a
+// non-positive x with -0 elements and an x of signed zeros.
 func TestDynQuantMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 3))
 	for _, s := range [][3]int{{1, 8, 3}, {5, 70, 9}, {33, 300, 64}} {
 		for _, wdt := range quant8 {
 			for form := range 4 { // bit 0: per-column zero and scale; bit 1: bias
-				for xk := range 3 { // 0 random, 1 with a NaN, 2 constant
+				for xk := range 5 { // 0 random, 1 with a NaN, 2 constant, 3 non-positive with -0, 4 signed zeros
 					name := fmt.Sprintf("%v/%v/form%d/x%d", s, wdt, form, xk)
 					t.Run(name, func(t *testing.T) { checkDynQuant(t, r, s[0], s[1], s[2], wdt, form&1 != 0, form&2 != 0, xk) })
 				}
@@ -54,6 +55,13 @@ func checkDynQuant(t *testing.T, r *rand.Rand, m, k, n int, wdt tensor.DType, pe
 		switch xk {
 		case 2:
 			feeds["x"].F32()[i] = 0.75
+		case 3:
+			feeds["x"].F32()[i] = float32(-math.Abs(r.NormFloat64() * 3))
+			if i%5 == 0 {
+				feeds["x"].F32()[i] = float32(math.Copysign(0, -1))
+			}
+		case 4:
+			feeds["x"].F32()[i] = float32(math.Copysign(0, float64(i%2)-0.5))
 		default:
 			feeds["x"].F32()[i] = float32(r.NormFloat64() * 3)
 		}
