@@ -10,7 +10,6 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-
 // TestMatMulIntegerFast checks the CPU paths (the int8 GEMM where it
 // takes the node, the int32 path always) bit for bit against the
 // reference: both dtype pairings, per-row and per-column zero points,
