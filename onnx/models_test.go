@@ -30,16 +30,34 @@ func TestExportedModels(t *testing.T) {
 // PyTorch's (out_<name>.npy) by closeToTorch with rel.
 func checkAgainstTorch(t *testing.T, dir string, rel float64) {
 	t.Helper()
+	cg, outs := runModelDir(t, dir, kiln.Options{})
+	for i, info := range cg.Outputs() {
+		want, err := npy.ReadFile(filepath.Join(dir, "out_"+info.Name+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tensor.Tensor{DType: outs[i].DType, Shape: outs[i].Shape, Data: outs[i].Data}
+		if err := closeToTorch(got, want, rel); err != nil {
+			t.Errorf("output %q: %v", info.Name, err)
+		}
+	}
+}
+
+// runModelDir imports dir/model.onnx, compiles it for the CPU with opts
+// (both closed when the test ends), sets its weights and runs it on the
+// inputs saved beside it (in_<name>.npy).
+func runModelDir(t *testing.T, dir string, opts kiln.Options) (*kiln.CompiledGraph, []kiln.TypedOutput) {
+	t.Helper()
 	m, err := Load(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	cg, err := kiln.NewSession(kiln.CPU).Compile(m.Graph)
+	t.Cleanup(func() { m.Close() })
+	cg, err := kiln.NewSession(kiln.CPU).WithOptions(opts).Compile(m.Graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cg.Close()
+	t.Cleanup(func() { cg.Close() })
 	if err := m.SetParams(cg); err != nil {
 		t.Fatal(err)
 	}
@@ -55,16 +73,7 @@ func checkAgainstTorch(t *testing.T, dir string, rel float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, info := range cg.Outputs() {
-		want, err := npy.ReadFile(filepath.Join(dir, "out_"+info.Name+".npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := tensor.Tensor{DType: outs[i].DType, Shape: outs[i].Shape, Data: outs[i].Data}
-		if err := closeToTorch(got, want, rel); err != nil {
-			t.Errorf("output %q: %v", info.Name, err)
-		}
-	}
+	return cg, outs
 }
 
 // closeToTorch checks |got - want| <= rel·(|want| + rms(want)) for every

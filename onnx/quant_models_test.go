@@ -39,19 +39,7 @@ func TestDynamicQuantizedModels(t *testing.T) {
 // runQuantModel runs dir's model with opts and checks its outputs against
 // ONNX Runtime's (out_*.npy) and the float model's (float_*.npy).
 func runQuantModel(t *testing.T, dir string, opts kiln.Options) []tensor.Tensor {
-	m, err := Load(filepath.Join(dir, "model.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	cg, err := kiln.NewSession(kiln.CPU).WithOptions(opts).Compile(m.Graph)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.Close()
-	if err := m.SetParams(cg); err != nil {
-		t.Fatal(err)
-	}
+	cg, outs := runModelDir(t, dir, opts)
 	if opts.Fuse == nil || !opts.Fuse.Disabled["dynamic_quant"] {
 		products := 0
 		for v, c := range cg.Stats().Variants {
@@ -62,18 +50,6 @@ func runQuantModel(t *testing.T, dir string, opts kiln.Options) []tensor.Tensor 
 		if products == 0 {
 			t.Errorf("no DynQuantMatMul on the int8 GEMM: %v", cg.Stats().Variants)
 		}
-	}
-	var ins []kiln.TypedInput
-	for _, in := range cg.Inputs() {
-		v, err := npy.ReadFile(filepath.Join(dir, "in_"+in.Name+".npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, kiln.TypedInput{Name: in.Name, Data: v.Data, DType: v.DType})
-	}
-	outs, err := cg.RunTyped(ins...)
-	if err != nil {
-		t.Fatal(err)
 	}
 	var got []tensor.Tensor
 	for i, info := range cg.Outputs() {

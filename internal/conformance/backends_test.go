@@ -156,7 +156,11 @@ func outputs(p *prepared, regions [][]byte) [][]byte {
 // runPTX lowers each case for CUDA (cuda.Lower: the backend's own
 // lowering, copies and custom kernels included) and runs its steps on
 // the PTX emulator.
-func runPTX(t *testing.T, ps []*prepared) [][]result {
+func runPTX(t *testing.T, ps []*prepared) [][]result { return runLowered(ps, runSteps) }
+
+// runLowered lowers each case for CUDA and runs its module and steps over
+// the case's regions with run (the emulator, or a device).
+func runLowered(ps []*prepared, run func(module string, steps []cuda.Step, regions [][]byte) error) [][]result {
 	out := make([][]result, len(ps))
 	for i, p := range ps {
 		if p.err != nil {
@@ -168,7 +172,7 @@ func runPTX(t *testing.T, ps []*prepared) [][]result {
 			continue
 		}
 		regions := image(p)
-		err = runSteps(module, steps, regions)
+		err = run(module, steps, regions)
 		out[i] = []result{{outs: outputs(p, regions), runErr: err}}
 	}
 	return out

@@ -34,7 +34,6 @@ func cudaRequired() bool { return os.Getenv("KILN_TEST_REQUIRE_GPU") == "1" }
 
 // runCUDA lowers each case for CUDA and runs its steps on cuda:0.
 func runCUDA(t *testing.T, ps []*prepared) [][]result {
-	out := make([][]result, len(ps))
 	dev, err := cuda.Open(0)
 	if err != nil {
 		t.Fatalf("opening cuda:0: %v", err)
@@ -45,20 +44,9 @@ func runCUDA(t *testing.T, ps []*prepared) [][]result {
 		t.Fatalf("creating a stream: %v", err)
 	}
 	defer stream.Destroy()
-	for i, p := range ps {
-		if p.err != nil {
-			continue
-		}
-		module, steps, err := cuda.Lower(p.cg.Graph(), p.cg.Plan())
-		if err != nil {
-			out[i] = []result{{lowerErr: err}}
-			continue
-		}
-		regions := image(p)
-		err = runDeviceSteps(dev, stream, module, steps, regions)
-		out[i] = []result{{outs: outputs(p, regions), runErr: err}}
-	}
-	return out
+	return runLowered(ps, func(module string, steps []cuda.Step, regions [][]byte) error {
+		return runDeviceSteps(dev, stream, module, steps, regions)
+	})
 }
 
 // runDeviceSteps runs a lowered CUDA program over device copies of
