@@ -60,16 +60,21 @@ func quantAttrs(c *ctx) (axis int, out tensor.DType, err error) {
 	return int(a), out, nil
 }
 
+// quantOperands reads QuantizeLinear's or DequantizeLinear's x and scale
+// and its axis and output_dtype attributes.
+func quantOperands(c *ctx) (x, scale *graph.Node, axis int, out tensor.DType, err error) {
+	if x, err = c.need(0); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	if scale, err = c.need(1); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	axis, out, err = quantAttrs(c)
+	return x, scale, axis, out, err
+}
+
 func mapQuantizeLinear(c *ctx) (*graph.Node, error) {
-	x, err := c.need(0)
-	if err != nil {
-		return nil, err
-	}
-	scale, err := c.need(1)
-	if err != nil {
-		return nil, err
-	}
-	axis, out, err := quantAttrs(c)
+	x, scale, axis, out, err := quantOperands(c)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +100,7 @@ func mapQuantizeLinear(c *ctx) (*graph.Node, error) {
 }
 
 func mapDequantizeLinear(c *ctx) (*graph.Node, error) {
-	x, err := c.need(0)
-	if err != nil {
-		return nil, err
-	}
-	scale, err := c.need(1)
-	if err != nil {
-		return nil, err
-	}
-	axis, out, err := quantAttrs(c)
+	x, scale, axis, out, err := quantOperands(c)
 	if err != nil {
 		return nil, err
 	}
