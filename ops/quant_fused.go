@@ -147,6 +147,7 @@ type dynQuantFast struct {
 	ws, bias         []float32
 	s                float32
 	z                uint8
+	zb               [1]byte // z as loadZeros reads a zero point
 	quantize, finish func(lo, hi int)
 	// Per run, per column: the zero-point terms that do not depend on
 	// the row (K·za·zb − za·Σ_p w), w's zero point and the scale s·wScale.
@@ -183,7 +184,8 @@ func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
 	}
 	defer func() { f.x, f.y, f.ws, f.bias = nil, nil, nil, nil }()
 	f.s, f.z = dynamicQuantParamsFast(f.x)
-	f.p.loadZeros([]byte{f.z}, ins[2].Data)
+	f.zb[0] = f.z
+	f.p.loadZeros(f.zb[:], ins[2].Data)
 	f.p.env.For(d.m, max(1, 8192/d.k), f.quantize)
 	za, k, cs := int32(f.z), int32(d.k), f.p.pb.ColSums()
 	for j := range d.n {

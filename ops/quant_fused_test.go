@@ -186,3 +186,31 @@ func TestQuantizeRow(t *testing.T) {
 		}
 	}
 }
+
+// TestDynQuantMatMulAllocs: a run of the fast kernel allocates nothing
+// (the weights packed on the first run).
+func TestDynQuantMatMulAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 7))
+	g := graph.New()
+	x, w := g.Input("x", tensor.F32, 6, 40), g.Param("w", tensor.I8, 40, 24)
+	n, err := g.Insert(graph.OpDynQuantMatMul, graph.Attrs{}, x, w, g.Param("wz", tensor.I8, 24), g.Param("ws", tensor.F32, 24), g.Param("b", tensor.F32, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern, _, err := PrepareFast(n, Serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := tensor.New(tensor.F32, 6, 40)
+	for i := range xs.F32() {
+		xs.F32()[i] = float32(r.NormFloat64())
+	}
+	ins := []tensor.Tensor{xs, q8Rand(r, tensor.I8, 0, 40, 24), q8Rand(r, tensor.I8, 0, 24), tensor.New(tensor.F32, 24), tensor.New(tensor.F32, 24)}
+	out := tensor.New(tensor.F32, 6, 24)
+	if err := kern(ins, out); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(20, func() { _ = kern(ins, out) }); a != 0 {
+		t.Errorf("%v allocations a run", a)
+	}
+}
