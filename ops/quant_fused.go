@@ -211,21 +211,13 @@ func (f *dynQuantFast) quantizeRows(lo, hi int) {
 
 // finishRows corrects rows [lo, hi) of the sums for the zero points and
 // dequantizes them in place: float32(sum + K·za·zb − za·Σw − zb·Σq) ·
-// (s·wScale) + bias, each step rounded as the unfused ops round it.
+// (s·wScale) + bias, each step rounded as the unfused ops round it, on
+// the vector kernel of the best row variant (asm.DequantRow).
 func (f *dynQuantFast) finishRows(lo, hi int) {
 	n := f.d.n
 	for i := lo; i < hi; i++ {
-		sums, y, ra := f.p.c[i*n:(i+1)*n], f.y[i*n:(i+1)*n], f.p.rowSums[i]
-		ct, cz, sc := f.colTerm[:n], f.colZero[:n], f.colScale[:n]
-		if f.d.bias {
-			b := f.bias[:n]
-			for j, v := range sums {
-				y[j] = float32(float32(v+ct[j]-cz[j]*ra)*sc[j]) + b[j] // rounded before the add: no FMA
-			}
-			continue
-		}
-		for j, v := range sums {
-			y[j] = float32(v+ct[j]-cz[j]*ra) * sc[j]
-		}
+		y := f.y[i*n : (i+1)*n]
+		// The operands hold n elements each: no error.
+		_ = asm.DequantRow(nil, y, f.p.c[i*n:(i+1)*n], f.colTerm, f.colZero, f.p.rowSums[i], f.colScale, f.bias)
 	}
 }

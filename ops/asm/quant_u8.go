@@ -59,3 +59,55 @@ func quantizeU8Go(q []uint8, x []float32, s float32, z uint8) {
 		}
 	}
 }
+
+// DequantRow finishes one row of an int8 product's sums:
+//
+//	y[j] = float32(acc[j] + colTerm[j] − colZero[j]·rowTerm) · colScale[j]  (+ bias[j])
+//
+// in int32 arithmetic modulo 2³², then one float32 rounding per step, as
+// the unfused Cast, Mul and Add round it (no fused multiply-add). y may be
+// acc's memory (the row finished in place); every other slice holds at
+// least len(y) elements, bias none when nil. k's variant picks the kernel.
+func DequantRow(k *RowKernels, y []float32, acc, colTerm, colZero []int32, rowTerm int32, colScale, bias []float32) error {
+	n := len(y)
+	if len(acc) < n || len(colTerm) < n || len(colZero) < n || len(colScale) < n || (bias != nil && len(bias) < n) {
+		return fmt.Errorf("asm: dequantize: operands of %d, %d, %d, %d, %d elements for a row of %d",
+			len(acc), len(colTerm), len(colZero), len(colScale), len(bias), n)
+	}
+	if n == 0 {
+		return nil
+	}
+	if k == nil {
+		k = BestRows()
+	}
+	if f := dequantRowFor[k.Feature]; f != nil {
+		var b *float32
+		if bias != nil {
+			b = &bias[0]
+		}
+		f(&y[0], &acc[0], &colTerm[0], &colZero[0], rowTerm, &colScale[0], b, n)
+		return nil
+	}
+	dequantRowGo(y, acc, colTerm, colZero, rowTerm, colScale, bias)
+	return nil
+}
+
+// dequantRowFor holds the assembly kernels by feature; b is nil without
+// a bias.
+var dequantRowFor = map[cpuid.Variant]func(y *float32, acc, ct, cz *int32, ra int32, sc, b *float32, n int){}
+
+// dequantRowGo is the twin of the kernels.
+func dequantRowGo(y []float32, acc, colTerm, colZero []int32, rowTerm int32, colScale, bias []float32) {
+	n := len(y)
+	acc, colTerm, colZero, colScale = acc[:n], colTerm[:n], colZero[:n], colScale[:n]
+	if bias != nil {
+		bias = bias[:n]
+		for j, v := range acc {
+			y[j] = float32(float32(v+colTerm[j]-colZero[j]*rowTerm)*colScale[j]) + bias[j] // rounded before the add: no FMA
+		}
+		return
+	}
+	for j, v := range acc {
+		y[j] = float32(v+colTerm[j]-colZero[j]*rowTerm) * colScale[j]
+	}
+}

@@ -103,3 +103,126 @@ loop8:
 done8:
 	VZEROUPPER
 	RET
+
+// dequantRowAVX512 (quant_u8.go): sixteen sums a step, the tail under an
+// opmask: v + ct − cz·ra in int32 (VPADDD, VPMULLD, VPSUBD wrap as Go's
+// int32 does), VCVTDQ2PS (round to nearest even, as Go's conversion),
+// times sc, plus b when b is not nil. y may be acc's memory: each step
+// loads before it stores.
+
+#define DY  DI
+#define DA  SI
+#define DT  DX
+#define DZ  R8
+#define DS  R9
+#define DB  R10
+#define DN  CX
+
+// DEQ16(K) computes Z0 from the operands under load mask K (zeroing).
+#define DEQ16(K) \
+	VMOVDQU32.Z (DA), K, Z0;   \
+	VMOVDQU32.Z (DT), K, Z1;   \
+	VMOVDQU32.Z (DZ), K, Z2;   \
+	VPADDD      Z1, Z0, Z0;    \
+	VPMULLD     Z31, Z2, Z2;   \
+	VPSUBD      Z2, Z0, Z0;    \
+	VCVTDQ2PS   Z0, Z0;        \
+	VMOVUPS.Z   (DS), K, Z1;   \
+	VMULPS      Z1, Z0, Z0
+
+// func dequantRowAVX512(y *float32, acc, ct, cz *int32, ra int32, sc, b *float32, n int)
+TEXT ·dequantRowAVX512(SB), NOSPLIT, $0-64
+	MOVQ         y+0(FP), DY
+	MOVQ         acc+8(FP), DA
+	MOVQ         ct+16(FP), DT
+	MOVQ         cz+24(FP), DZ
+	MOVL         ra+32(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         sc+40(FP), DS
+	MOVQ         b+48(FP), DB
+	MOVQ         n+56(FP), DN
+	KXNORW       K1, K1, K1
+
+dloop16:
+	CMPQ    DN, $16
+	JLT     dtail
+	DEQ16(K1)
+	TESTQ   DB, DB
+	JZ      dstore
+	VADDPS  (DB), Z0, Z0
+	ADDQ    $64, DB
+
+dstore:
+	VMOVUPS Z0, (DY)
+	ADDQ    $64, DY
+	ADDQ    $64, DA
+	ADDQ    $64, DT
+	ADDQ    $64, DZ
+	ADDQ    $64, DS
+	SUBQ    $16, DN
+	JMP     dloop16
+
+dtail:
+	TESTQ   DN, DN
+	JZ      ddone
+	MOVL    $1, AX
+	SHLL    CX, AX
+	DECL    AX
+	KMOVW   AX, K2
+	DEQ16(K2)
+	TESTQ   DB, DB
+	JZ      dtstore
+	VMOVUPS.Z (DB), K2, Z1
+	VADDPS  Z1, Z0, Z0
+
+dtstore:
+	VMOVUPS Z0, K2, (DY)
+
+ddone:
+	VZEROUPPER
+	RET
+
+// dequantRowAVX2 (quant_u8.go): dequantRowAVX512's steps on ymm, eight
+// sums a step, n a multiple of 8 (the caller runs the rest through the
+// twin).
+
+// func dequantRowAVX2(y *float32, acc, ct, cz *int32, ra int32, sc, b *float32, n int)
+TEXT ·dequantRowAVX2(SB), NOSPLIT, $0-64
+	MOVQ         y+0(FP), DY
+	MOVQ         acc+8(FP), DA
+	MOVQ         ct+16(FP), DT
+	MOVQ         cz+24(FP), DZ
+	MOVL         ra+32(FP), AX
+	MOVL         AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ         sc+40(FP), DS
+	MOVQ         b+48(FP), DB
+	MOVQ         n+56(FP), DN
+
+aloop8:
+	CMPQ      DN, $8
+	JLT       adone
+	VMOVDQU   (DA), Y0
+	VPADDD    (DT), Y0, Y0
+	VPMULLD   (DZ), Y15, Y2
+	VPSUBD    Y2, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    (DS), Y0, Y0
+	TESTQ     DB, DB
+	JZ        astore
+	VADDPS    (DB), Y0, Y0
+	ADDQ      $32, DB
+
+astore:
+	VMOVUPS   Y0, (DY)
+	ADDQ      $32, DY
+	ADDQ      $32, DA
+	ADDQ      $32, DT
+	ADDQ      $32, DZ
+	ADDQ      $32, DS
+	SUBQ      $8, DN
+	JMP       aloop8
+
+adone:
+	VZEROUPPER
+	RET

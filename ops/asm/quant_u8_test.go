@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestQuantizeU8 runs every row variant's QuantizeU8 against the Go twin
@@ -55,5 +56,63 @@ func TestQuantizeU8(t *testing.T) {
 	}
 	if QuantizeU8(nil, make([]uint8, 3), make([]float32, 4), 1, 0) == nil {
 		t.Error("a short q accepted")
+	}
+}
+
+// TestDequantRow runs every row variant's DequantRow against the Go twin
+// bit for bit: sums, column terms and zero points over the whole int32
+// range (the int32 arithmetic wraps), a row term at its extremes, sums
+// past 2²⁴ (where the conversion rounds), with and without a bias, every
+// length to 40 and a long row, in place over the sums and not, and checks
+// that nothing past the row is written.
+func TestDequantRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 8))
+	const n = 300
+	acc, ct, cz := make([]int32, n), make([]int32, n), make([]int32, n)
+	sc, bias := make([]float32, n), make([]float32, n)
+	for i := range n {
+		acc[i], ct[i], cz[i] = int32(r.Uint32()), int32(r.Uint32()), int32(r.IntN(256)-128)
+		if i%3 == 0 {
+			acc[i], ct[i] = int32(r.IntN(1<<25)-1<<24), int32(r.IntN(1000))
+		}
+		sc[i], bias[i] = float32(r.NormFloat64()*1e-3), float32(r.NormFloat64())
+	}
+	for _, k := range RowVariants() {
+		for _, ra := range []int32{0, 1, -7, math.MaxInt32, math.MinInt32, int32(r.Uint32())} {
+			for _, b := range [][]float32{nil, bias} {
+				for _, inPlace := range []bool{false, true} {
+					check := func(m int) {
+						want := make([]float32, m)
+						dequantRowGo(want, acc, ct, cz, ra, sc, b)
+						src := append([]int32(nil), acc[:m]...)
+						src = append(src, 0x5a5a5a5a, 0x5a5a5a5a)
+						y := make([]float32, m+2)
+						if inPlace {
+							y = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), m+2)
+						} else {
+							y[m], y[m+1] = math.Float32frombits(0x5a5a5a5a), math.Float32frombits(0x5a5a5a5a)
+						}
+						if err := DequantRow(k, y[:m], src, ct, cz, ra, sc, b); err != nil {
+							t.Fatal(err)
+						}
+						for j := range m {
+							if math.Float32bits(y[j]) != math.Float32bits(want[j]) {
+								t.Fatalf("%s ra %d bias %v in place %v n %d: y[%d] = %v, want %v", k.Name, ra, b != nil, inPlace, m, j, y[j], want[j])
+							}
+						}
+						if math.Float32bits(y[m]) != 0x5a5a5a5a || math.Float32bits(y[m+1]) != 0x5a5a5a5a {
+							t.Fatalf("%s n %d: past the row written", k.Name, m)
+						}
+					}
+					for m := 0; m <= 40; m++ {
+						check(m)
+					}
+					check(n)
+				}
+			}
+		}
+	}
+	if DequantRow(nil, make([]float32, 4), make([]int32, 3), ct, cz, 0, sc, nil) == nil {
+		t.Error("a short acc accepted")
 	}
 }
