@@ -79,14 +79,13 @@ func (d *dynQuantGeom) dequant(y []float32, sums []int32, s float32, ws, bias []
 	}
 }
 
-// dynamicQuantParamsFast is DynamicQuantParams with the range found by
-// the row kernels' Max and Min: for x without NaN they are the largest
-// and smallest elements, which the reference's comparisons find too (a
-// -0 extreme is made +0, as the reference's range, starting at +0, never
-// holds -0); x with a NaN takes the reference's loop, which skips it.
-func dynamicQuantParamsFast(x []float32) (scale float32, zero uint8) {
-	k := asm.BestRows()
-	hi, lo := k.Max(x), k.Min(x)
+// dynamicQuantParamsOf is DynamicQuantParams given x's largest and
+// smallest elements as the row kernels' Max and Min find them: for x
+// without NaN they are the extremes the reference's comparisons find too
+// (a -0 extreme is made +0, as the reference's range, starting at +0,
+// never holds -0); x with a NaN takes the reference's loop, which skips
+// it.
+func dynamicQuantParamsOf(x []float32, hi, lo float32) (scale float32, zero uint8) {
 	if hi != hi || lo != lo {
 		return DynamicQuantParams(x)
 	}
@@ -147,7 +146,9 @@ type dynQuantFast struct {
 	ws, bias         []float32
 	s                float32
 	z                uint8
-	zb               [1]byte // z as loadZeros reads a zero point
+	zb               [1]byte   // z as loadZeros reads a zero point
+	his, los         []float32 // x's extremes per chunk of the range scan
+	rangeBody        func(lo, hi int)
 	quantize, finish func(lo, hi int)
 	// Per run, per column: the zero-point terms that do not depend on
 	// the row (K·za·zb − za·Σ_p w), w's zero point and the scale s·wScale.
@@ -168,6 +169,10 @@ func prepareDynQuantMatMulFast(n *graph.Node, env Env) (Kernel, string, error) {
 	}
 	f.p.correction = f.finishRows
 	f.quantize = f.quantizeRows
+	// The range scan splits x across the workers where each gets at
+	// least 32K elements.
+	chunks := min(max(1, env.Threads), max(1, d.m*d.k/(1<<15)))
+	f.his, f.los, f.rangeBody = make([]float32, chunks), make([]float32, chunks), f.rangeChunks
 	f.colTerm, f.colZero, f.colScale = make([]int32, d.n), make([]int32, d.n), make([]float32, d.n)
 	return sizeChecked(n, f.run), "int8-" + f.p.g.Variant().Name, nil
 }
@@ -183,7 +188,12 @@ func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
 		f.bias = tensor.Elems[float32](ins[4].Data)
 	}
 	defer func() { f.x, f.y, f.ws, f.bias = nil, nil, nil, nil }()
-	f.s, f.z = dynamicQuantParamsFast(f.x)
+	f.p.env.For(len(f.his), 1, f.rangeBody)
+	hi, lo := f.his[0], f.los[0]
+	for c := range f.his[1:] {
+		hi, lo = max(hi, f.his[c+1]), min(lo, f.los[c+1]) // a NaN stays
+	}
+	f.s, f.z = dynamicQuantParamsOf(f.x, hi, lo)
 	f.zb[0] = f.z
 	f.p.loadZeros(f.zb[:], ins[2].Data)
 	f.p.env.For(d.m, max(1, 8192/d.k), f.quantize)
@@ -201,6 +211,15 @@ func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
 	// The sums go into the output's bytes: each row is read as int32 and
 	// written back as float32 by finishRows.
 	return f.p.product(f.q, tensor.Elems[int32](out.Data))
+}
+
+// rangeChunks finds the extremes of x's chunks [lo, hi).
+func (f *dynQuantFast) rangeChunks(lo, hi int) {
+	k, n := asm.BestRows(), len(f.x)
+	for c := lo; c < hi; c++ {
+		part := f.x[c*n/len(f.his) : (c+1)*n/len(f.his)]
+		f.his[c], f.los[c] = k.Max(part), k.Min(part)
+	}
 }
 
 // quantizeRows quantizes rows [lo, hi) of x.

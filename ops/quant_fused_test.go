@@ -16,10 +16,11 @@ import (
 // interpreter, over I8 and U8 weights, scalar and per-column zero points
 // and scales, with and without a bias, a batched x, an x holding a NaN
 // (quantized to the zero point), a constant x (an empty range), a
-// non-positive x with -0 elements and an x of signed zeros.
+// non-positive x with -0 elements and an x of signed zeros; the largest
+// x is scanned for its range in chunks across the workers.
 func TestDynQuantMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 3))
-	for _, s := range [][3]int{{1, 8, 3}, {5, 70, 9}, {33, 300, 64}} {
+	for _, s := range [][3]int{{1, 8, 3}, {5, 70, 9}, {33, 300, 64}, {128, 768, 8}} {
 		for _, wdt := range quant8 {
 			for form := range 4 { // bit 0: per-column zero and scale; bit 1: bias
 				for xk := range 5 { // 0 random, 1 with a NaN, 2 constant, 3 non-positive with -0, 4 signed zeros
@@ -67,7 +68,8 @@ func checkDynQuant(t *testing.T, r *rand.Rand, m, k, n int, wdt tensor.DType, pe
 		}
 	}
 	if xk == 1 {
-		feeds["x"].F32()[k/2] = float32(math.NaN())
+		xv := feeds["x"].F32()
+		xv[k/2], xv[len(xv)-1-k/3] = float32(math.NaN()), float32(math.NaN()) // in the first and last chunks
 	}
 	for i := range feeds["ws"].F32() {
 		feeds["ws"].F32()[i] = float32(0.001 + 0.05*r.Float64())
