@@ -93,13 +93,6 @@ func dynamicQuantParamsOf(x []float32, hi, lo float32) (scale float32, zero uint
 	return dynamicParamsOfRange(lo, hi)
 }
 
-// quantizeRow writes x's dynamic quantization with scale s and zero point
-// z into q, as DynamicQuantizeLinear does (quantizeOne of v/s), on the
-// vector kernel of the best row variant (asm.QuantizeU8).
-func quantizeRow(q []uint8, x []float32, s float32, z uint8) {
-	_ = asm.QuantizeU8(nil, q, x, s, z) // q holds len(x) bytes: no error
-}
-
 func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
 	d, err := dynQuantGeomOf(n)
 	if err != nil {
@@ -115,7 +108,9 @@ func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
 			bias = tensor.Elems[float32](ins[4].Data)
 		}
 		s, z := DynamicQuantParams(x)
-		quantizeRow(q, x, s, z)
+		for i, v := range x {
+			q[i] = uint8(quantizeOne(float64(v/s), float64(z), 0, 255))
+		}
 		for i := range d.m {
 			for j := range sums {
 				zb, acc := d.zeroAt(wz, j), int32(0)
@@ -148,6 +143,8 @@ type dynQuantFast struct {
 	z                uint8
 	zb               [1]byte   // z as loadZeros reads a zero point
 	his, los         []float32 // x's extremes per chunk of the range scan
+	rows             *asm.RowKernels
+	qk               *asm.QuantKernels // resolved once: no lookup per row
 	rangeBody        func(lo, hi int)
 	quantize, finish func(lo, hi int)
 	// Per run, per column: the zero-point terms that do not depend on
@@ -173,6 +170,8 @@ func prepareDynQuantMatMulFast(n *graph.Node, env Env) (Kernel, string, error) {
 	// least 32K elements.
 	chunks := min(max(1, env.Threads), max(1, d.m*d.k/(1<<15)))
 	f.his, f.los, f.rangeBody = make([]float32, chunks), make([]float32, chunks), f.rangeChunks
+	f.rows = asm.BestRows()
+	f.qk = asm.QuantKernelsFor(f.rows)
 	f.colTerm, f.colZero, f.colScale = make([]int32, d.n), make([]int32, d.n), make([]float32, d.n)
 	return sizeChecked(n, f.run), "int8-" + f.p.g.Variant().Name, nil
 }
@@ -215,7 +214,7 @@ func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
 
 // rangeChunks finds the extremes of x's chunks [lo, hi).
 func (f *dynQuantFast) rangeChunks(lo, hi int) {
-	k, n := asm.BestRows(), len(f.x)
+	k, n := f.rows, len(f.x)
 	for c := lo; c < hi; c++ {
 		part := f.x[c*n/len(f.his) : (c+1)*n/len(f.his)]
 		f.his[c], f.los[c] = k.Max(part), k.Min(part)
@@ -225,7 +224,7 @@ func (f *dynQuantFast) rangeChunks(lo, hi int) {
 // quantizeRows quantizes rows [lo, hi) of x.
 func (f *dynQuantFast) quantizeRows(lo, hi int) {
 	k := f.d.k
-	quantizeRow(f.q[lo*k:hi*k], f.x[lo*k:hi*k], f.s, f.z)
+	_ = f.qk.QuantizeU8(f.q[lo*k:hi*k], f.x[lo*k:hi*k], f.s, f.z) // q holds the rows: no error
 }
 
 // finishRows corrects rows [lo, hi) of the sums for the zero points and
@@ -237,6 +236,6 @@ func (f *dynQuantFast) finishRows(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		y := f.y[i*n : (i+1)*n]
 		// The operands hold n elements each: no error.
-		_ = asm.DequantRow(nil, y, f.p.c[i*n:(i+1)*n], f.colTerm, f.colZero, f.p.rowSums[i], f.colScale, f.bias)
+		_ = f.qk.DequantRow(y, f.p.c[i*n:(i+1)*n], f.colTerm, f.colZero, f.p.rowSums[i], f.colScale, f.bias)
 	}
 }

@@ -21,18 +21,44 @@ func QuantizeU8(k *RowKernels, q []uint8, x []float32, s float32, z uint8) error
 	if len(q) < len(x) {
 		return fmt.Errorf("asm: quantize: %d bytes for %d values", len(q), len(x))
 	}
-	if len(x) == 0 {
-		return nil
-	}
+	QuantKernelsFor(k).quantizeU8(q, x, s, z)
+	return nil
+}
+
+// QuantKernels are QuantizeU8 and DequantRow resolved for one row
+// variant, so that a kernel calling them per row looks nothing up.
+type QuantKernels struct {
+	quantize func(q *uint8, x *float32, n int, s, z float32)
+	dequant  func(y *float32, acc, ct, cz *int32, ra int32, sc, b *float32, n int)
+}
+
+// QuantKernelsFor resolves the quantization kernels of k's variant (nil:
+// BestRows); variants without assembly get the Go twins.
+func QuantKernelsFor(k *RowKernels) *QuantKernels {
 	if k == nil {
 		k = BestRows()
 	}
-	if f := quantizeU8For[k.Feature]; f != nil {
-		f(&q[0], &x[0], len(x), s, float32(z))
-		return nil
+	return &QuantKernels{quantize: quantizeU8For[k.Feature], dequant: dequantRowFor[k.Feature]}
+}
+
+// QuantizeU8 is the package's QuantizeU8 on qk's variant.
+func (qk *QuantKernels) QuantizeU8(q []uint8, x []float32, s float32, z uint8) error {
+	if len(q) < len(x) {
+		return fmt.Errorf("asm: quantize: %d bytes for %d values", len(q), len(x))
 	}
-	quantizeU8Go(q, x, s, z)
+	qk.quantizeU8(q, x, s, z)
 	return nil
+}
+
+// quantizeU8 runs the kernel, or the twin, over checked operands.
+func (qk *QuantKernels) quantizeU8(q []uint8, x []float32, s float32, z uint8) {
+	switch {
+	case len(x) == 0:
+	case qk.quantize != nil:
+		qk.quantize(&q[0], &x[0], len(x), s, float32(z))
+	default:
+		quantizeU8Go(q, x, s, z)
+	}
 }
 
 // quantizeU8For holds the assembly kernels by feature (set by the
@@ -69,26 +95,27 @@ func quantizeU8Go(q []uint8, x []float32, s float32, z uint8) {
 // acc's memory (the row finished in place); every other slice holds at
 // least len(y) elements, bias none when nil. k's variant picks the kernel.
 func DequantRow(k *RowKernels, y []float32, acc, colTerm, colZero []int32, rowTerm int32, colScale, bias []float32) error {
+	return QuantKernelsFor(k).DequantRow(y, acc, colTerm, colZero, rowTerm, colScale, bias)
+}
+
+// DequantRow is the package's DequantRow on qk's variant.
+func (qk *QuantKernels) DequantRow(y []float32, acc, colTerm, colZero []int32, rowTerm int32, colScale, bias []float32) error {
 	n := len(y)
 	if len(acc) < n || len(colTerm) < n || len(colZero) < n || len(colScale) < n || (bias != nil && len(bias) < n) {
 		return fmt.Errorf("asm: dequantize: operands of %d, %d, %d, %d, %d elements for a row of %d",
 			len(acc), len(colTerm), len(colZero), len(colScale), len(bias), n)
 	}
-	if n == 0 {
-		return nil
-	}
-	if k == nil {
-		k = BestRows()
-	}
-	if f := dequantRowFor[k.Feature]; f != nil {
+	switch {
+	case n == 0:
+	case qk.dequant != nil:
 		var b *float32
 		if bias != nil {
 			b = &bias[0]
 		}
-		f(&y[0], &acc[0], &colTerm[0], &colZero[0], rowTerm, &colScale[0], b, n)
-		return nil
+		qk.dequant(&y[0], &acc[0], &colTerm[0], &colZero[0], rowTerm, &colScale[0], b, n)
+	default:
+		dequantRowGo(y, acc, colTerm, colZero, rowTerm, colScale, bias)
 	}
-	dequantRowGo(y, acc, colTerm, colZero, rowTerm, colScale, bias)
 	return nil
 }
 
