@@ -105,19 +105,12 @@ func (p *int8Product) plan(env Env, constB bool) error {
 	if p.bUnsigned {
 		p.sb = make([]int8, p.k*p.n)
 	}
-	p.za, p.zb = make([]int32, max(1, p.m*b2i(p.zaRows))), make([]int32, max(1, p.n*b2i(p.zbCols)))
+	p.za, p.zb = make([]int32, max(1, p.m*btoi(p.zaRows))), make([]int32, max(1, p.n*btoi(p.zbCols)))
 	p.rowSums = make([]int32, p.m)
 	if constB {
 		p.constB, p.version = true, env.WeightsVersion
 	}
 	return nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // run computes the product of ins into out.
@@ -188,8 +181,8 @@ func (p *int8Product) loadZeros(az, bz []byte) {
 			}
 		}
 	}
-	load(p.za, az, p.aSigned, 128*int32(b2i(p.aSigned)))
-	load(p.zb, bz, !p.bUnsigned, -128*int32(b2i(p.bUnsigned)))
+	load(p.za, az, p.aSigned, 128*int32(btoi(p.aSigned)))
+	load(p.zb, bz, !p.bUnsigned, -128*int32(btoi(p.bUnsigned)))
 }
 
 // correct applies the zero-point terms to rows [lo, hi) of the result.
