@@ -196,6 +196,9 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	if c.wino != nil {
 		c.packWino(pw, w, b)
 	}
+	if c.winoG != nil {
+		c.packWinoGemm(pw, w, b)
+	}
 	pw.owner = c
 	return nil
 }

@@ -52,9 +52,10 @@ type convGemm struct {
 	koff      []int      // tap offsets into a padded plane group (conv_pack.go)
 	pad       convPad
 	taps      *convKernels
-	direct    bool      // the direct path (conv_direct.go)
-	wino      *convWino // the Winograd path (conv_wino.go), or nil
-	dpan      []int     // its panels' rows
+	direct    bool          // the direct path (conv_direct.go)
+	wino      *convWino     // the Winograd path (conv_wino.go), or nil
+	winoG     *convWinoGemm // the packing path's Winograd runs (conv_wino_gemm.go), or nil
+	dpan      []int         // its panels' rows
 	ws        []convWorker
 	next      atomic.Int64 // the next tile to take
 }
@@ -112,6 +113,7 @@ func (c *Conv2D) prepareGemm(par Par) {
 	}
 	c.planTiles(threads)
 	c.planShared(par)
+	c.winoG = c.planWinoGemm(par)
 	work, body := c.tiles(g.N*g.Groups), c.gemmTiles
 	if c.wino = c.planWino(threads); c.wino != nil {
 		work, body = g.N*c.wino.blocks, c.winoTiles
@@ -142,40 +144,45 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 		c.packDirect(pw, w, b)
 		return
 	}
-	mr := c.v.mr
 	size := c.g.Groups * c.astride
 	if cap(pw.data) < size {
 		pw.data = make([]float32, size)
 	}
 	pw.data = pw.data[:size]
 	first := c.ktot - c.kk // 1 with a bias column
-	// row copies group row m, with its bias first, to dst[s·step].
-	row := func(dst []float32, step, m int) {
-		if first == 1 {
-			dst[0] = b[m]
-		}
-		for s, x := range w[m*c.kk : (m+1)*c.kk] {
-			dst[(first+s)*step] = x
-		}
-	}
 	for grp := range c.g.Groups {
-		ga := pw.data[grp*c.astride:][:c.astride]
-		for p := range c.mpan {
-			pan := ga[p*c.ktot*mr:][:c.ktot*mr]
-			for r := range mr {
-				if m := p*mr + r; m < c.mpg {
-					row(pan[r:], mr, grp*c.mpg+m)
-					continue
-				}
-				for s := range c.ktot {
-					pan[s*mr+r] = 0
-				}
+		c.packRowPanels(pw.data[grp*c.astride:][:c.astride], c.ktot, func(m, s int) float32 {
+			m += grp * c.mpg
+			if s < first {
+				return b[m]
 			}
-		}
-		for r := range c.mgemv {
-			row(ga[(c.mpan*mr+r)*c.ktot:], 1, grp*c.mpg+c.mpan*mr+r)
+			return w[m*c.kk+s-first]
+		})
+	}
+}
+
+// packRowPanels packs the group's rows of depth values, value s of row
+// m being at(m, s), at rowPanelAt: MR-row panels (zeros past the group's
+// rows), then the mgemv rows past them as they are. dst is (mpan·MR +
+// mgemv)·depth floats.
+func (c *Conv2D) packRowPanels(dst []float32, depth int, at func(m, s int) float32) {
+	clear(dst)
+	for m := range c.mpg {
+		for s := range depth {
+			dst[c.rowPanelAt(m, s, depth)] = at(m, s)
 		}
 	}
+}
+
+// rowPanelAt is where value s of row m goes in packRowPanels' packing:
+// panel p holds, for each s, the MR values of rows p·MR + r; the rows
+// past the panels follow, each depth long.
+func (c *Conv2D) rowPanelAt(m, s, depth int) int {
+	mr := c.v.mr
+	if m < c.mpan*mr {
+		return m/mr*depth*mr + s*mr + m%mr
+	}
+	return m*depth + s
 }
 
 // gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
@@ -252,9 +259,9 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 				}
 			}
 			if np == 2 {
-				c.panelPairProduct(wk, y, ldy, a, bp, pc, kc, yoff+jp, p0, p1)
+				c.panelPairProduct(wk, y, ldy, a, c.ktot, bp, pc, kc, yoff+jp, p0, p1)
 			} else {
-				c.panelProduct(wk, y, ldy, a, bp[0], pc, kc, yoff+jp, min(nr, cols-jp), p0, p1)
+				c.panelProduct(wk, y, ldy, a, c.ktot, bp[0], pc, kc, yoff+jp, min(nr, cols-jp), p0, p1)
 			}
 			jp += np * nr
 		}
@@ -273,7 +280,7 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 // and bp[1] (2·NR columns of y from y[ci]): the full row panels run
 // through the two-panel kernel, a last panel of 4 or 8 rows through its
 // edge kernel, other edge rows through panelProduct for each panel.
-func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []float32, bp [2][]float32, pc, kc, ci, p0, p1 int) {
+func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []float32, ktot int, bp [2][]float32, pc, kc, ci, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := uint(0)
@@ -283,7 +290,7 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 	b0, b1 := bp[0][:kc*nr], bp[1][:kc*nr]
 	full := min(p1, c.mpg/mr) // panels [p0, full) have all MR rows
 	for ip := p0; ip < full; ip++ {
-		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]
+		ap := a[ip*ktot*mr+pc*mr:][:kc*mr]
 		at := ci + ip*mr*ldy
 		_ = y[at+(mr-1)*ldy+2*nr-1] // the whole tile is inside y
 		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
@@ -291,15 +298,15 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 	rest := max(p0, full)
 	if rows := c.mpg - rest*mr; rest < p1 && (rows == 4 || rows == 8) && v.edge2 != nil {
 		// The last panel's 4 or 8 rows, both column panels at once.
-		ap := a[rest*c.ktot*mr+pc*mr:][:kc*mr]
+		ap := a[rest*ktot*mr+pc*mr:][:kc*mr]
 		at := ci + rest*mr*ldy
 		_ = y[at+(rows-1)*ldy+2*nr-1] // the rows are inside y
 		v.edge2(rows, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
 		rest++
 	}
 	if rest < p1 || p1 == c.mpan && c.mgemv > 0 {
-		c.panelProduct(wk, y, ldy, a, b0, pc, kc, ci, nr, rest, p1)
-		c.panelProduct(wk, y, ldy, a, b1, pc, kc, ci+nr, nr, rest, p1)
+		c.panelProduct(wk, y, ldy, a, ktot, b0, pc, kc, ci, nr, rest, p1)
+		c.panelProduct(wk, y, ldy, a, ktot, b1, pc, kc, ci+nr, nr, rest, p1)
 	}
 }
 
@@ -308,7 +315,7 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 // row panels [p0, p1) (and the rows past them when p1 = mpan): the
 // packed weights a times the panel bp, which stays in L1 while every row
 // panel meets it. The first block overwrites y, the others add to it.
-func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []float32, pc, kc, ci, ncol, p0, p1 int) {
+func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32, ktot int, bp []float32, pc, kc, ci, ncol, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := uint(0)
@@ -318,7 +325,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []floa
 	bp = bp[:kc*nr]
 	for ip := p0; ip < p1; ip++ {
 		rows := min(mr, c.mpg-ip*mr)
-		ap := a[ip*c.ktot*mr+pc*mr:][:kc*mr]
+		ap := a[ip*ktot*mr+pc*mr:][:kc*mr]
 		at := ci + ip*mr*ldy
 		if rows == mr && ncol == nr {
 			_ = y[at+(mr-1)*ldy+nr-1] // the whole tile is inside y
@@ -341,7 +348,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a, bp []floa
 	}
 	for r := range c.mgemv {
 		m := c.mpan*mr + r
-		ar := a[m*c.ktot+pc:][:kc]
+		ar := a[m*ktot+pc:][:kc]
 		at := ci + m*ldy
 		if ncol == nr {
 			_ = y[at+nr-1]

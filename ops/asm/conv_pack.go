@@ -63,6 +63,9 @@ func (c *Conv2D) preparePad(par Par) {
 	g, p := &c.g, &c.pad
 	p.hp = max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
 	p.wp = max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
+	// The packing path's Winograd runs read past the output's tiles.
+	hw, ww := c.winoGemmPad()
+	p.hp, p.wp = max(p.hp, hw), max(p.wp, ww)
 	p.copy = p.hp != g.H || p.wp != g.W || g.PT != 0 || g.PL != 0
 	if !p.copy || g.OH == 0 || g.OW == 0 {
 		p.hp, p.wp = g.H, g.W

@@ -119,7 +119,6 @@ func (c *Conv2D) packWino(pw *ConvWeights, w, b []float32) {
 	size := 16 * g.M * g.C
 	pw.data = slices.Grow(pw.data, size)[:base+size]
 	u := pw.data[base:]
-	gm := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
 	ok := true
 	for _, v := range b {
 		ok = ok && math.Abs(float64(v)) < winoMaxIn
@@ -135,22 +134,35 @@ func (c *Conv2D) packWino(pw *ConvWeights, w, b []float32) {
 			m0 += r
 		}
 		for ci := range g.C {
-			k := w[(m*g.C+ci)*9:][:9]
-			for a := range 4 {
-				for b := range 4 {
-					s := 0.0
-					for p := range 3 {
-						for q := range 3 {
-							s += gm[a][p] * float64(k[p*3+q]) * gm[b][q]
-						}
-					}
-					u[(4*a+b)*g.M*g.C+m0*g.C+ci*rows+m-m0] = float32(s)
-					ok = ok && math.Abs(s) < winoMaxIn // false for NaN too
-				}
+			t, fine := winoWeightTransform(w[(m*g.C+ci)*9:][:9])
+			ok = ok && fine
+			for xi, v := range t {
+				u[xi*g.M*g.C+m0*g.C+ci*rows+m-m0] = v
 			}
 		}
 	}
 	pw.wino = ok
+}
+
+// winoWeightTransform returns U = G·k·Gᵀ of a 3×3 kernel k, value (a, b)
+// at 4a+b, formed in float64, and whether every value is below winoMaxIn
+// (false for NaN too).
+func winoWeightTransform(k []float32) (u [16]float32, ok bool) {
+	gm := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	ok = true
+	for a := range 4 {
+		for b := range 4 {
+			s := 0.0
+			for p := range 3 {
+				for q := range 3 {
+					s += gm[a][p] * float64(k[p*3+q]) * gm[b][q]
+				}
+			}
+			u[4*a+b] = float32(s)
+			ok = ok && math.Abs(s) < winoMaxIn
+		}
+	}
+	return u, ok
 }
 
 // winoTiles is the body of worker ch on the Winograd path: it takes

@@ -1,0 +1,325 @@
+package asm
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Winograd's F(2×2, 3×3) on the packing path (the GEMM variants without
+// a direct kernel, AVX-512 among them, and any output width): the same
+// transforms as conv_wino.go, but the sixteen products U_ξ[M×C]·V_ξ[C×T]
+// run through the GEMM variant's packed-panel kernels, and a run is three
+// parallel passes over a band of tile rows, with a barrier between them:
+//
+//  1. input transforms, split over input channels, into V (each V_ξ in
+//     the GEMM's packed-B layout: panels of sixteen tiles, C deep);
+//  2. the sixteen products, one ξ per work item, into M: each U_ξ (the
+//     transformed weights, packed once as the GEMM's MR-row panels) is
+//     read once per band, where blocks of tiles (conv_wino.go) read all
+//     of U once per block, which for the deep, small planes of ResNet's
+//     later stages is most of the run's memory traffic;
+//  3. output transforms, split over output channels, with the bias and
+//     the epilogue while each channel's rows are in cache.
+//
+// Tiles are numbered row by row over the band, (ty, tx) being tile
+// (ty-ty0)·tws + tx, with tws the tiles per row rounded up to a multiple
+// of eight where that wastes little (a 56-wide output's 28 tiles a row
+// are numbered as 32: the tiles past the output read zeros and are never
+// written out), else tws = tw, and a panel of sixteen tiles may span
+// rows (a 7×7 output's sixteen tiles, its last row and column half
+// outside it, are one panel where rows of eight would be two). The
+// transforms take eight tiles of one row at a time; the lanes of a
+// row's last call past its tiles are overwritten by the next row's, and
+// a call that would run past its panel goes through scratch. The band's
+// tiles are rounded up to whole panels.
+// A band is as many tile rows as keep V and M within winoBandFloats.
+
+// winoBandFloats bounds V and M of a band: 1 Mi floats (4 MiB), which
+// ResNet-18's 56² layer splits into two bands and its 28² and 14² layers
+// keep in one. (A variable for benchmarks.)
+var winoBandFloats = 1 << 20
+
+// winoMinSaving is the least ratio of the 3×3 taps' multiply-adds to the
+// padded tiles' for the path to be taken: the transforms and the extra
+// passes over V and M cost about a fifth of the products.
+const winoMinSaving = 1.4
+
+// convWinoGemm is the plan of the packing path's Winograd runs.
+type convWinoGemm struct {
+	k          *winoKernels
+	tw, th     int // tiles per row, tile rows (the last of each may be half outside)
+	tws        int // tiles per row as numbered
+	bandRows   int // tile rows per band
+	bands      int
+	tb         int // tiles per band, bandRows·tw rounded up to whole panels
+	kc         int // depth block of the products
+	vs, ms     int // ξ strides of V and M
+	ustride    int // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
+	in, prod   *Chunks
+	out        *Chunks
+	ws         []convWorker // edge tiles of the products
+	acc        [][8]float32 // per input-transform chunk
+	vtail      [][128]float32
+	tails      [][32]float32
+	bad        atomic.Bool // an input transform met a value too large for the path
+	n, ty0     int         // the band in progress: image, first tile row
+	v, m, bias []float32   // during a run
+}
+
+// convWinoFree holds the V and M buffers of runs not in progress.
+var convWinoFree freeList
+
+// winoGemmGeom is the tiling of the packing path's Winograd runs.
+type winoGemmGeom struct {
+	tw, th   int // tiles per row, tile rows
+	tws      int // tiles per row as numbered
+	bandRows int // tile rows per band
+	bands    int
+	tb       int // tiles per band, whole panels
+}
+
+// winoGemmShape returns the tiling when the convolution qualifies for
+// the packing path's Winograd runs: stride-1 undilated 3×3, one group,
+// no pooling, at least 8 input and output channels, sixteen-column
+// panels, transforms in assembly for the feature, and enough saving left
+// after padding the tiles.
+func (c *Conv2D) winoGemmShape() (winoGemmGeom, bool) {
+	g := &c.g
+	if !convWinoOn || c.direct || c.pooled.on || g.Groups != 1 || g.KH != 3 || g.KW != 3 ||
+		g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 ||
+		g.C < 8 || g.M < 8 || c.v.nr != 16 || winoKernelsFor(c.v.Feature) == nil {
+		return winoGemmGeom{}, false
+	}
+	tw, th := (g.OW+1)/2, (g.OH+1)/2
+	tiling := func(tws int) winoGemmGeom {
+		s := winoGemmGeom{tw: tw, th: th, tws: tws}
+		rows := max(1, winoBandFloats/(16*(g.C+g.M)*tws))
+		s.bands = (th + rows - 1) / rows
+		s.bandRows = (th + s.bands - 1) / s.bands // even bands: 28 rows in bands of at most 16 are two of 14
+		s.tb = (s.bandRows*tws + 15) &^ 15
+		return s
+	}
+	// Rows of eight unless they cost a quarter more tiles: the calls
+	// that run past their panel cost scalar stores.
+	s := tiling((tw + 7) &^ 7)
+	if packed := tiling(tw); 4*s.tb*s.bands > 5*packed.tb*packed.bands {
+		s = packed
+	}
+	if float64(9*g.OH*g.OW) < winoMinSaving*float64(16*s.tb*s.bands) {
+		return winoGemmGeom{}, false
+	}
+	return s, true
+}
+
+// winoGemmPad is the padded plane the path's input transforms read
+// (0, 0 when it does not qualify): every tile row, and eight tiles from
+// each row's last call.
+func (c *Conv2D) winoGemmPad() (hp, wp int) {
+	s, ok := c.winoGemmShape()
+	if !ok {
+		return 0, 0
+	}
+	return 2*s.th + 2, 2*((s.tw+7)&^7) + 2
+}
+
+// planWinoGemm returns the plan when the convolution qualifies; the
+// padded input (preparePad) is already at least winoGemmPad.
+func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
+	g := &c.g
+	s, ok := c.winoGemmShape()
+	if !ok {
+		return nil
+	}
+	w := &convWinoGemm{k: winoKernelsFor(c.v.Feature), tw: s.tw, th: s.th, tws: s.tws,
+		bandRows: s.bandRows, bands: s.bands, tb: s.tb}
+	if blocks := (g.C + convKC - 1) / convKC; blocks > 0 {
+		w.kc = (g.C + blocks - 1) / blocks
+	}
+	w.vs, w.ms = g.C*w.tb+winoSkew, g.M*w.tb+winoSkew
+	w.ustride = (c.mpan*c.v.mr + c.mgemv) * g.C
+	w.in = NewChunks(par, g.C, 4, w.inputs(c))
+	w.prod = NewChunks(par, 16, 1, w.products(c))
+	w.out = NewChunks(par, g.M, 4, w.outputs(c))
+	w.acc = make([][8]float32, w.in.N())
+	w.vtail = make([][128]float32, w.in.N())
+	w.tails = make([][32]float32, w.out.N())
+	w.ws = make([]convWorker, w.prod.N())
+	for i := range w.ws {
+		w.ws[i].tile = make([]float32, c.v.mr*c.v.nr)
+	}
+	return w
+}
+
+// packWinoGemm appends the transformed weights to pw's packing: U_ξ for
+// each ξ as packRowPanels packs a group's rows (depth C), then
+// the bias (zeros without one), and records whether they are small
+// enough for the path.
+func (c *Conv2D) packWinoGemm(pw *ConvWeights, w, b []float32) {
+	g, wg := &c.g, c.winoG
+	base := len(pw.data)
+	size := 16*wg.ustride + g.M
+	pw.data = slices.Grow(pw.data, size)[:base+size]
+	dst := pw.data[base:]
+	clear(dst[:16*wg.ustride])
+	ok := true
+	for m := range g.M {
+		for ci := range g.C {
+			u, fine := winoWeightTransform(w[(m*g.C+ci)*9:][:9])
+			ok = ok && fine
+			at := c.rowPanelAt(m, ci, g.C)
+			for xi, v := range u {
+				dst[xi*wg.ustride+at] = v
+			}
+		}
+	}
+	bias := dst[16*wg.ustride:]
+	clear(bias)
+	if b != nil {
+		copy(bias, b)
+	}
+	for _, v := range bias {
+		ok = ok && abs32(v) < winoMaxIn
+	}
+	pw.wino = ok
+}
+
+// runWinoGemm runs the convolution band by band, reporting false when an
+// input transform met a value too large for the path: the caller then
+// runs the packing path, which overwrites every output.
+func (c *Conv2D) runWinoGemm() bool {
+	g, w := &c.g, c.winoG
+	buf := convWinoFree.take(16 * (w.vs + w.ms))
+	w.v, w.m = buf[:16*w.vs], buf[16*w.vs:]
+	w.bias = c.run.a[len(c.run.a)-g.M:]
+	w.bad.Store(false)
+bands:
+	for n := range g.N {
+		for band := range w.bands {
+			w.n, w.ty0 = n, band*w.bandRows
+			if w.ty0 >= w.th {
+				break
+			}
+			w.in.Do()
+			if w.bad.Load() {
+				break bands
+			}
+			w.prod.Do()
+			w.out.Do()
+		}
+	}
+	convWinoFree.give(buf)
+	w.v, w.m, w.bias = nil, nil, nil
+	return !w.bad.Load()
+}
+
+// inputs is the input-transform pass over channels [lo, hi), the
+// band's calls in tile order (so each overwrites the lanes the last one
+// wrote past its row).
+func (w *convWinoGemm) inputs(c *Conv2D) func(ch, lo, hi int) {
+	return func(ch, lo, hi int) {
+		g, p := &c.g, &c.pad
+		php := p.hp * p.wp
+		acc, tail := &w.acc[ch], &w.vtail[ch]
+		*acc = [8]float32{}
+		rows := min(w.bandRows, w.th-w.ty0)
+		for ci := lo; ci < hi; ci++ {
+			plane := c.run.x[(w.n*g.C+ci)*php:][:php]
+			for r := range rows {
+				ty := w.ty0 + r
+				for tx := 0; tx < w.tw; tx += 8 {
+					t := r*w.tws + tx
+					src := plane[2*ty*p.wp+2*tx:]
+					_ = src[3*p.wp+17] // the four patch rows, two columns past the eighth tile's
+					if t%16 <= 8 {
+						dst := w.v[t/16*g.C*16+ci*16+t%16:]
+						_ = dst[15*w.vs+7]
+						w.k.in(&src[0], p.wp, &dst[0], w.vs, acc)
+						continue
+					}
+					// The call would run past its panel: its tiles go
+					// through scratch, each to its own panel.
+					w.k.in(&src[0], p.wp, &tail[0], 8, acc)
+					for i := range min(8, w.tw-tx) {
+						ti := t + i
+						dst := w.v[ti/16*g.C*16+ci*16+ti%16:]
+						_ = dst[15*w.vs]
+						for xi := range 16 {
+							dst[xi*w.vs] = tail[xi*8+i]
+						}
+					}
+				}
+			}
+		}
+		for _, s := range acc {
+			if !(s < winoMaxIn) {
+				w.bad.Store(true)
+			}
+		}
+	}
+}
+
+// products is the product pass over ξ in [lo, hi): M_ξ = U_ξ·V_ξ, depth
+// blocks outer, column panels in pairs where the variant has a
+// two-panel kernel.
+func (w *convWinoGemm) products(c *Conv2D) func(ch, lo, hi int) {
+	return func(ch, lo, hi int) {
+		g, nr := &c.g, c.v.nr
+		wk := &w.ws[ch]
+		for xi := lo; xi < hi; xi++ {
+			a := c.run.a[c.astride+xi*w.ustride:][:w.ustride]
+			v := w.v[xi*w.vs:][:g.C*w.tb]
+			y := w.m[xi*w.ms:][:g.M*w.tb]
+			for pc := 0; pc < g.C; pc += w.kc {
+				kc := min(w.kc, g.C-pc)
+				for jp := 0; jp < w.tb; {
+					b0 := v[jp*g.C+pc*nr:][:kc*nr]
+					if c.v.panel2 != nil && jp+2*nr <= w.tb {
+						b1 := v[(jp+nr)*g.C+pc*nr:][:kc*nr]
+						c.panelPairProduct(wk, y, w.tb, a, g.C, [2][]float32{b0, b1}, pc, kc, jp, 0, c.mpan)
+						jp += 2 * nr
+						continue
+					}
+					c.panelProduct(wk, y, w.tb, a, g.C, b0, pc, kc, jp, nr, 0, c.mpan)
+					jp += nr
+				}
+			}
+		}
+	}
+}
+
+// outputs is the output-transform pass over output channels [lo, hi):
+// the band's output rows with the bias, then the epilogue on them.
+func (w *convWinoGemm) outputs(c *Conv2D) func(ch, lo, hi int) {
+	return func(ch, lo, hi int) {
+		g := &c.g
+		rows := min(w.bandRows, w.th-w.ty0)
+		tail := &w.tails[ch]
+		for m := lo; m < hi; m++ {
+			off := (w.n*g.M+m)*c.ohw + 2*w.ty0*g.OW
+			plane := c.run.y[off:][:min(2*rows, g.OH-2*w.ty0)*g.OW]
+			for r := range rows {
+				oy := 2 * r
+				for tx := 0; tx < w.tw; tx += 8 {
+					src := w.m[m*w.tb+r*w.tws+tx:]
+					_ = src[15*w.ms+7]
+					y := plane[oy*g.OW+2*tx:]
+					cols, ys := min(16, g.OW-2*tx), min(2, len(plane)/g.OW-oy)
+					if cols == 16 && ys == 2 {
+						_ = y[g.OW+15]
+						w.k.out(&src[0], w.ms, &y[0], g.OW, w.bias[m])
+						continue
+					}
+					// The row's last tiles, or the last tile row of an odd
+					// output: through scratch, then what is inside the output.
+					w.k.out(&src[0], w.ms, &tail[0], 16, w.bias[m])
+					for i := range ys {
+						copy(y[i*g.OW:][:cols], tail[16*i:][:cols])
+					}
+				}
+			}
+			if c.run.finishes() {
+				c.finish(plane, off)
+			}
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
+)
+
+// winoGemmCases qualify for the packing path's Winograd runs: panels
+// spanning tile rows (7 and 14 tiles a row), calls running past their
+// panel, odd outputs (7×7, 13×11: a last tile row and column half
+// outside), two bands (ResNet-18's 56² layer), two depth blocks (C =
+// 320), one-row-kernel rows past the panels (M = 14: 12 + 2), an
+// unpadded input widened for the tiles, batches.
+var winoGemmCases = []tgeom{
+	{N: 1, C: 16, H: 14, W: 14, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 2, C: 20, H: 28, W: 28, M: 18, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 320, H: 14, W: 14, M: 20, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 17, H: 10, W: 22, M: 14, KH: 3, KW: 3},
+	{N: 3, C: 16, H: 8, W: 32, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 32, H: 7, W: 7, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 2, C: 16, H: 13, W: 11, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+}
+
+// winoGemmWanted reports whether g should take the packing path's
+// Winograd runs with GEMM variant gv.
+func winoGemmWanted(c *Conv2D, gv *GemmVariant) bool {
+	return winoKernelsFor(gv.Feature) != nil && !c.direct && gv.nr == 16
+}
+
+// TestConv2DWinogradGemm: the packing path's Winograd runs match the
+// float64 definition within the tolerance every conv path meets, with
+// and without bias, on one and three workers, twice in a row.
+func TestConv2DWinogradGemm(t *testing.T) {
+	ran := false
+	for _, p := range convPairs() {
+		k, gv := rowVariantNamed(p[0]), GemmVariantNamed(p[1])
+		for i, tg := range winoGemmCases {
+			g := tg.normalised()
+			c, err := NewConv2D(g, true, k, gv, goPar(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := winoGemmWanted(c, gv); (c.winoG != nil) != want {
+				t.Fatalf("%s case %d %+v: Winograd runs %v, want %v", p[0], i, g, c.winoG != nil, want)
+			}
+			ran = ran || c.winoG != nil
+			if i == 2 && c.winoG != nil && c.winoG.bands != 2 {
+				t.Errorf("%s 56² conv: %d bands, want 2", p[0], c.winoG.bands)
+			}
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/%d/t%d", p[0], i, threads), func(t *testing.T) {
+					checkConv(t, k, gv, goPar(threads), g, i%2 == 0, rand.New(rand.NewPCG(uint64(i), 29)))
+				})
+			}
+		}
+	}
+	if !ran && winoKernelsFor(BestGemm().Feature) != nil && !BestGemm().hasDirect() {
+		t.Error("no case took the Winograd runs")
+	}
+}
+
+// hasDirect reports whether the variant's convolutions can take the
+// direct path.
+func (v *GemmVariant) hasDirect() bool { return convKernelsFor(v.Feature).direct != nil }
+
+// runWinoGemmBoth runs g on x (bias, Relu, residual) with the packing
+// path's Winograd runs and without, on two workers.
+func runWinoGemmBoth(t *testing.T, g ConvGeom, x, w, b, res []float32) (wino, plain []float32) {
+	t.Helper()
+	out := [2][]float32{}
+	for i, on := range []bool{true, false} {
+		save := convWinoOn
+		convWinoOn = on
+		c, err := NewConv2D(g, true, nil, nil, goPar(2))
+		convWinoOn = save
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.winoG != nil) != on {
+			t.Fatalf("Winograd runs %v, want %v", c.winoG != nil, on)
+		}
+		out[i] = make([]float32, len(res))
+		if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: out[i], Act: ActRelu, Residual: res}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out[0], out[1]
+}
+
+// TestConv2DWinogradGemmFallback: the epilogue (Relu, residual) follows
+// the Winograd runs; an input holding an Inf, a NaN or a value past
+// winoMaxIn, or weights whose transform reaches it, send the whole run
+// to the packing path, bit for bit.
+func TestConv2DWinogradGemmFallback(t *testing.T) {
+	g := winoGemmCases[1].normalised()
+	if c, err := NewConv2D(g, true, nil, nil, goPar(2)); err != nil || c.winoG == nil {
+		t.Skipf("no Winograd runs for %s (%v)", BestGemm().Name, err)
+	}
+	r := rand.New(rand.NewPCG(5, 31))
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+	}
+	x, w, b := convOperands(r, g, true)
+	res := randFloats(r, g.N*g.M*g.OH*g.OW)
+	wino, plain := runWinoGemmBoth(t, g, x, w, b, res)
+	ref, mag := convRef(g, x, w, b)
+	differs := false
+	for i := range wino {
+		want := max(ref[i], 0) + float64(res[i])
+		if approx.Far(float64(wino[i]), want, 2e-5*(mag[i]+math.Abs(float64(res[i])))+1e-30) {
+			t.Fatalf("output %d = %v, want %v", i, wino[i], want)
+		}
+		differs = differs || !same(wino[i], plain[i])
+	}
+	if !differs {
+		t.Fatal("every output matched the packing path bit for bit: the Winograd runs never ran")
+	}
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN()), 1e20} {
+		xb := append([]float32(nil), x...)
+		xb[((g.N-1)*g.C+3)*g.H*g.W+17] = bad // the last image: earlier ones already ran
+		wino, plain := runWinoGemmBoth(t, g, xb, w, b, res)
+		for i := range wino {
+			if !same(wino[i], plain[i]) {
+				t.Fatalf("%v in the input: output %d = %v, packing path %v", bad, i, wino[i], plain[i])
+			}
+		}
+	}
+	wb := append([]float32(nil), w...)
+	wb[7] = 1e30
+	wino, plain = runWinoGemmBoth(t, g, x, wb, b, res)
+	for i := range wino {
+		if !same(wino[i], plain[i]) {
+			t.Fatalf("huge weights: output %d = %v, packing path %v", i, wino[i], plain[i])
+		}
+	}
+}
+
+// BenchmarkConvWinogradGemm compares the packing path with and without
+// its Winograd runs on ResNet-18's stride-1 3×3 convolutions, one
+// thread, warm (GFLOP/s of the direct definition's 2·M·C·9·OH·OW).
+func BenchmarkConvWinogradGemm(b *testing.B) {
+	defer func(v bool) { convWinoOn = v }(convWinoOn)
+	for _, tg := range []tgeom{
+		{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 128, H: 28, W: 28, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 256, H: 14, W: 14, M: 256, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 512, H: 7, W: 7, M: 512, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	} {
+		g := tg.normalised()
+		for _, on := range []bool{false, true} {
+			convWinoOn = on
+			c, err := NewConv2D(g, true, nil, nil, Par{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, c.winoG != nil), func(b *testing.B) { benchConv(b, c) })
+		}
+	}
+}
