@@ -58,12 +58,21 @@ type convWinoGemm struct {
 	in, prod   *Chunks
 	out        *Chunks
 	ws         []convWorker // edge tiles of the products
-	acc        [][8]float32 // per input-transform chunk
-	vtail      [][128]float32
+	in8        []winoInScratch // per input-transform chunk
 	tails      [][32]float32
 	bad        atomic.Bool // an input transform met a value too large for the path
 	n, ty0     int         // the band in progress: image, first tile row
 	v, m, bias []float32   // during a run
+}
+
+// winoInScratch is an input-transform chunk's: the sums the transforms
+// add into (on every call, so each chunk's own cache line: sums of two
+// chunks in one line made the pass 4× slower at two threads) and the
+// scratch of calls that would run past their panel.
+type winoInScratch struct {
+	acc  [8]float32
+	_    [8]float32
+	tail [128]float32
 }
 
 // convWinoFree holds the V and M buffers of runs not in progress.
@@ -140,8 +149,7 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 	w.in = NewChunks(par, g.C, 4, w.inputs(c))
 	w.prod = NewChunks(par, 16, 1, w.products(c))
 	w.out = NewChunks(par, g.M, 4, w.outputs(c))
-	w.acc = make([][8]float32, w.in.N())
-	w.vtail = make([][128]float32, w.in.N())
+	w.in8 = make([]winoInScratch, w.in.N())
 	w.tails = make([][32]float32, w.out.N())
 	w.ws = make([]convWorker, w.prod.N())
 	for i := range w.ws {
@@ -219,7 +227,7 @@ func (w *convWinoGemm) inputs(c *Conv2D) func(ch, lo, hi int) {
 	return func(ch, lo, hi int) {
 		g, p := &c.g, &c.pad
 		php := p.hp * p.wp
-		acc, tail := &w.acc[ch], &w.vtail[ch]
+		acc, tail := &w.in8[ch].acc, &w.in8[ch].tail
 		*acc = [8]float32{}
 		rows := min(w.bandRows, w.th-w.ty0)
 		for ci := lo; ci < hi; ci++ {
