@@ -21,6 +21,14 @@ import (
 //  3. output transforms, split over output channels, with the bias and
 //     the epilogue while each channel's rows are in cache.
 //
+// That split passes V and M between cores, and its products pass has
+// only sixteen items. Where U is small (64 channels in and out: 256 KiB,
+// which every worker can keep), each worker instead takes whole bands,
+// small enough for its L2, and runs them through the same three steps
+// with nothing shared but U. (On the 2-vCPU VM both ways measure alike
+// for ResNet-18's 56² convs, 1.2-1.4× their one-thread speed; the
+// bands are what scales past sixteen workers.)
+//
 // Tiles are numbered row by row over the band, (ty, tx) being tile
 // (ty-ty0)·tws + tx, with tws the tiles per row rounded up to a multiple
 // of eight where that wastes little (a 56-wide output's 28 tiles a row
@@ -39,6 +47,14 @@ import (
 // keep in one. (A variable for benchmarks.)
 var winoBandFloats = 1 << 20
 
+// winoLocalU bounds U (floats) for workers to run whole bands, and
+// winoLocalFloats then bounds a band's V and M (512 KiB, half of Zen 5's
+// L2).
+const (
+	winoLocalU      = 1 << 17
+	winoLocalFloats = 1 << 17
+)
+
 // winoMinSaving is the least ratio of the 3×3 taps' multiply-adds to the
 // padded tiles' for the path to be taken: the transforms and the extra
 // passes over V and M cost about a fifth of the products.
@@ -46,23 +62,33 @@ const winoMinSaving = 1.4
 
 // convWinoGemm is the plan of the packing path's Winograd runs.
 type convWinoGemm struct {
-	k          *winoKernels
-	tw, th     int // tiles per row, tile rows (the last of each may be half outside)
-	tws        int // tiles per row as numbered
-	bandRows   int // tile rows per band
-	bands      int
-	tb         int // tiles per band, bandRows·tw rounded up to whole panels
-	kc         int // depth block of the products
-	vs, ms     int // ξ strides of V and M
-	ustride    int // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
-	in, prod   *Chunks
-	out        *Chunks
-	ws         []convWorker // edge tiles of the products
-	in8        []winoInScratch // per input-transform chunk
-	tails      [][32]float32
-	bad        atomic.Bool // an input transform met a value too large for the path
-	n, ty0     int         // the band in progress: image, first tile row
-	v, m, bias []float32   // during a run
+	k        *winoKernels
+	tw, th   int // tiles per row, tile rows (the last of each may be half outside)
+	tws      int // tiles per row as numbered
+	bandRows int // tile rows per band
+	bands    int
+	tb       int  // tiles per band, bandRows·tw rounded up to whole panels
+	kc       int  // depth block of the products
+	vs, ms   int  // ξ strides of V and M
+	ustride  int  // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
+	local    bool // workers run whole bands (bandsC), else each pass is split (in, prod, out)
+	in, prod *Chunks
+	out      *Chunks
+	bandsC   *Chunks
+	shared   winoBand        // the band in progress when passes are split
+	own      []winoBand      // each worker's when they run whole bands
+	ws       []convWorker    // per chunk: edge tiles of the products
+	in8      []winoInScratch // per chunk
+	tails    [][32]float32   // per chunk
+	bad      atomic.Bool     // an input transform met a value too large for the path
+	bias     []float32       // during a run
+}
+
+// winoBand is a band in progress: its image, first tile row, V and M.
+type winoBand struct {
+	n, ty0 int
+	v, m   []float32
+	_      [64]byte // workers' bands in separate cache lines
 }
 
 // winoInScratch is an input-transform chunk's: the sums the transforms
@@ -146,12 +172,26 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 	}
 	w.vs, w.ms = g.C*w.tb+winoSkew, g.M*w.tb+winoSkew
 	w.ustride = (c.mpan*c.v.mr + c.mgemv) * g.C
-	w.in = NewChunks(par, g.C, 4, w.inputs(c))
-	w.prod = NewChunks(par, 16, 1, w.products(c))
-	w.out = NewChunks(par, g.M, 4, w.outputs(c))
-	w.in8 = make([]winoInScratch, w.in.N())
-	w.tails = make([][32]float32, w.out.N())
-	w.ws = make([]convWorker, w.prod.N())
+	threads := max(1, par.Threads)
+	if w.local = g.M*g.C*16 <= winoLocalU; w.local {
+		// Bands within winoLocalFloats, as many for each worker.
+		rows := max(1, winoLocalFloats/(16*(g.C+g.M)*w.tws))
+		w.bands = (w.th + rows - 1) / rows
+		w.bands = (w.bands + threads - 1) / threads * threads
+		w.bandRows = (w.th + w.bands - 1) / w.bands
+		w.bands = (w.th + w.bandRows - 1) / w.bandRows
+		w.tb = (w.bandRows*w.tws + 15) &^ 15
+		w.vs, w.ms = g.C*w.tb+winoSkew, g.M*w.tb+winoSkew
+		w.bandsC = NewChunks(par, min(threads, g.N*w.bands), 1, c.winoBands)
+	} else {
+		w.in = NewChunks(par, g.C, 4, func(ch, lo, hi int) { c.winoInputs(&w.shared, ch, lo, hi) })
+		w.prod = NewChunks(par, 16, 1, func(ch, lo, hi int) { c.winoProductsG(&w.shared, ch, lo, hi) })
+		w.out = NewChunks(par, g.M, 4, func(ch, lo, hi int) { c.winoOutputs(&w.shared, ch, lo, hi) })
+	}
+	w.own = make([]winoBand, threads)
+	w.in8 = make([]winoInScratch, threads)
+	w.tails = make([][32]float32, threads)
+	w.ws = make([]convWorker, threads)
 	for i := range w.ws {
 		w.ws[i].tile = make([]float32, c.v.mr*c.v.nr)
 	}
@@ -196,138 +236,172 @@ func (c *Conv2D) packWinoGemm(pw *ConvWeights, w, b []float32) {
 // runs the packing path, which overwrites every output.
 func (c *Conv2D) runWinoGemm() bool {
 	g, w := &c.g, c.winoG
-	buf := convWinoFree.take(16 * (w.vs + w.ms))
-	w.v, w.m = buf[:16*w.vs], buf[16*w.vs:]
+	band := 16 * (w.vs + w.ms)
+	bufs := 1
+	if w.local {
+		bufs = w.bandsC.N()
+	}
+	buf := convWinoFree.take(bufs * band)
 	w.bias = c.run.a[len(c.run.a)-g.M:]
 	w.bad.Store(false)
-bands:
-	for n := range g.N {
-		for band := range w.bands {
-			w.n, w.ty0 = n, band*w.bandRows
-			if w.ty0 >= w.th {
-				break
+	if w.local {
+		for i := range bufs {
+			b := &w.own[i]
+			b.v, b.m = buf[i*band:][:16*w.vs], buf[i*band+16*w.vs:][:16*w.ms]
+		}
+		w.bandsC.Do()
+	} else {
+		b := &w.shared
+		b.v, b.m = buf[:16*w.vs], buf[16*w.vs:]
+	bands:
+		for n := range g.N {
+			for i := range w.bands {
+				b.n, b.ty0 = n, i*w.bandRows
+				w.in.Do()
+				if w.bad.Load() {
+					break bands
+				}
+				w.prod.Do()
+				w.out.Do()
 			}
-			w.in.Do()
-			if w.bad.Load() {
-				break bands
-			}
-			w.prod.Do()
-			w.out.Do()
 		}
 	}
 	convWinoFree.give(buf)
-	w.v, w.m, w.bias = nil, nil, nil
-	return !w.bad.Load()
+	for i := range w.own {
+		w.own[i].v, w.own[i].m = nil, nil
+	}
+	w.shared.v, w.shared.m, w.bias = nil, nil, nil
+	if w.bad.Load() {
+		c.next.Store(0) // the packing path's tiles count from 0 too
+		return false
+	}
+	return true
 }
 
-// inputs is the input-transform pass over channels [lo, hi), the
+// winoBands is the body of worker ch when workers run whole bands: it
+// takes bands, numbered over (image, band), from the run's counter (as
+// they go: a worker that starts late takes fewer) and runs each through
+// the three passes in its own V and M.
+func (c *Conv2D) winoBands(ch, _, _ int) {
+	g, w := &c.g, c.winoG
+	b := &w.own[ch]
+	for !w.bad.Load() {
+		i := int(c.next.Add(1) - 1)
+		if i >= g.N*w.bands {
+			return
+		}
+		b.n, b.ty0 = i/w.bands, i%w.bands*w.bandRows
+		c.winoInputs(b, ch, 0, g.C)
+		if w.bad.Load() {
+			return
+		}
+		c.winoProductsG(b, ch, 0, 16)
+		c.winoOutputs(b, ch, 0, g.M)
+	}
+}
+
+// winoInputs transforms the inputs of channels [lo, hi) of band b, the
 // band's calls in tile order (so each overwrites the lanes the last one
 // wrote past its row).
-func (w *convWinoGemm) inputs(c *Conv2D) func(ch, lo, hi int) {
-	return func(ch, lo, hi int) {
-		g, p := &c.g, &c.pad
-		php := p.hp * p.wp
-		acc, tail := &w.in8[ch].acc, &w.in8[ch].tail
-		*acc = [8]float32{}
-		rows := min(w.bandRows, w.th-w.ty0)
-		for ci := lo; ci < hi; ci++ {
-			plane := c.run.x[(w.n*g.C+ci)*php:][:php]
-			for r := range rows {
-				ty := w.ty0 + r
-				for tx := 0; tx < w.tw; tx += 8 {
-					t := r*w.tws + tx
-					src := plane[2*ty*p.wp+2*tx:]
-					_ = src[3*p.wp+17] // the four patch rows, two columns past the eighth tile's
-					if t%16 <= 8 {
-						dst := w.v[t/16*g.C*16+ci*16+t%16:]
-						_ = dst[15*w.vs+7]
-						w.k.in(&src[0], p.wp, &dst[0], w.vs, acc)
-						continue
-					}
-					// The call would run past its panel: its tiles go
-					// through scratch, each to its own panel.
-					w.k.in(&src[0], p.wp, &tail[0], 8, acc)
-					for i := range min(8, w.tw-tx) {
-						ti := t + i
-						dst := w.v[ti/16*g.C*16+ci*16+ti%16:]
-						_ = dst[15*w.vs]
-						for xi := range 16 {
-							dst[xi*w.vs] = tail[xi*8+i]
-						}
+func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
+	g, p, w := &c.g, &c.pad, c.winoG
+	php := p.hp * p.wp
+	acc, tail := &w.in8[ch].acc, &w.in8[ch].tail
+	*acc = [8]float32{}
+	rows := min(w.bandRows, w.th-b.ty0)
+	for ci := lo; ci < hi; ci++ {
+		plane := c.run.x[(b.n*g.C+ci)*php:][:php]
+		for r := range rows {
+			ty := b.ty0 + r
+			for tx := 0; tx < w.tw; tx += 8 {
+				t := r*w.tws + tx
+				src := plane[2*ty*p.wp+2*tx:]
+				_ = src[3*p.wp+17] // the four patch rows, two columns past the eighth tile's
+				if t%16 <= 8 {
+					dst := b.v[t/16*g.C*16+ci*16+t%16:]
+					_ = dst[15*w.vs+7]
+					w.k.in(&src[0], p.wp, &dst[0], w.vs, acc)
+					continue
+				}
+				// The call would run past its panel: its tiles go
+				// through scratch, each to its own panel.
+				w.k.in(&src[0], p.wp, &tail[0], 8, acc)
+				for i := range min(8, w.tw-tx) {
+					ti := t + i
+					dst := b.v[ti/16*g.C*16+ci*16+ti%16:]
+					_ = dst[15*w.vs]
+					for xi := range 16 {
+						dst[xi*w.vs] = tail[xi*8+i]
 					}
 				}
 			}
 		}
-		for _, s := range acc {
-			if !(s < winoMaxIn) {
-				w.bad.Store(true)
-			}
+	}
+	for _, s := range acc {
+		if !(s < winoMaxIn) {
+			w.bad.Store(true)
 		}
 	}
 }
 
-// products is the product pass over ξ in [lo, hi): M_ξ = U_ξ·V_ξ, depth
-// blocks outer, column panels in pairs where the variant has a
+// winoProductsG computes products ξ in [lo, hi) of band b: M_ξ = U_ξ·V_ξ,
+// depth blocks outer, column panels in pairs where the variant has a
 // two-panel kernel.
-func (w *convWinoGemm) products(c *Conv2D) func(ch, lo, hi int) {
-	return func(ch, lo, hi int) {
-		g, nr := &c.g, c.v.nr
-		wk := &w.ws[ch]
-		for xi := lo; xi < hi; xi++ {
-			a := c.run.a[c.astride+xi*w.ustride:][:w.ustride]
-			v := w.v[xi*w.vs:][:g.C*w.tb]
-			y := w.m[xi*w.ms:][:g.M*w.tb]
-			for pc := 0; pc < g.C; pc += w.kc {
-				kc := min(w.kc, g.C-pc)
-				for jp := 0; jp < w.tb; {
-					b0 := v[jp*g.C+pc*nr:][:kc*nr]
-					if c.v.panel2 != nil && jp+2*nr <= w.tb {
-						b1 := v[(jp+nr)*g.C+pc*nr:][:kc*nr]
-						c.panelPairProduct(wk, y, w.tb, a, g.C, [2][]float32{b0, b1}, pc, kc, jp, 0, c.mpan)
-						jp += 2 * nr
-						continue
-					}
-					c.panelProduct(wk, y, w.tb, a, g.C, b0, pc, kc, jp, nr, 0, c.mpan)
-					jp += nr
+func (c *Conv2D) winoProductsG(b *winoBand, ch, lo, hi int) {
+	g, w, nr := &c.g, c.winoG, c.v.nr
+	wk := &w.ws[ch]
+	for xi := lo; xi < hi; xi++ {
+		a := c.run.a[c.astride+xi*w.ustride:][:w.ustride]
+		v := b.v[xi*w.vs:][:g.C*w.tb]
+		y := b.m[xi*w.ms:][:g.M*w.tb]
+		for pc := 0; pc < g.C; pc += w.kc {
+			kc := min(w.kc, g.C-pc)
+			for jp := 0; jp < w.tb; {
+				b0 := v[jp*g.C+pc*nr:][:kc*nr]
+				if c.v.panel2 != nil && jp+2*nr <= w.tb {
+					b1 := v[(jp+nr)*g.C+pc*nr:][:kc*nr]
+					c.panelPairProduct(wk, y, w.tb, a, g.C, [2][]float32{b0, b1}, pc, kc, jp, 0, c.mpan)
+					jp += 2 * nr
+					continue
 				}
+				c.panelProduct(wk, y, w.tb, a, g.C, b0, pc, kc, jp, nr, 0, c.mpan)
+				jp += nr
 			}
 		}
 	}
 }
 
-// outputs is the output-transform pass over output channels [lo, hi):
-// the band's output rows with the bias, then the epilogue on them.
-func (w *convWinoGemm) outputs(c *Conv2D) func(ch, lo, hi int) {
-	return func(ch, lo, hi int) {
-		g := &c.g
-		rows := min(w.bandRows, w.th-w.ty0)
-		tail := &w.tails[ch]
-		for m := lo; m < hi; m++ {
-			off := (w.n*g.M+m)*c.ohw + 2*w.ty0*g.OW
-			plane := c.run.y[off:][:min(2*rows, g.OH-2*w.ty0)*g.OW]
-			for r := range rows {
-				oy := 2 * r
-				for tx := 0; tx < w.tw; tx += 8 {
-					src := w.m[m*w.tb+r*w.tws+tx:]
-					_ = src[15*w.ms+7]
-					y := plane[oy*g.OW+2*tx:]
-					cols, ys := min(16, g.OW-2*tx), min(2, len(plane)/g.OW-oy)
-					if cols == 16 && ys == 2 {
-						_ = y[g.OW+15]
-						w.k.out(&src[0], w.ms, &y[0], g.OW, w.bias[m])
-						continue
-					}
-					// The row's last tiles, or the last tile row of an odd
-					// output: through scratch, then what is inside the output.
-					w.k.out(&src[0], w.ms, &tail[0], 16, w.bias[m])
-					for i := range ys {
-						copy(y[i*g.OW:][:cols], tail[16*i:][:cols])
-					}
+// winoOutputs writes output channels [lo, hi) of band b's rows with the
+// bias, then runs the epilogue on them.
+func (c *Conv2D) winoOutputs(b *winoBand, ch, lo, hi int) {
+	g, w := &c.g, c.winoG
+	rows := min(w.bandRows, w.th-b.ty0)
+	tail := &w.tails[ch]
+	for m := lo; m < hi; m++ {
+		off := (b.n*g.M+m)*c.ohw + 2*b.ty0*g.OW
+		plane := c.run.y[off:][:min(2*rows, g.OH-2*b.ty0)*g.OW]
+		for r := range rows {
+			oy := 2 * r
+			for tx := 0; tx < w.tw; tx += 8 {
+				src := b.m[m*w.tb+r*w.tws+tx:]
+				_ = src[15*w.ms+7]
+				y := plane[oy*g.OW+2*tx:]
+				cols, ys := min(16, g.OW-2*tx), min(2, len(plane)/g.OW-oy)
+				if cols == 16 && ys == 2 {
+					_ = y[g.OW+15]
+					w.k.out(&src[0], w.ms, &y[0], g.OW, w.bias[m])
+					continue
+				}
+				// The row's last tiles, or the last tile row of an odd
+				// output: through scratch, then what is inside the output.
+				w.k.out(&src[0], w.ms, &tail[0], 16, w.bias[m])
+				for i := range ys {
+					copy(y[i*g.OW:][:cols], tail[16*i:][:cols])
 				}
 			}
-			if c.run.finishes() {
-				c.finish(plane, off)
-			}
+		}
+		if c.run.finishes() {
+			c.finish(plane, off)
 		}
 	}
 }

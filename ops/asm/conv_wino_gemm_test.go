@@ -12,9 +12,10 @@ import (
 // winoGemmCases qualify for the packing path's Winograd runs: panels
 // spanning tile rows (7 and 14 tiles a row), calls running past their
 // panel, odd outputs (7×7, 13×11: a last tile row and column half
-// outside), two bands (ResNet-18's 56² layer), two depth blocks (C =
-// 320), one-row-kernel rows past the panels (M = 14: 12 + 2), an
-// unpadded input widened for the tiles, batches.
+// outside), workers running whole bands (small U: ResNet-18's 56²
+// layer) and passes split over workers (C·M past winoLocalU), two depth
+// blocks (C = 320), one-row-kernel rows past the panels (M = 14: 12 +
+// 2), an unpadded input widened for the tiles, batches.
 var winoGemmCases = []tgeom{
 	{N: 1, C: 16, H: 14, W: 14, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 2, C: 20, H: 28, W: 28, M: 18, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
@@ -24,6 +25,7 @@ var winoGemmCases = []tgeom{
 	{N: 3, C: 16, H: 8, W: 32, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 1, C: 32, H: 7, W: 7, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 2, C: 16, H: 13, W: 11, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 2, C: 128, H: 14, W: 14, M: 72, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // passes split over workers
 }
 
 // winoGemmWanted reports whether g should take the packing path's
@@ -36,6 +38,14 @@ func winoGemmWanted(c *Conv2D, gv *GemmVariant) bool {
 // float64 definition within the tolerance every conv path meets, with
 // and without bias, on one and three workers, twice in a row.
 func TestConv2DWinogradGemm(t *testing.T) {
+	defer func(v int) { winoBandFloats = v }(winoBandFloats)
+	for _, bf := range []int{winoBandFloats, 1 << 14} {
+		winoBandFloats = bf // then the split passes take several bands (and small planes too many tiles)
+		t.Run(fmt.Sprint("band", bf), func(t *testing.T) { testConv2DWinogradGemm(t, bf == 1<<14) })
+	}
+}
+
+func testConv2DWinogradGemm(t *testing.T, smallBands bool) {
 	ran := false
 	for _, p := range convPairs() {
 		k, gv := rowVariantNamed(p[0]), GemmVariantNamed(p[1])
@@ -45,12 +55,14 @@ func TestConv2DWinogradGemm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := winoGemmWanted(c, gv); (c.winoG != nil) != want {
+			if want := winoGemmWanted(c, gv); (c.winoG != nil) != want && !smallBands {
 				t.Fatalf("%s case %d %+v: Winograd runs %v, want %v", p[0], i, g, c.winoG != nil, want)
 			}
 			ran = ran || c.winoG != nil
-			if i == 2 && c.winoG != nil && c.winoG.bands != 2 {
-				t.Errorf("%s 56² conv: %d bands, want 2", p[0], c.winoG.bands)
+			if w := c.winoG; w != nil && (i == 2 || i == 8) {
+				if local := i == 2; w.local != local || w.bands < 2 && (local || winoBandFloats < 1<<15) {
+					t.Errorf("%s case %d: local %v in %d bands, want local %v in several", p[0], i, w.local, w.bands, local)
+				}
 			}
 			for _, threads := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%s/%d/t%d", p[0], i, threads), func(t *testing.T) {
@@ -97,7 +109,12 @@ func runWinoGemmBoth(t *testing.T, g ConvGeom, x, w, b, res []float32) (wino, pl
 // winoMaxIn, or weights whose transform reaches it, send the whole run
 // to the packing path, bit for bit.
 func TestConv2DWinogradGemmFallback(t *testing.T) {
-	g := winoGemmCases[1].normalised()
+	for _, i := range []int{1, 8} { // whole bands per worker, split passes
+		t.Run(fmt.Sprint(i), func(t *testing.T) { testWinogradGemmFallback(t, winoGemmCases[i].normalised()) })
+	}
+}
+
+func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 	if c, err := NewConv2D(g, true, nil, nil, goPar(2)); err != nil || c.winoG == nil {
 		t.Skipf("no Winograd runs for %s (%v)", BestGemm().Name, err)
 	}
