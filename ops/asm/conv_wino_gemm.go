@@ -48,11 +48,13 @@ import (
 var winoBandFloats = 1 << 20
 
 // winoLocalU bounds U (floats) for workers to run whole bands, and
-// winoLocalFloats then bounds a band's V and M (512 KiB, half of Zen 5's
-// L2).
+// winoLocalFloats then bounds a band's V and M: 2 MiB, past Zen 5's L2,
+// measured best of 128 KiB-2 MiB at one and two threads on ResNet's 56²
+// and the CNN's 64² and 32² convs (two threads 1.2-1.5× one, where 512
+// KiB bands gave 0.9-1.2×: the noisy 2-vCPU VM's figures).
 const (
 	winoLocalU      = 1 << 17
-	winoLocalFloats = 1 << 17
+	winoLocalFloats = 1 << 19
 )
 
 // winoMinSaving is the least ratio of the 3×3 taps' multiply-adds to the
