@@ -21,11 +21,11 @@ import (
 func init() {
 	RegisterFast(graph.OpConv2D, func(n *graph.Node, env Env) (Kernel, string, error) {
 		k, gv := asm.BestRows(), asm.BestGemm()
-		kern, err := prepareConvFast(n, env, k, gv)
+		kern, path, err := prepareConvFast(n, env, k, gv)
 		if kern == nil || err != nil {
 			return nil, "", err
 		}
-		return kern, convVariant(k, gv), nil
+		return kern, convVariant(k, gv) + path, nil
 	})
 	RegisterFast(graph.OpMaxPool2D, withRows(preparePoolFast))
 	RegisterFast(graph.OpAvgPool2D, withRows(preparePoolFast))
@@ -53,7 +53,7 @@ func convGeom(n *graph.Node, kh, kw int) (asm.ConvGeom, error) {
 
 // prepareConvFast prepares Conv2D with row kernels k (depthwise) and GEMM
 // variant gv.
-func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant) (Kernel, error) {
+func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant) (Kernel, string, error) {
 	return prepareConvAsm(n, n, env, k, gv, graph.OpInvalid, -1)
 }
 
@@ -62,15 +62,16 @@ func prepareConvFast(n *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVari
 // act (OpInvalid: none), the residual input res (-1: none) and nd's
 // post-residual activation, with row kernels k (depthwise) and GEMM
 // variant gv, and by nd's 2×2 max pooling when its epilogue pools. Weights and bias computed from weights only
-// are packed once per weights version.
-func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant, act graph.Op, res int) (Kernel, error) {
+// are packed once per weights version. path names a path of the variant
+// the conv takes ("+winograd"), or is empty.
+func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.GemmVariant, act graph.Op, res int) (kern Kernel, path string, err error) {
 	if !takesF32(nd) {
-		return nil, nil
+		return nil, "", nil
 	}
 	wt := conv.Inputs[1].Shape
 	g, err := convGeom(conv, wt[2], wt[3])
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	bias := len(conv.Inputs) == 3
 	newConv := asm.NewConv2D
@@ -79,7 +80,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 	}
 	c, err := newConv(g, bias, k, gv, asmPar(env))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	args := asm.ConvArgs{Packed: &asm.ConvWeights{}}
 	// The activations run the elementwise kernels the unfused ops run,
@@ -99,11 +100,14 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		}
 		op, ok := epilogueEw(a.op)
 		if !ok {
-			return nil, nil
+			return nil, "", nil
 		}
 		*a.f = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
 	}
 	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
+	if c.Winograd() {
+		path = "+winograd"
+	}
 	return sizeChecked(nd, func(ins []tensor.Tensor, out tensor.Tensor) error {
 		var b []float32
 		if bias {
@@ -119,7 +123,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		err := c.RunArgs(&args)
 		args.X, args.Y, args.Residual = nil, nil, nil // keep no reference to the arena
 		return err
-	}), nil
+	}), path, nil
 }
 
 // convWeights decides when a conv's packed weights are stale: always when

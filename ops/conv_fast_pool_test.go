@@ -101,7 +101,7 @@ func TestFastConvPool2x2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kern, err := prepareConvAsm(f, shadow, frEnv(1+i%3), k, gv, act, -1)
+			kern, _, err := prepareConvAsm(f, shadow, frEnv(1+i%3), k, gv, act, -1)
 			if err != nil || kern == nil {
 				t.Fatalf("%v: no fast kernel (%v)", c, err)
 			}

@@ -96,7 +96,7 @@ func TestFastConv2D(t *testing.T) {
 		k, gv := p[0].(*asm.RowKernels), p[1].(*asm.GemmVariant)
 		for i, c := range cases {
 			n, ins := fcConv(t, c, r)
-			kern, err := prepareConvFast(n, frEnv(1+i%3), k, gv)
+			kern, _, err := prepareConvFast(n, frEnv(1+i%3), k, gv)
 			if err != nil || kern == nil {
 				t.Fatalf("%v: no fast kernel (%v)", c, err)
 			}
@@ -215,7 +215,7 @@ func BenchmarkFastConv2D(b *testing.B) {
 				if threads > 1 {
 					env = frEnv(threads)
 				}
-				kern, err := prepareConvFast(n, env, k, gv)
+				kern, _, err := prepareConvFast(n, env, k, gv)
 				if err != nil || kern == nil {
 					b.Fatalf("no fast kernel (%v)", err)
 				}

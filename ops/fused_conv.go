@@ -89,12 +89,12 @@ func prepareFusedConvFast(nd *graph.Node, env Env) (Kernel, string, error) {
 	}
 	if nd.DType == tensor.F32 {
 		k, gv := asm.BestRows(), asm.BestGemm()
-		kern, err := prepareConvAsm(nd, shadow, env, k, gv, nd.Attrs.Epilogue.Act, res)
+		kern, path, err := prepareConvAsm(nd, shadow, env, k, gv, nd.Attrs.Epilogue.Act, res)
 		if err != nil {
 			return nil, "", nil // the reference kernel reports it
 		}
 		if kern != nil {
-			return kern, "conv-" + convVariant(k, gv) + "+epilogue", nil
+			return kern, "conv-" + convVariant(k, gv) + path + "+epilogue", nil
 		}
 	}
 	conv, variant, err := PrepareFast(shadow, env)

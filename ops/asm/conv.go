@@ -203,6 +203,10 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	return nil
 }
 
+// Winograd reports whether runs take a Winograd path (conv_wino.go,
+// conv_wino_gemm.go), as they do when the weights allow it.
+func (c *Conv2D) Winograd() bool { return c.wino != nil || c.winoG != nil }
+
 // Run computes y from x [N,C,H,W], w [M,C/G,KH,KW] and b [M] (nil without
 // a bias), packing the weights first. y must not overlap the inputs.
 func (c *Conv2D) Run(y, x, w, b []float32) error {
