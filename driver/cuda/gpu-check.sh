@@ -20,7 +20,9 @@
 #              (replay = per-kernel run, RunInPlace allocation-free), step
 #              timing, GPU handles (TestGPUHandle*: a decode with the KV
 #              cache on the device, no cache byte crossing the bus, also
-#              under graph replay), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
+#              under graph replay; TestGPUDecoderGraphReplay: the demo
+#              decoder's decode step replayed from a CUDA graph matches
+#              its per-kernel step, 8 bytes in and the logits out), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
 #              when it loads), and the model zoo against the CPU when KILN_ZOO names it
 #              (onnx/testdata/export_zoo.py DIR; TestGPUZoo)
 #   matrix     internal/conformance's TestBackendOpMatrix with its cuda
@@ -33,7 +35,9 @@
 #              kiln's outputs against torch's (when python3 has torch)
 #   bench      BenchmarkGPUGemm (TFLOP/s, F32 and BF16, PTX vs cuBLAS),
 #              BenchmarkGPUElementwise and BenchmarkGPUCopy (GB/s),
-#              BenchmarkGPUDemoEncoder (per-kernel vs graph replay)
+#              BenchmarkGPUDemoEncoder (per-kernel vs graph replay),
+#              BenchmarkGPUDecoder (decode tokens/s of the small demo
+#              decoder, per-kernel launches vs graph replay per token)
 #   sanitizer  compute-sanitizer racecheck and memcheck over the op and
 #              model tests (when compute-sanitizer is installed)
 set -u
