@@ -52,7 +52,8 @@ func loadFixture(t *testing.T, kind string) hfFixture {
 // weights (gen_hf_decoder.py): the ids must be torch's, and every
 // step's logits and the prefill's rows must match to 1e-4 relative or
 // 1e-5 absolute, the float32 rounding of a two-layer model (torch's
-// smallest top-2 margin, 0.024, is far above it).
+// smallest top-2 margin, 0.024, is far above it). A decode step of
+// either allocates nothing.
 func TestLoadHFMatchesTorch(t *testing.T) {
 	for _, c := range []struct {
 		kind       string
@@ -91,6 +92,9 @@ func TestLoadHFMatchesTorch(t *testing.T) {
 				t.Fatal(err)
 			}
 			approx.Slices(t, "prefill rows", pre, fx.logits[:len(fx.prompt)*v], 1e-4, 1e-5)
+			if a := testing.AllocsPerRun(5, func() { _, _ = d.Step(fx.greedy[0]) }); a != 0 {
+				t.Errorf("a decode step of the loaded %s allocates %v times", c.kind, a)
+			}
 		})
 	}
 }
