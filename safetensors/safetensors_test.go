@@ -283,14 +283,17 @@ func TestOpenIn(t *testing.T) {
 	if a, b := f.String(), g.String(); a != b || len(f.Names()) == 0 {
 		t.Errorf("OpenIn: %s; Open: %s", a, b)
 	}
-	for _, name := range f.Names() {
-		x, err := f.Tensor(name)
+	for _, e := range f.Entries() {
+		if !e.DType.Valid() {
+			continue // listed, not readable (U16)
+		}
+		x, err := f.Tensor(e.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, _ := g.Tensor(name)
+		y, _ := g.Tensor(e.Name)
 		if !bytes.Equal(x.Data, y.Data) || !x.Shape.Equal(y.Shape) {
-			t.Errorf("%s differs between OpenIn and Open", name)
+			t.Errorf("%s differs between OpenIn and Open", e.Name)
 		}
 	}
 	if _, err := OpenIn(root, "../safetensors_test.go"); err == nil {
