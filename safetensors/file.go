@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -64,13 +65,25 @@ type File struct {
 // Open memory-maps and validates a safetensors file.
 func Open(path string) (*File, error) {
 	mm, err := mmapfile.Open(path)
+	return mapped(mm, err, path)
+}
+
+// OpenIn is Open for the file name inside root, which the name cannot
+// leave (a sharded checkpoint's index names its files).
+func OpenIn(root *os.Root, name string) (*File, error) {
+	mm, err := mmapfile.OpenIn(root, name)
+	return mapped(mm, err, name)
+}
+
+// mapped validates an opened mapping and keeps it until Close.
+func mapped(mm *mmapfile.File, err error, name string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	f, err := Parse(mm.Bytes())
 	if err != nil {
 		mm.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	f.mm = mm
 	return f, nil

@@ -261,3 +261,45 @@ func TestSetParamsShapeMismatch(t *testing.T) {
 		t.Errorf("want both mismatches listed, got %v", err)
 	}
 }
+
+// TestOpenIn opens a file by its name inside a folder, with the same
+// contents Open gives, and refuses a name that leaves the folder.
+func TestOpenIn(t *testing.T) {
+	root, err := os.OpenRoot("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, err := OpenIn(root, "model.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := Open(filepath.Join("testdata", "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if a, b := f.String(), g.String(); a != b || len(f.Names()) == 0 {
+		t.Errorf("OpenIn: %s; Open: %s", a, b)
+	}
+	for _, e := range f.Entries() {
+		if !e.DType.Valid() {
+			continue // listed, not readable (U16)
+		}
+		x, err := f.Tensor(e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := g.Tensor(e.Name)
+		if !bytes.Equal(x.Data, y.Data) || !x.Shape.Equal(y.Shape) {
+			t.Errorf("%s differs between OpenIn and Open", e.Name)
+		}
+	}
+	if _, err := OpenIn(root, "../safetensors_test.go"); err == nil {
+		t.Error("a name outside the folder: no error")
+	}
+	if _, err := OpenIn(root, "nope.safetensors"); err == nil || !strings.Contains(err.Error(), "nope.safetensors") {
+		t.Errorf("a missing file: %v", err)
+	}
+}

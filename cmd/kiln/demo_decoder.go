@@ -6,15 +6,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/kilnml/kiln"
-	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/internal/decode"
 	"github.com/kilnml/kiln/internal/demo"
 	"github.com/kilnml/kiln/ops"
-	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -71,69 +68,17 @@ func runDecoderDemo(out io.Writer, o decoderDemo) error {
 	for i := range prompt {
 		prompt[i] = int64(r.IntN(c.Vocab))
 	}
-	// A warm-up generation (first-run costs: packing, page faults), then
-	// the timed one, which starts over from the prompt.
-	if _, err := d.Generate(prompt, min(4, o.steps), nil); err != nil {
-		return err
-	}
-	cpu0, _ := processCPUTime()
-	t0 = time.Now()
-	logits, err := d.Prefill(prompt)
+	// o.steps decode steps: the first of the o.steps+1 ids comes from
+	// the prefill.
+	rep, fed, last, err := measureDecode(d, prompt, o.steps+1, o.threads, dev, params)
 	if err != nil {
 		return err
 	}
-	prefill := time.Since(t0)
-	cpu1, cpuOK := processCPUTime()
-	flops := prefillFlops(c, o.prompt)
-	fmt.Fprintf(out, "prefill %d tokens: %.1f ms (%.1f GFLOP/s", o.prompt, ms(prefill), flops/prefill.Seconds()/1e9)
-	if cpuOK {
-		fmt.Fprintf(out, "; %.1f ms of CPU time, %.1f GFLOP per CPU-second", ms(cpu1-cpu0), flops/(cpu1-cpu0).Seconds()/1e9)
-	}
-	fmt.Fprintln(out, ")")
-	if dev == kiln.CPU {
-		wall, perCPU := gemmRate(o.prompt, c.Hidden, c.FFN, o.threads)
-		fmt.Fprintf(out, "GEMM kernel at the prefill's MLP shape %d×%d×%d (B packed, %d threads): %.1f GFLOP/s, %.1f per CPU-second\n",
-			o.prompt, c.Hidden, c.FFN, o.threads, wall, perCPU)
-	}
-
-	last := logits[(o.prompt-1)*c.Vocab:][:c.Vocab]
-	ids := make([]int64, 0, o.steps)
-	times := make([]time.Duration, 0, o.steps)
-	t0 = time.Now()
-	cpu0, _ = processCPUTime()
-	_, step := d.Programs()
-	moved := step.Transfers()
-	for range o.steps {
-		id := decode.Argmax(last)
-		ids = append(ids, id)
-		ts := time.Now()
-		if last, err = d.Step(id); err != nil {
-			return err
-		}
-		times = append(times, time.Since(ts))
-	}
-	total := time.Since(t0)
-	after := step.Transfers()
-	cpu1, _ = processCPUTime()
-	slices.Sort(times)
-	fmt.Fprintf(out, "decode %d tokens: %.1f ms, %.1f tokens/s (median step %.2f ms",
-		o.steps, ms(total), float64(o.steps)/total.Seconds(), ms(times[len(times)/2]))
-	if cpuOK {
-		fmt.Fprintf(out, "; %.2f ms of CPU time per token", ms(cpu1-cpu0)/float64(o.steps))
-	}
-	fmt.Fprintln(out, ")")
-	if dev == kiln.CPU {
-		bw := streamBandwidth(o.threads)
-		fmt.Fprintf(out, "memory bound: %s of weights per token at %.1f GB/s (SIMD reads over %d threads) allows %.1f tokens/s\n",
-			mib(4*params), bw/1e9, o.threads, bw/float64(4*params))
-	} else {
-		n := int64(o.steps)
-		fmt.Fprintf(out, "host↔device per decode step: %d bytes in, %d bytes out (the driver's counters over the %d steps; the K/V caches, %s, stay in GPU handles)\n",
-			(after.ToDevice-moved.ToDevice)/n, (after.ToHost-moved.ToHost)/n, o.steps, mib(2*c.Layers*4*c.CacheShape().NumElements()))
-	}
+	printRates(out, rep, c)
+	ids := rep.IDs()
 	fmt.Fprintf(out, "generated ids: %v\n", ids[:min(16, len(ids))])
 	if o.check {
-		return checkDecoder(out, d, weights, ids[len(ids)-1], last)
+		return checkDecoder(out, d, weights, fed, last)
 	}
 	return nil
 }
@@ -183,92 +128,4 @@ func checkDecoder(out io.Writer, d *decode.Decoder, weights map[string][]float32
 		return fmt.Errorf("decoder step differs from the reference interpreter")
 	}
 	return nil
-}
-
-// prefillFlops counts the prefill's multiply-adds twice: the projections,
-// MLP and LM head per token, and causal attention's two products over
-// the s(s+1)/2 query-key pairs per head.
-func prefillFlops(c demo.DecoderConfig, s int) float64 {
-	hd := c.HeadDim()
-	perTok := c.Layers*(c.Hidden*c.Heads*hd+2*c.Hidden*c.KVHeads*hd+c.Heads*hd*c.Hidden+3*c.Hidden*c.FFN) + c.Hidden*c.Vocab
-	attn := c.Layers * c.Heads * (s * (s + 1) / 2) * 2 * hd
-	return 2 * float64(perTok*s+attn)
-}
-
-// streamBandwidth measures how fast threads goroutines read memory
-// with kiln's SIMD row kernels: each takes the max of its part of a
-// 256 MiB float32 buffer (far past any cache), as a decode step streams
-// the weights; the median of five passes, in bytes read per second.
-func streamBandwidth(threads int) float64 {
-	threads = max(threads, 1)
-	const n = 64 << 20 // floats
-	buf := make([]float32, n)
-	for i := range buf {
-		buf[i] = float32(i & 1023)
-	}
-	rk := asm.BestRows()
-	part := n / threads
-	rates := make([]float64, 5)
-	sink := make([]float32, threads)
-	for i := range rates {
-		t := time.Now()
-		var wg sync.WaitGroup
-		for w := range threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sink[w] = rk.Max(buf[w*part : (w+1)*part])
-			}()
-		}
-		wg.Wait()
-		rates[i] = 4 * float64(part*threads) / time.Since(t).Seconds()
-	}
-	slices.Sort(rates)
-	return rates[len(rates)/2]
-}
-
-// gemmRate times kiln's GEMM on an m×k×n product with B pre-packed (as
-// weights are) over threads workers: the median GFLOP/s of seven runs by
-// the wall clock, and the rate per second of process CPU time (0 where
-// the OS gives none), which time slices lost to other processes do not
-// move.
-func gemmRate(m, k, n, threads int) (wall, perCPU float64) {
-	threads = max(threads, 1)
-	par := asm.Par{For: exec.NewPool(threads).NewRunner().For, Threads: threads}
-	g, err := asm.NewGemm(asm.GemmConfig{M: m, N: n, K: k, Alpha: 1}, nil, par)
-	if err != nil {
-		return 0, 0
-	}
-	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	for i := range a {
-		a[i] = float32(i%7) - 3
-	}
-	for i := range b {
-		b[i] = float32(i%5) - 2
-	}
-	var pb asm.PackedB
-	if g.PackB(&pb, b) != nil {
-		return 0, 0
-	}
-	args := &asm.GemmArgs{A: a, PackedB: &pb, C: c}
-	flops := 2 * float64(m) * float64(k) * float64(n)
-	rates := make([]float64, 7)
-	var cpu time.Duration
-	for i := range rates {
-		t := time.Now()
-		c0, _ := processCPUTime()
-		for range 4 {
-			if g.Run(args) != nil {
-				return 0, 0
-			}
-		}
-		rates[i] = 4 * flops / time.Since(t).Seconds() / 1e9
-		c1, _ := processCPUTime()
-		cpu += c1 - c0
-	}
-	slices.Sort(rates)
-	if cpu > 0 {
-		perCPU = 4 * 7 * flops / cpu.Seconds() / 1e9
-	}
-	return rates[3], perCPU
 }

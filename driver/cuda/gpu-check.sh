@@ -20,7 +20,9 @@
 #              (replay = per-kernel run, RunInPlace allocation-free), step
 #              timing, GPU handles (TestGPUHandle*: a decode with the KV
 #              cache on the device, no cache byte crossing the bus, also
-#              under graph replay), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
+#              under graph replay; TestGPUDecoderGraphReplay: the demo
+#              decoder's decode step replayed from a CUDA graph matches
+#              its per-kernel step, 8 bytes in and the logits out), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
 #              when it loads), and the model zoo against the CPU when KILN_ZOO names it
 #              (onnx/testdata/export_zoo.py DIR; TestGPUZoo)
 #   matrix     internal/conformance's TestBackendOpMatrix with its cuda
@@ -29,11 +31,18 @@
 #              columns beside it)
 #   models     for each bench/onnx/models set present: kiln run (outputs
 #              kept), kiln bench --device cuda and --steps 20
+#   decoder    kiln demo -model decoder -device cuda (small with its check
+#              against the interpreter, then 100m): prefill ms, decode
+#              tokens/s, host↔device bytes per step; kiln generate on the
+#              Hugging Face fixtures (internal/decode/testdata/hf_*) on
+#              cuda, its ids compared with the CPU's
 #   torch      bench/gpu/torch_gpu.py: eager PyTorch on the same models and
 #              kiln's outputs against torch's (when python3 has torch)
 #   bench      BenchmarkGPUGemm (TFLOP/s, F32 and BF16, PTX vs cuBLAS),
 #              BenchmarkGPUElementwise and BenchmarkGPUCopy (GB/s),
-#              BenchmarkGPUDemoEncoder (per-kernel vs graph replay)
+#              BenchmarkGPUDemoEncoder (per-kernel vs graph replay),
+#              BenchmarkGPUDecoder (decode tokens/s of the small demo
+#              decoder, per-kernel launches vs graph replay per token)
 #   sanitizer  compute-sanitizer racecheck and memcheck over the op and
 #              model tests (when compute-sanitizer is installed)
 set -u
@@ -138,6 +147,25 @@ models() {
 }
 stage models models
 grep -E '^== |^latency' "$out/models.log" | tee -a "$summary"
+
+# decoder: the demo decoder on the GPU (rates and the host↔device bytes
+# per decode step), and kiln generate on the Hugging Face fixtures, whose
+# ids must be the CPU's.
+decoder() {
+	local kind cpu gpu dir
+	"$bin/kiln" demo -model decoder -device cuda || return 1
+	"$bin/kiln" demo -model decoder -size 100m -device cuda -check=false || return 1
+	for kind in llama qwen2; do
+		dir=$root/internal/decode/testdata/hf_$kind
+		echo "== generate hf_$kind"
+		cpu=$("$bin/kiln" generate "$dir" --prompt-ids 3,1,4,1,5 --max-new-tokens 8 | grep '^generated ids') || return 1
+		gpu=$("$bin/kiln" generate "$dir" --prompt-ids 3,1,4,1,5 --max-new-tokens 8 --device cuda | tee /dev/stderr | grep '^generated ids') || return 1
+		echo "cpu: $cpu; cuda: $gpu"
+		[ "$cpu" = "$gpu" ] || return 1
+	done
+}
+stage decoder decoder
+grep -E '^kiln demo|^prefill|^decode |^host↔device|^cpu: ' "$out/decoder.log" | tee -a "$summary"
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	stage torch python3 "$root/bench/gpu/torch_gpu.py" "$out/outputs"

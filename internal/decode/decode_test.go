@@ -3,6 +3,7 @@ package decode
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln"
@@ -47,9 +48,28 @@ func newDecoder(t testing.TB, c demo.DecoderConfig, prompt int, w map[string][]f
 // whole sequence gives for that row (the cache, the cache-write indices,
 // the rotary positions and the run-time attention length all agree), and
 // both equal the plain float64 forward pass of refForward.
+// With QKVBias (Qwen2's layout) the same holds, the biases scaled up so
+// that a graph ignoring them would miss refForward by far more than the
+// tolerance.
 func TestDecodeStepsEqualPrefill(t *testing.T) {
-	c := demo.DecoderTiny
-	w := tinyWeights(t, c)
+	for _, bias := range []bool{false, true} {
+		t.Run(fmt.Sprintf("qkv_bias=%v", bias), func(t *testing.T) {
+			c := demo.DecoderTiny
+			c.QKVBias = bias
+			w := tinyWeights(t, c)
+			for name, b := range w {
+				if strings.HasSuffix(name, ".bias") {
+					for i := range b {
+						b[i] *= 25
+					}
+				}
+			}
+			stepsEqualPrefill(t, c, w)
+		})
+	}
+}
+
+func stepsEqualPrefill(t *testing.T, c demo.DecoderConfig, w map[string][]float32) {
 	n, prompt := c.MaxSeq-2, 5
 	ids := randomIDs(c, n, 1)
 	want := refForward(c, w, ids)

@@ -12,7 +12,8 @@ import (
 // pass over ids from position 0, in the Hugging Face Llama conventions
 // (RMSNorm x/√(mean x² + eps)·scale; rotate-half rotary embeddings with
 // angle p·theta^(-2i/HeadDim); query head h reads key/value head
-// h/(Heads/KVHeads); SwiGLU silu(x·Wgate)·(x·Wup)·Wdown). Weights are
+// h/(Heads/KVHeads); SwiGLU silu(x·Wgate)·(x·Wup)·Wdown; with QKVBias,
+// the q, k and v projections' biases added before rotation). Weights are
 // [in, out] row-major, as the graph's MatMul takes them.
 func refForward(c demo.DecoderConfig, w map[string][]float32, ids []int64) []float32 {
 	s, hid, hd := len(ids), c.Hidden, c.HeadDim()
@@ -23,11 +24,20 @@ func refForward(c demo.DecoderConfig, w map[string][]float32, ids []int64) []flo
 	for l := range c.Layers {
 		pre := fmt.Sprintf("layer%d.", l)
 		q, k, v := make([][]float64, s), make([][]float64, s), make([][]float64, s)
+		proj := func(h []float64, name string, n int) []float64 {
+			y := refMatVec(h, w[pre+name+".weight"], n)
+			if c.QKVBias {
+				for i, b := range w[pre+name+".bias"] {
+					y[i] += float64(b)
+				}
+			}
+			return y
+		}
 		for p := range s {
 			h := refRMSNorm(x[p], w[pre+"attn_norm.scale"], c.Eps)
-			q[p] = refRope(c, refMatVec(h, w[pre+"q.weight"], c.Heads*hd), p)
-			k[p] = refRope(c, refMatVec(h, w[pre+"k.weight"], c.KVHeads*hd), p)
-			v[p] = refMatVec(h, w[pre+"v.weight"], c.KVHeads*hd)
+			q[p] = refRope(c, proj(h, "q", c.Heads*hd), p)
+			k[p] = refRope(c, proj(h, "k", c.KVHeads*hd), p)
+			v[p] = proj(h, "v", c.KVHeads*hd)
 		}
 		for p := range s {
 			a := make([]float64, c.Heads*hd)

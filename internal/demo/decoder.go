@@ -10,7 +10,8 @@ import (
 
 // DecoderConfig sizes a Llama-style decoder: RMSNorm, rotary embeddings
 // (the half-split "rotate-half" form), grouped-query attention with a
-// causal mask and a SwiGLU MLP, no biases, an untied LM head.
+// causal mask and a SwiGLU MLP, an untied LM head, and no biases unless
+// QKVBias (Qwen2's query, key and value projections have them).
 type DecoderConfig struct {
 	Vocab, Hidden, Layers int
 	Heads, KVHeads        int // query heads; key/value heads (Heads a multiple)
@@ -18,6 +19,7 @@ type DecoderConfig struct {
 	MaxSeq                int // the KV cache's length: prompt and generated tokens together
 	RopeTheta             float64
 	Eps                   float32 // RMSNorm
+	QKVBias               bool    // the q, k and v projections add a bias (params layerN.{q,k,v}.bias)
 }
 
 // DecoderSmall is the demo's default: 8 layers of width 512 with 8 query
@@ -163,10 +165,17 @@ func decoderLayer(g *graph.Graph, c DecoderConfig, x *graph.Node, st stepNodes, 
 	proj := func(t *graph.Node, name string, in, out int) *graph.Node {
 		return g.MatMul(t, g.Param(p+"."+name+".weight", tensor.F32, in, out))
 	}
+	qkv := func(t *graph.Node, name string, out int) *graph.Node {
+		y := proj(t, name, c.Hidden, out)
+		if c.QKVBias {
+			y = g.Add(y, g.Param(p+"."+name+".bias", tensor.F32, out))
+		}
+		return y
+	}
 	h := g.RMSNorm(x, g.Param(p+".attn_norm.scale", tensor.F32, c.Hidden), -1, c.Eps)
-	q := g.RoPE(heads(proj(h, "q", c.Hidden, c.Heads*hd), c.Heads), st.cos, st.sin, false)
-	k := g.RoPE(heads(proj(h, "k", c.Hidden, c.KVHeads*hd), c.KVHeads), st.cos, st.sin, false)
-	v := heads(proj(h, "v", c.Hidden, c.KVHeads*hd), c.KVHeads)
+	q := g.RoPE(heads(qkv(h, "q", c.Heads*hd), c.Heads), st.cos, st.sin, false)
+	k := g.RoPE(heads(qkv(h, "k", c.KVHeads*hd), c.KVHeads), st.cos, st.sin, false)
+	v := heads(qkv(h, "v", c.KVHeads*hd), c.KVHeads)
 	// The step's rows go into the cache at pos: every cache row takes
 	// its step row where keep says so and keeps its value elsewhere.
 	k = g.Where(st.keep, g.Gather(k, st.src, 2), pastK)

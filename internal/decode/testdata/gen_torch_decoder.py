@@ -91,11 +91,12 @@ def forward(w, ids):
 
 
 def save_safetensors(path, tensors, metadata):
-    dtypes = {torch.float32: "F32", torch.int64: "I64"}
+    dtypes = {torch.float32: "F32", torch.int64: "I64", torch.float16: "F16", torch.bfloat16: "BF16"}
     header, blobs, off = {"__metadata__": metadata}, [], 0
     for name in sorted(tensors):
         t = tensors[name].contiguous()
-        b = t.numpy().tobytes()
+        # numpy has no bfloat16: its bits go out as int16.
+        b = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
         header[name] = {"dtype": dtypes[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
