@@ -80,30 +80,6 @@ func testConv2DWinogradGemm(t *testing.T, smallBands bool) {
 // direct path.
 func (v *GemmVariant) hasDirect() bool { return convKernelsFor(v.Feature).direct != nil }
 
-// runWinoGemmBoth runs g on x (bias, Relu, residual) with the packing
-// path's Winograd runs and without, on two workers.
-func runWinoGemmBoth(t *testing.T, g ConvGeom, x, w, b, res []float32) (wino, plain []float32) {
-	t.Helper()
-	out := [2][]float32{}
-	for i, on := range []bool{true, false} {
-		save := convWinoOn
-		convWinoOn = on
-		c, err := NewConv2D(g, true, nil, nil, goPar(2))
-		convWinoOn = save
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (c.winoG != nil) != on {
-			t.Fatalf("Winograd runs %v, want %v", c.winoG != nil, on)
-		}
-		out[i] = make([]float32, len(res))
-		if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: out[i], Act: ActRelu, Residual: res}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out[0], out[1]
-}
-
 // TestConv2DWinogradGemmFallback: the epilogue (Relu, residual) follows
 // the Winograd runs; an input holding an Inf, a NaN or a value past
 // winoMaxIn, or weights whose transform reaches it, send the whole run
@@ -124,7 +100,7 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 	}
 	x, w, b := convOperands(r, g, true)
 	res := randFloats(r, g.N*g.M*g.OH*g.OW)
-	wino, plain := runWinoGemmBoth(t, g, x, w, b, res)
+	wino, plain := runBoth(t, g, x, w, b, res)
 	ref, mag := convRef(g, x, w, b)
 	differs := false
 	for i := range wino {
@@ -140,7 +116,7 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN()), 1e20} {
 		xb := append([]float32(nil), x...)
 		xb[((g.N-1)*g.C+3)*g.H*g.W+17] = bad // the last image: earlier ones already ran
-		wino, plain := runWinoGemmBoth(t, g, xb, w, b, res)
+		wino, plain := runBoth(t, g, xb, w, b, res)
 		for i := range wino {
 			if !same(wino[i], plain[i]) {
 				t.Fatalf("%v in the input: output %d = %v, packing path %v", bad, i, wino[i], plain[i])
@@ -149,7 +125,7 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 	}
 	wb := append([]float32(nil), w...)
 	wb[7] = 1e30
-	wino, plain = runWinoGemmBoth(t, g, x, wb, b, res)
+	wino, plain = runBoth(t, g, x, wb, b, res)
 	for i := range wino {
 		if !same(wino[i], plain[i]) {
 			t.Fatalf("huge weights: output %d = %v, packing path %v", i, wino[i], plain[i])

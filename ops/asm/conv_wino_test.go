@@ -47,11 +47,11 @@ func TestConv2DWinograd(t *testing.T) {
 	}
 }
 
-// runBoth runs g on x (with a bias, a Relu and a residual) on the
-// Winograd path and the direct path and returns both outputs.
-func runBoth(t *testing.T, g ConvGeom, x, w, b []float32, r *rand.Rand) (wino, direct []float32) {
+// runBoth runs g on x (with a bias, a Relu and residual res) with its
+// Winograd path (either) and without it, on two workers, and returns
+// both outputs.
+func runBoth(t *testing.T, g ConvGeom, x, w, b, res []float32) (wino, plain []float32) {
 	t.Helper()
-	res := randFloats(r, g.N*g.M*g.OH*g.OW)
 	out := [2][]float32{}
 	for i, on := range []bool{true, false} {
 		save := convWinoOn
@@ -61,8 +61,8 @@ func runBoth(t *testing.T, g ConvGeom, x, w, b []float32, r *rand.Rand) (wino, d
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (c.wino != nil) != on {
-			t.Fatalf("Winograd plan %v, want %v", c.wino != nil, on)
+		if c.Winograd() != on {
+			t.Fatalf("Winograd plan %v, want %v", c.Winograd(), on)
 		}
 		out[i] = make([]float32, len(res))
 		if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: out[i], Act: ActRelu, Residual: res}); err != nil {
@@ -99,7 +99,7 @@ func TestConv2DWinogradFallback(t *testing.T) {
 		iy, ix := rowsPerBlock+1, 20 // in the second block
 		x[(3*g.H+iy)*g.W+ix] = bad
 		x[(5*g.H+iy)*g.W+ix+1] = -bad
-		wino, direct := runBoth(t, g, x, w, b, rand.New(rand.NewPCG(1, 1)))
+		wino, direct := runBoth(t, g, x, w, b, randFloats(rand.New(rand.NewPCG(1, 1)), g.N*g.M*g.OH*g.OW))
 		differs := false
 		for i := range wino {
 			oy := i / g.OW % g.OH
@@ -116,7 +116,7 @@ func TestConv2DWinogradFallback(t *testing.T) {
 	}
 	x, w, b := convOperands(r, g, true)
 	w[7] = 1e30
-	wino, direct := runBoth(t, g, x, w, b, r)
+	wino, direct := runBoth(t, g, x, w, b, randFloats(r, g.N*g.M*g.OH*g.OW))
 	for i := range wino {
 		if math.Float32bits(wino[i]) != math.Float32bits(direct[i]) && !(wino[i] != wino[i] && direct[i] != direct[i]) {
 			t.Fatalf("huge weights: output %d = %v, direct path %v", i, wino[i], direct[i])
