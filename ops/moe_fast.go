@@ -48,8 +48,8 @@ type moeFast struct {
 	args         asm.GemmArgs
 	ew           *asm.EwKernels
 
-	count []int   // count[e]: where expert e's rows start (count[E]: all rows)
-	next  []int   // the next free row of each expert while placing
+	count []int // count[e]: where expert e's rows start (count[E]: all rows)
+	next  []int // the next free row of each expert while placing
 	pos   []int // slot j's row in the sorted order
 	src   []int // sorted row r's token
 	xs    []float32
