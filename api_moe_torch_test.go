@@ -49,7 +49,9 @@ func TestMoETorch(t *testing.T) {
 	g := graph.New()
 	h := g.Input("x", tensor.F32, c.Batch, c.Seq, c.Hidden)
 	for l := range c.Layers {
-		p := func(name string, dims ...int) *graph.Node { return g.Param(fmt.Sprintf("%s%d", name, l), tensor.F32, dims...) }
+		p := func(name string, dims ...int) *graph.Node {
+			return g.Param(fmt.Sprintf("%s%d", name, l), tensor.F32, dims...)
+		}
 		n := g.RMSNorm(h, p("norm", c.Hidden), -1, float32(c.Eps))
 		h = g.Add(h, g.MoE(n, graph.MoESpec{Router: p("router", c.Hidden, c.Experts),
 			Gate: p("gate", c.Experts, c.Hidden, c.FFN), Up: p("up", c.Experts, c.Hidden, c.FFN), Down: p("down", c.Experts, c.FFN, c.Hidden),
