@@ -31,9 +31,12 @@ var (
 
 // moeModel is two MoE layers in sequence (layer 1's experts read layer
 // 0's output, so it runs second; its router reads x).
-func moeModel(t *testing.T) *kiln.CompiledGraph {
+func moeModel(t *testing.T) *kiln.CompiledGraph { return moeModelTokens(t, 4) }
+
+// moeModelTokens is moeModel over tok tokens.
+func moeModelTokens(t *testing.T, tok int) *kiln.CompiledGraph {
 	t.Helper()
-	const tok, h, f, e, k = 4, 4, 6, 4, 2
+	const h, f, e, k = 4, 6, 4, 2
 	g := graph.New()
 	x := g.Input("x", tensor.F32, tok, h)
 	layer := func(i string, in, router *graph.Node) *graph.Node {
@@ -219,5 +222,38 @@ func TestMoEClone(t *testing.T) {
 	}
 	if _, err := cg.TakeMoEResidencyStats(); err == nil {
 		t.Error("the original has stats from the clone's forward")
+	}
+}
+
+// TestMoEActiveExtent: a forward over the first rows of the token axis
+// (SetActiveExtent, 4 of 8 tokens) is captured and counted for those
+// rows only.
+func TestMoEActiveExtent(t *testing.T) {
+	cg := moeModelTokens(t, 8)
+	if err := cg.EnableMoETopKCapture(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := cg.SetActiveExtent(4, 8); err != nil {
+		t.Fatal(err)
+	}
+	x := append(slices.Clone(moeX), make([]float32, 16)...) // rows 4-7 are not run
+	if _, err := cg.RunSlots(x); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cg.TakeMoETopKCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !slices.Equal(got[0], moeWant0) || !slices.Equal(got[1], moeWant1) {
+		t.Errorf("capture over 4 of 8 tokens %v, want [%v %v]", got, moeWant0, moeWant1)
+	}
+	st, err := cg.TakeMoEResidencyStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]int{moeCount0, moeCount1} {
+		if l := st.Layers[i]; l.Resident != 8 || !slices.Equal(l.PerExpert, want) {
+			t.Errorf("layer %d stats %+v, want per expert %v", i, l, want)
+		}
 	}
 }
