@@ -47,6 +47,7 @@ type CompiledGraph struct {
 	commits  []commit // CommitNoWait runs not yet synced (pipeline.go)
 	closed   bool
 
+	moe     *moeState   // MoE top-k capture and residency accounting (moe.go)
 	busy    atomic.Bool // a public method is running (guard.go)
 	weights *weightUse  // runs and writes of the weights, shared with clones
 }
@@ -54,6 +55,7 @@ type CompiledGraph struct {
 func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, rep fuse.Report) *CompiledGraph {
 	cg := &CompiledGraph{sess: s, g: g, plan: p, x: x, fusion: rep, paramSet: make([]bool, len(g.Params())), weights: new(weightUse)}
 	cg.cpu, _ = x.(*exec.Program)
+	cg.moe = newMoEState(cg.cpu)
 	for _, o := range g.Outputs() {
 		sl := p.Slots[o.ID]
 		off := sl.Offset

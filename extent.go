@@ -151,6 +151,7 @@ func (cg *CompiledGraph) specialise(actual, upper int) (*extentProgram, error) {
 		return nil, fmt.Errorf("resized graph has %d inputs and %d outputs, want %d and %d",
 			len(ins), len(rg.Outputs()), len(full), len(cg.g.Outputs()))
 	}
+	cg.moe.wrap(prog) // its MoE layers record into cg's capture
 	ep := &extentProgram{g: rg, prog: prog, mirror: mirror}
 	for i, n := range ins {
 		if n.Name != full[i].Name {

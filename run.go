@@ -339,6 +339,7 @@ func (cg *CompiledGraph) Clone() (*CompiledGraph, error) {
 	c := newCompiled(cg.sess, cg.g, cg.plan, x, cg.fusion)
 	c.paramSet = cg.paramSet // shared weights: set once, set for all
 	c.weights = cg.weights   // and written while none of the clones runs
+	cg.cloneMoE(c)
 	for _, h := range cg.handles {
 		if h.dev != nil { // the executable's clone copied the value
 			h.dev = x.(exec.Resident)

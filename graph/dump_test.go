@@ -103,7 +103,7 @@ func TestDumpMentionsEverything(t *testing.T) {
 func TestParseOpRoundTrip(t *testing.T) {
 	ops := Ops()
 	// Ops leaves out OpInvalid and OpCustom.
-	if len(ops) != int(numOps)-2-len(FusedOps()) || ops[0] != OpInput || ops[len(ops)-1] != OpConvInteger {
+	if len(ops) != int(numOps)-2-len(FusedOps()) || ops[0] != OpInput || ops[len(ops)-1] != OpMoE {
 		t.Fatalf("Ops() = %v", ops)
 	}
 	seen := map[string]bool{}

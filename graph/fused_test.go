@@ -26,8 +26,8 @@ func TestFusedOpsListed(t *testing.T) {
 		}
 	}
 	// The fused ops come after every existing op: values did not shift.
-	if OpConvInteger+1 != OpFusedElementwise {
-		t.Errorf("OpFusedElementwise = %d, want right after ConvInteger (%d)", OpFusedElementwise, OpConvInteger)
+	if OpMoE+1 != OpFusedElementwise {
+		t.Errorf("OpFusedElementwise = %d, want right after MoE (%d)", OpFusedElementwise, OpMoE)
 	}
 }
 

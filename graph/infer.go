@@ -65,6 +65,7 @@ func init() {
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
 		OpDynQuantMatMul: inferDynQuantMatMul,
+		OpGroupedMatMul:  inferGroupedMatMul, OpMoE: inferMoE,
 	}
 }
 
@@ -86,8 +87,10 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(3), true
 	case OpMatMul, OpGather, OpGatherElements, OpGatherND, OpMaxUnpool, OpGridSample, OpNonMaxSuppression:
 		return exactly(2), true
-	case OpRoiAlign:
+	case OpRoiAlign, OpGroupedMatMul:
 		return exactly(3), true
+	case OpMoE:
+		return exactly(6), true
 	case OpScatterElements, OpScatterND:
 		return exactly(3), true
 	case OpRoPE, OpInstanceNorm, OpQuantizeLinear, OpDequantizeLinear:

@@ -535,7 +535,7 @@ func sourceCases() []inferCase {
 
 func allInferCases() []inferCase {
 	var cs []inferCase
-	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases, resizeCases, poolNDCases, detectCases, loopCases, quantCases} {
+	for _, f := range []func() []inferCase{sourceCases, unaryCases, binaryCases, linalgCases, reduceCases, normCases, convCases, shapeCases, indexCases, blockCases, resizeCases, poolNDCases, detectCases, loopCases, quantCases, moeCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

@@ -159,6 +159,11 @@ const (
 	OpMatMulInteger         // a, b (I8/U8), aZero, bZero → I32 matmul of (a - aZero)·(b - bZero)
 	OpConvInteger           // x, w (I8/U8), xZero, wZero → I32 Conv2D of (x - xZero), (w - wZero)
 
+	// Mixture of experts (build_moe.go): tokens routed to k of E experts
+	// whose weights are stacked [E, ...], by I32/I64 expert ids [T, k].
+	OpGroupedMatMul // x [T, K] or [T, k, K], w [E, K, N], ids [T, k] → [T, k, N]: row (t, j) times w[ids[t, j]]
+	OpMoE           // x [T, H], ids, weights [T, k], gate, up [E, H, F], down [E, F, H] → [T, H]: Σ_j weights·SwiGLU expert
+
 	// Fused ops: made by the fuse passes, never by the builder (see
 	// fused.go for their inputs and attributes).
 	OpFusedElementwise // Attrs.Program evaluated per element, inputs broadcast
@@ -205,6 +210,7 @@ var opNames = [numOps]string{
 	OpAttention: "Attention", OpRoPE: "RoPE", OpLoop: "Loop", OpLoopOutput: "LoopOutput",
 	OpQuantizeLinear: "QuantizeLinear", OpDequantizeLinear: "DequantizeLinear",
 	OpDynamicQuantizeLinear: "DynamicQuantizeLinear", OpMatMulInteger: "MatMulInteger", OpConvInteger: "ConvInteger",
+	OpGroupedMatMul: "GroupedMatMul", OpMoE: "MoE",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
 	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpDynQuantMatMul: "DynQuantMatMul", OpCustom: "Custom",
 }

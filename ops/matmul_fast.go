@@ -36,6 +36,7 @@ type packedWeight struct {
 	src     *float32
 	bf      *bf16Weight // nil: float32 only
 	inBF16  bool        // the current packing is bf's
+	cols    int         // pack only the first cols columns of op(B) (0: the plan's N)
 }
 
 // newPackedWeight makes the packed form of weight node b for plan g,
@@ -154,7 +155,7 @@ func (w *packedWeight) get(g *asm.Gemm, b []float32) error {
 		}
 		w.pb, w.inBF16 = asm.PackedB{}, true
 	} else {
-		if err := g.PackB(&w.pb, b); err != nil {
+		if err := g.PackBDims(&w.pb, b, 0, w.cols); err != nil {
 			return err
 		}
 		w.inBF16 = false

@@ -357,6 +357,16 @@ func buildOp(g *graph.Graph, op graph.Op, a *attrReader, in []*graph.Node) (*gra
 		return g.NonMaxSuppression(x, in[1], s), nil
 	case graph.OpDet:
 		return g.Det(x), nil
+	case graph.OpGroupedMatMul:
+		if err := need(3, 3); err != nil {
+			return nil, err
+		}
+		return g.GroupedMatMul(x, in[1], in[2]), nil
+	case graph.OpMoE:
+		if err := need(6, 6); err != nil {
+			return nil, err
+		}
+		return g.MoEExperts(x, in[1], in[2], in[3], in[4], in[5]), nil
 	case graph.OpQuantizeLinear, graph.OpDequantizeLinear: // x, scale [, zero point]
 		if err := need(2, 3); err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ func matrixCases() []opCase {
 	cs = append(cs, poolNDCases()...)
 	cs = append(cs, detectCases()...)
 	cs = append(cs, quantCases()...)
+	cs = append(cs, moeCases()...)
 	cs = append(cs, compositeCases()...)
 	cs = append(cs, loopCases()...)
 	return append(cs, otherCases()...)

@@ -92,6 +92,14 @@ var unsupported = []gap{
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
 	{"ptx-emu", graph.OpDynQuantMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
+	// Mixture of experts (issue 26): the CPU computes only the routed
+	// rows (grouped per expert); a GPU kernel for kdesc.Routed (a grouped
+	// GEMM over per-expert row blocks, with residency deciding which
+	// experts run on the device) is part 4 of the issue.
+	{"ptx-emu", graph.OpGroupedMatMul, "", "no PTX emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
+	{"msl-host", graph.OpGroupedMatMul, "", "no MSL emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
+	{"ptx-emu", graph.OpMoE, "", "no PTX emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU (device residency is issue 26, part 4)"},
+	{"msl-host", graph.OpMoE, "", "no MSL emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

@@ -107,6 +107,7 @@ var Unemitted = map[Kind]string{
 	KindDet:        "new in issue 23: a pivoted LU per matrix, sequential in its columns; rare outside import-time constants",
 	KindQuantize:   "new in issue 24: quantized models run on the CPU first; a GPU path dequantizes to F16/BF16 for the existing GEMM (issue 24, part 6)",
 	KindIntProduct: "new in issue 24: no integer GEMM or conv emitter yet (dp4a/IMMA on CUDA); the CPU runs them, and a fusion will route them to its int8 GEMM",
+	KindRouted:     "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
 	KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
 }
 

@@ -11,7 +11,7 @@ import (
 // *Norm, *Copy, *Concat, *Gather, *Pad, *Gemm, *Attention, *Conv,
 // *Pool, *BatchNorm, *RoPE, *Arg, *CumSum, *Indexing, *Scatter, *Resize,
 // *ConvTranspose, *TopK, *PoolND, *MaxUnpool, *GridSample, *RoiAlign,
-// *NMS or *Det. An emitter switches on its
+// *NMS, *Det, *Quantize, *IntProduct or *Routed. An emitter switches on its
 // Kind.
 type Desc interface {
 	Kind() Kind
@@ -52,13 +52,14 @@ const (
 	KindDet
 	KindQuantize
 	KindIntProduct
+	KindRouted
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "elementwise", "reduce", "softmax", "norm", "copy", "concat",
 	"gather", "pad", "gemm", "attention", "conv", "pool", "batchnorm", "rope", "arg", "cumsum", "indexing", "scatter",
 	"resize", "convtranspose", "topk", "poolnd", "maxunpool",
-	"gridsample", "roialign", "nms", "det", "quantize", "intproduct"}
+	"gridsample", "roialign", "nms", "det", "quantize", "intproduct", "routed"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -97,6 +98,7 @@ func (*NMS) Kind() Kind           { return KindNMS }
 func (*Det) Kind() Kind           { return KindDet }
 func (*Quantize) Kind() Kind      { return KindQuantize }
 func (*IntProduct) Kind() Kind    { return KindIntProduct }
+func (*Routed) Kind() Kind        { return KindRouted }
 
 // describer is the row of one op: its descriptor kind and how a node of
 // it is described, with the nodes its kernel reads after out.
@@ -185,6 +187,7 @@ var describers = func() map[graph.Op]describer {
 	add(KindDet, every(DetOf), graph.OpDet)
 	add(KindQuantize, every(QuantizeOf), graph.OpQuantizeLinear, graph.OpDequantizeLinear, graph.OpDynamicQuantizeLinear)
 	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul)
+	add(KindRouted, every(RoutedOf), graph.OpGroupedMatMul, graph.OpMoE)
 	return m
 }()
 

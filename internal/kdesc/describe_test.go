@@ -31,6 +31,9 @@ func TestDescribe(t *testing.T) {
 	mm := g.MatMul(x, g.Param("w", tensor.F32, 4, 5))
 	_, topi := g.TopK(x, 2, 1, true)
 	inorm := g.InstanceNorm(x, g.Param("is", tensor.F32, 3), g.Param("ib", tensor.F32, 3), 1e-3)
+	tok, ids := g.Input("tok", tensor.F32, 5, 4), g.Input("ids", tensor.I32, 5, 2)
+	gmm := g.GroupedMatMul(g.Input("slots", tensor.F32, 5, 2, 4), g.Param("ew", tensor.F32, 3, 4, 6), ids)
+	moe := g.MoEExperts(tok, ids, g.Input("rw", tensor.F32, 5, 2), g.Param("eg", tensor.F32, 3, 4, 7), g.Param("eu", tensor.F32, 3, 4, 7), g.Param("ed", tensor.F32, 3, 7, 4))
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +59,8 @@ func TestDescribe(t *testing.T) {
 			Residual: true, ResStrides: []int{0, 4, 1}}},
 		{inorm, KindNorm, inorm.Inputs, &Norm{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 2, Eps: 1e-3, Scale: true, Bias: true, Channels: 3}},
 		{topi, KindTopK, []*graph.Node{x}, &TopK{Name: "k", DType: tensor.F32, Lines: Lines{Outer: 2, Size: 3, Inner: 4}, K: 2, Smallest: true, Indices: true}},
+		{gmm, KindRouted, gmm.Inputs, &Routed{Name: "k", Op: graph.OpGroupedMatMul, DType: tensor.F32, IDs: tensor.I32, T: 5, K: 2, E: 3, In: 4, Out: 6, PerSlot: true}},
+		{moe, KindRouted, moe.Inputs, &Routed{Name: "k", Op: graph.OpMoE, DType: tensor.F32, IDs: tensor.I32, T: 5, K: 2, E: 3, In: 4, Out: 4, Hidden: 7}},
 		{lsm, KindSoftmax, []*graph.Node{x}, &Softmax{Name: "k", DType: tensor.F32, Shape: []int{2, 3, 4}, Axis: 2, Log: true}},
 	} {
 		d, ins, err := Describe("k", c.n)

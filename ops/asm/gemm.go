@@ -64,6 +64,13 @@ type GemmArgs struct {
 	// are checked against the smaller product; a PackedB must hold at
 	// least N columns at depth exactly K (Gemm.PackBDims).
 	N, K int
+	// M, when positive, runs the first M rows only (at most the plan's):
+	// a kernel whose row count varies per run (a mixture of experts'
+	// tokens routed to one expert) reuses one plan made for the most.
+	// A PackedB does not depend on M. A run of one row takes the GEMV
+	// path, whose row buffer a plan made for more rows allocates on the
+	// first such run.
+	M int
 	// Overwrite runs an Accumulate plan as if it had none: C is written,
 	// never read (the first of several products summed into one C, which
 	// then needs no zeroing).
@@ -158,12 +165,15 @@ func (s *gemmSizes) setNeeds() {
 	s.needA, s.needB, s.needC = matSpan(ar, ac, c.LDA), matSpan(br, bc, c.LDB), matSpan(c.M, c.N, c.LDC)
 }
 
-// shrink makes the plan compute its first n columns and k steps of
-// depth (0: as planned) until the caller restores g.sizes.
-func (g *Gemm) shrink(n, k int) error {
+// shrink makes the plan compute its first m rows, n columns and k steps
+// of depth (0: as planned) until the caller restores g.sizes.
+func (g *Gemm) shrink(m, n, k int) error {
 	c := &g.cfg
-	if n < 0 || n > c.N || k < 0 || k > c.K {
-		return fmt.Errorf("asm: gemm: run of N=%d K=%d for a plan of N=%d K=%d", n, k, c.N, c.K)
+	if m < 0 || m > c.M || n < 0 || n > c.N || k < 0 || k > c.K {
+		return fmt.Errorf("asm: gemm: run of M=%d N=%d K=%d for a plan of M=%d N=%d K=%d", m, n, k, c.M, c.N, c.K)
+	}
+	if m > 0 {
+		c.M = m
 	}
 	if n > 0 {
 		c.N = n
@@ -252,10 +262,10 @@ func Sgemm(cfg GemmConfig, a, b, c []float32) error {
 
 // Run computes the product (or batch of products) described by args.
 func (g *Gemm) Run(args *GemmArgs) error {
-	if args.N != 0 || args.K != 0 || (args.Overwrite && g.cfg.Accumulate) {
+	if args.M != 0 || args.N != 0 || args.K != 0 || (args.Overwrite && g.cfg.Accumulate) {
 		full := g.gemmSizes
 		defer func() { g.gemmSizes = full }()
-		if err := g.shrink(args.N, args.K); err != nil {
+		if err := g.shrink(args.M, args.N, args.K); err != nil {
 			return err
 		}
 		g.cfg.Accumulate = g.cfg.Accumulate && !args.Overwrite

@@ -224,7 +224,7 @@ func (g *Gemm) PackB(pb *PackedB, b []float32) error { return g.PackBDims(pb, b,
 func (g *Gemm) PackBDims(pb *PackedB, b []float32, k, n int) error {
 	full := g.gemmSizes
 	defer func() { g.gemmSizes = full }()
-	if err := g.shrink(n, k); err != nil {
+	if err := g.shrink(0, n, k); err != nil {
 		return err
 	}
 	cfg, v := &g.cfg, g.v

@@ -203,3 +203,63 @@ func TestGemmOverwrite(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmShrinkRows: a run with GemmArgs.M smaller than the plan's
+// gives, bit for bit, what a plan made for that many rows gives, from
+// the same packed B (packing does not depend on M), on the GEMV, edge
+// and parallel paths; rows past M are not written; M past the plan's or
+// negative is an error naming it.
+func TestGemmShrinkRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 17))
+	const m, n, k = 70, 96, 130
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = gemmRand(r)
+	}
+	for i := range b {
+		b[i] = gemmRand(r)
+	}
+	for _, v := range gemmTestVariants() {
+		for _, par := range []Par{{}, gemmTestPar(3)} {
+			g, err := NewGemm(GemmConfig{M: m, N: n, K: k, Alpha: 1}, v, par)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb := new(PackedB)
+			if err := g.PackB(pb, b); err != nil {
+				t.Fatal(err)
+			}
+			for _, rows := range []int{1, 2, 5, 37, m} {
+				ref, err := NewGemm(GemmConfig{M: rows, N: n, K: k, Alpha: 1}, v, par)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, rows*n)
+				if err := ref.Run(&GemmArgs{A: a, C: want, PackedB: pb}); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, m*n)
+				for i := range got {
+					got[i] = -7
+				}
+				if err := g.Run(&GemmArgs{A: a[:rows*k], C: got, PackedB: pb, M: rows}); err != nil {
+					t.Fatal(err)
+				}
+				for i, x := range got {
+					w := float32(-7)
+					if i < rows*n {
+						w = want[i]
+					}
+					if math.Float32bits(x) != math.Float32bits(w) {
+						t.Fatalf("%s/t%d M=%d: C[%d] = %v, want %v", v.Name, par.Threads, rows, i, x, w)
+					}
+				}
+			}
+			for _, bad := range []int{m + 1, -1} {
+				if err := g.Run(&GemmArgs{A: a, C: make([]float32, m*n), PackedB: pb, M: bad}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("M=%d", bad)) {
+					t.Errorf("M=%d: error %v, want one naming it", bad, err)
+				}
+			}
+		}
+	}
+}
