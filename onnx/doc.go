@@ -48,9 +48,12 @@
 //     lengths and steps known at import); MelWeightMatrix (computed at
 //     import); NonMaxSuppression with its thresholds known at import:
 //     over run-time boxes and scores it is built at its upper bound and a
-//     compiled graph returns its output trimmed to the selected rows (a
-//     selection another node reads is refused), over known ones it is
-//     selected at import;
+//     compiled graph returns its output trimmed to the selected rows;
+//     nodes reading the selection row by row (a Gather of the selected
+//     boxes by its column 2, Cast, arithmetic, Concat along a later axis)
+//     compute at the same bound and their outputs are trimmed alike, any
+//     other reader is refused (graph.CheckPadded); over known boxes and
+//     scores it is selected at import;
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
