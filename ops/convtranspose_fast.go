@@ -177,7 +177,7 @@ func (f *convTFast) col2imTiles(lo, hi int) {
 				cell := (oz/k[0]*in[1] + oy/k[1]) * in[2]
 				row := func(kx int) []float32 { return f.col[(m*f.kSz+t0+kx)*f.inSz+cell:][:in[2]] }
 				if k[2] == 2 {
-					zip2Bias(dst, row(0), row(1), bv)
+					f.rows.Zip2Add(dst, row(0), row(1), bv)
 					continue
 				}
 				for kx := range k[2] {
@@ -187,15 +187,6 @@ func (f *convTFast) col2imTiles(lo, hi int) {
 				}
 			}
 		}
-	}
-}
-
-// zip2Bias sets dst[2i] = a[i] + b and dst[2i+1] = c[i] + b.
-func zip2Bias(dst, a, c []float32, b float32) {
-	dst, c = dst[:2*len(a)], c[:len(a)]
-	for i, v := range a {
-		d := dst[2*i : 2*i+2]
-		d[0], d[1] = v+b, c[i]+b
 	}
 }
 

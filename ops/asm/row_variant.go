@@ -66,6 +66,9 @@ type RowKernels struct {
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
 	lerpTaps lerpTapsFunc
+	// zip2Add sets y[2i] = a[i] + b, y[2i+1] = c[i] + b for i < n, n a
+	// multiple of 16 (see Zip2Add); nil where a variant has none.
+	zip2Add func(y, a, c *float32, n int, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.
