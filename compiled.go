@@ -38,8 +38,9 @@ type CompiledGraph struct {
 	cpu    *exec.Program // x when it runs on the CPU: zero-copy views
 	fusion fuse.Report
 
-	paramSet []bool // by position in g.Params()
-	spans    []Span // output spans, fixed by the plan
+	paramSet []bool        // by position in g.Params()
+	spans    []Span        // output spans, fixed by the plan
+	padSrc   []*graph.Node // per output: the padded selection its rows follow, or nil (padded.go)
 	handles  []handle
 	stage    [][]byte // per output: host copy for non-CPU backends
 	unstaged []bool   // per output: the last run left it on the device (fetch)
@@ -56,6 +57,7 @@ func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, re
 	cg := &CompiledGraph{sess: s, g: g, plan: p, x: x, fusion: rep, paramSet: make([]bool, len(g.Params())), weights: new(weightUse)}
 	cg.cpu, _ = x.(*exec.Program)
 	cg.moe = newMoEState(cg.cpu)
+	cg.padSrc = paddedSources(g)
 	for _, o := range g.Outputs() {
 		sl := p.Slots[o.ID]
 		off := sl.Offset

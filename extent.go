@@ -25,6 +25,7 @@ type extentProgram struct {
 	mirror *exec.Mirror
 	ins    []boxCopy // per graph input: the full program's value → this one's
 	spans  []Span
+	padSrc []*graph.Node // per output: as CompiledGraph.padSrc
 }
 
 // boxCopy moves the leading box of src (the full program's input) into
@@ -152,7 +153,7 @@ func (cg *CompiledGraph) specialise(actual, upper int) (*extentProgram, error) {
 			len(ins), len(rg.Outputs()), len(full), len(cg.g.Outputs()))
 	}
 	cg.moe.wrap(prog) // its MoE layers record into cg's capture
-	ep := &extentProgram{g: rg, prog: prog, mirror: mirror}
+	ep := &extentProgram{g: rg, prog: prog, mirror: mirror, padSrc: paddedSources(rg)}
 	for i, n := range ins {
 		if n.Name != full[i].Name {
 			return nil, fmt.Errorf("resized graph's input %d is %q, want %q", i, n.Name, full[i].Name)
@@ -186,15 +187,6 @@ func (cg *CompiledGraph) runProgram() error {
 	}
 	ep.mirror.Sync()
 	return ep.prog.Run()
-}
-
-// activeOutput views output i of the active-extent program.
-func (cg *CompiledGraph) activeOutput(i int) (tensor.Tensor, bool) {
-	ep := cg.active()
-	if ep == nil {
-		return tensor.Tensor{}, false
-	}
-	return ep.prog.Values[ep.g.Outputs()[i].ID], true
 }
 
 // activeSpans are the output spans of the program in use.

@@ -261,13 +261,14 @@ func (cg *CompiledGraph) execute() error {
 // outputTensor views output i after a run.
 func (cg *CompiledGraph) outputTensor(i int) tensor.Tensor {
 	o := cg.g.Outputs()[i]
-	if v, ok := cg.activeOutput(i); ok {
-		return trimPadded(o, v)
+	if ep := cg.active(); ep != nil {
+		eo := ep.g.Outputs()[i]
+		return trimPadded(eo, ep.padSrc[i], ep.prog.Values[eo.ID], ep.prog.Values)
 	}
 	if cg.cpu != nil {
-		return trimPadded(o, cg.cpu.Values[o.ID])
+		return trimPadded(o, cg.padSrc[i], cg.cpu.Values[o.ID], cg.cpu.Values)
 	}
-	return trimPadded(o, tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]})
+	return trimPadded(o, cg.padSrc[i], tensor.Tensor{DType: o.DType, Shape: o.Shape, Data: cg.stage[i]}, nil)
 }
 
 // Output views output i of the last run as float32. It is nil when i is

@@ -88,6 +88,9 @@ func (s *Session) Compile(g *graph.Graph) (*CompiledGraph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPadded(g, work); err != nil {
+		return nil, err
+	}
 	x, err := backend.Lower(work, p)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 // whose condition is known imports only its branch, a Loop whose trip
 // count and conditions are known and a Scan (whose length is a static
 // dim) are unrolled, one inlined instance of the body per iteration
-// (unrolled bodies fuse with what surrounds them). An If whose condition
+// (unrolled bodies fuse with what surrounds them); a Scan too long to
+// unroll runs as a loop (control_scan.go). An If whose condition
 // is computed at run time imports both branches and selects their outputs
 // with Where (ONNX ops have no side effects, so computing the branch not
 // taken changes no result; but a kernel that fails on its inputs there, a
@@ -264,7 +265,9 @@ func (c *ctx) bindScans(first int, scans [][]*value, axes, dirs []int) error {
 }
 
 // flowScan unrolls a Scan (opset 9 and later): its length is the scan
-// inputs' static extent along their axes.
+// inputs' static extent along their axes (kiln's dims are all static, so
+// it is always known here). A Scan too long to unroll runs as a loop
+// (runTimeScan, control_scan.go).
 func flowScan(c *ctx) error {
 	body, err := c.graphAttr("body")
 	if err != nil {
@@ -331,8 +334,8 @@ func flowScan(c *ctx) error {
 		length = s[ax]
 	}
 	if c.imp.inlined+length*max(1, len(body.Nodes)) > maxUnrolled {
-		return unsupportedf("unrolling would import more than %d nodes from subgraphs (%d steps of a %d-node body): kiln unrolls Scans at import and bounds the result",
-			maxUnrolled, length, len(body.Nodes))
+		return c.runTimeScan(body, scanSpec{nState: nState, nScanIn: nScanIn, nScanOut: nScanOut, length: length,
+			inAxes: inAxes, inDirs: inDirs, outAxes: outAxes, outDirs: outDirs})
 	}
 	states := slices.Clone(c.ins[:nState])
 	for k, v := range states {

@@ -60,7 +60,7 @@ func (c *ctx) runTimeLoop(body *GraphProto, nCarried, nScan int, trip int64) err
 		carried = append(carried, imp.materialise(v))
 	}
 	outer = append(outer, carried...)
-	bg, captured, outs, err := c.importBody(body, "body", carried, true)
+	bg, captured, outs, err := c.importBody(body, "body", carried, nil, loopInputs)
 	if err != nil || outs == nil {
 		return err
 	}
@@ -85,18 +85,29 @@ func (c *ctx) runTimeLoop(body *GraphProto, nCarried, nScan int, trip int64) err
 	return g.Err()
 }
 
+// bodyInputs gives the values a subgraph's inputs are bound to inside a
+// run-time loop's body graph bg, from the body's leading inputs (the
+// iteration number, the condition, the carried values) and the body
+// inputs of the outer nodes captured for it (importBody's extra).
+type bodyInputs func(bg *graph.Graph, lead []*value, extra []*graph.Node) []*value
+
+// loopInputs binds a Loop body's inputs: iteration number, condition,
+// carried values, as the loop's body receives them.
+func loopInputs(_ *graph.Graph, lead []*value, _ []*graph.Node) []*value { return lead }
+
 // importBody imports subgraph sub (tag names it in node names) into a
 // new graph, the body of a run-time loop, and returns that graph (its
 // outputs not yet marked), the outer nodes it captures (in the order of
 // its inputs after the carried values) and the nodes of sub's outputs.
 // The body's inputs are the iteration number, the condition, one per
-// carried value (of its dtype and shape), then one per captured value.
-// With passInputs, sub's own inputs are bound to those inputs (a Loop
-// body); else sub takes none (an If branch). The outer values sub reads
-// that are known at import stay known (folded into the body); run-time
-// values and weights are captured. Nil outputs without an error: a node
-// inside could not be imported (it is listed as unsupported).
-func (c *ctx) importBody(sub *GraphProto, tag string, carried []*graph.Node, passInputs bool) (*graph.Graph, []*graph.Node, []*graph.Node, error) {
+// carried value (of its dtype and shape), then one per captured value:
+// first the outer nodes extra, then the values sub reads from outside.
+// bind gives sub's own inputs (nil: sub takes none, an If branch). The
+// outer values sub reads that are known at import stay known (folded
+// into the body); run-time values and weights are captured. Nil outputs
+// without an error: a node inside could not be imported (it is listed as
+// unsupported).
+func (c *ctx) importBody(sub *GraphProto, tag string, carried, extra []*graph.Node, bind bodyInputs) (*graph.Graph, []*graph.Node, []*graph.Node, error) {
 	imp := c.imp
 	bg := graph.New()
 	ins := []*value{
@@ -107,10 +118,16 @@ func (c *ctx) importBody(sub *GraphProto, tag string, carried []*graph.Node, pas
 		name := fmt.Sprintf("carried%d", k)
 		ins = append(ins, &value{name: name, node: bg.Input(name, n.DType, n.Shape...)})
 	}
-	if !passInputs {
-		ins = nil
+	var captured, extraIns []*graph.Node
+	for _, n := range extra {
+		captured = append(captured, n)
+		extraIns = append(extraIns, bg.Input(fmt.Sprintf("captured%d", len(captured)-1), n.DType, n.Shape...))
 	}
-	var captured []*graph.Node
+	if bind == nil {
+		ins = nil
+	} else {
+		ins = bind(bg, ins, extraIns)
+	}
 	saved := map[string]*value{}
 	for _, name := range freeNames(sub) {
 		v := imp.vals[name]
@@ -214,7 +231,7 @@ func (c *ctx) gatedIf(then, els *GraphProto) error {
 		if b == 1 {
 			tag, gate = "else_branch", g.Not(cond)
 		}
-		bg, captured, outs, err := c.importBody(br, tag, nil, false)
+		bg, captured, outs, err := c.importBody(br, tag, nil, nil, nil)
 		if err != nil || outs == nil {
 			return err
 		}

@@ -74,8 +74,6 @@ func TestDetectUnsupported(t *testing.T) {
 		want  string
 	}{
 		{"nms runtime max", 11, nmsGraph(nmsNode(), false, true), "max_output_boxes_per_class (input 2) must be one value known at import"},
-		{"nms read by a node", 11, nmsGraph(nmsNode(), false, false,
-			&NodeProto{Name: "id", OpType: "Identity", Inputs: []string{"sel"}, Outputs: []string{"y"}}), "is read by another node"},
 		{"nms center_point_box", 11, nmsGraph(&NodeProto{Name: "nms", OpType: "NonMaxSuppression", Inputs: []string{"boxes", "scores", "max", "iou", "score"},
 			Outputs: []string{"sel"}, Attrs: []*Attribute{intAttr("center_point_box", 2)}}, false, false), "center_point_box=2"},
 		{"gridsample mode", 16, &GraphProto{Nodes: []*NodeProto{{Name: "gs", OpType: "GridSample", Inputs: []string{"x", "g"}, Outputs: []string{"y"},

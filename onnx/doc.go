@@ -48,18 +48,22 @@
 //     lengths and steps known at import); MelWeightMatrix (computed at
 //     import); NonMaxSuppression with its thresholds known at import:
 //     over run-time boxes and scores it is built at its upper bound and a
-//     compiled graph returns its output trimmed to the selected rows (a
-//     selection another node reads is refused), over known ones it is
-//     selected at import;
+//     compiled graph returns its output trimmed to the selected rows;
+//     nodes reading the selection row by row (a Gather of the selected
+//     boxes by its column 2, Cast, arithmetic, Concat along a later axis)
+//     compute at the same bound and their outputs are trimmed alike, any
+//     other reader is refused (graph.CheckPadded); over known boxes and
+//     scores it is selected at import;
 //   - NonZero, Unique, and Compress's condition, whose output lengths
 //     depend on values, only when that input is known at import (they are
 //     computed there); over a run-time input they are reported unsupported
 //     with the reason, as kiln's shapes are static;
-//   - control flow (control.go, control_loop.go): an If whose condition
-//     is known imports its branch, one computed at run time imports both
-//     and selects with Where (so its branches' outputs must agree in dtype
-//     and shape; branches of more than 16 nodes run as two loops gated by
-//     the condition, so only the taken one is computed); a Loop whose trip count and conditions are known, and a
+//   - control flow (control.go, control_loop.go, control_scan.go): an
+//     If whose condition is known imports its branch, one computed at run
+//     time imports both and selects with Where (so its branches' outputs
+//     must agree in dtype and shape; branches of more than 16 nodes run as
+//     two loops gated by the condition, so only the taken one is
+//     computed); a Loop whose trip count and conditions are known, and a
 //     Scan, unroll (at most 65536 imported nodes). A Loop whose trip count
 //     or condition is computed at run time, or too long to unroll, becomes
 //     one graph.OpLoop: its body runs per iteration as a sub-program
@@ -67,7 +71,11 @@
 //     their shapes; scan outputs get as many rows as a bound (the known
 //     trip count, WithLoopBound, or the model's declared first dim), rows
 //     past the iterations run being zero, and a run needing more
-//     iterations fails with an error.
+//     iterations fails with an error. A Scan's length is always known at
+//     import (the static extent of its scan inputs); one too long to
+//     unroll becomes the same graph.OpLoop, its trip count and bound that
+//     length, each step's slices of the scan inputs gathered by the
+//     iteration number.
 //
 // Shape sub-graphs fold away at import: Shape and Size are constants (every
 // shape is static), and any node whose inputs are all constants is

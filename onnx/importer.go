@@ -107,6 +107,9 @@ func importModel(mp *ModelProto, size int, ext *external, o options) (*Model, er
 	if err := graph.Verify(imp.g); err != nil {
 		return nil, fmt.Errorf("onnx: imported graph is invalid: %w", err)
 	}
+	if err := graph.CheckPadded(imp.g); err != nil {
+		return nil, fmt.Errorf("onnx: %w", err)
+	}
 	// Keep only weights that are params of the final graph.
 	kept := map[string]tensor.Tensor{}
 	for _, p := range imp.g.Params() {
@@ -241,6 +244,7 @@ func (imp *importer) outputs() error {
 	if len(imp.mp.Graph.Outputs) == 0 {
 		return errors.New("onnx: the graph has no outputs")
 	}
+	srcs, _ := graph.PaddedSources(imp.g)
 	for _, vi := range imp.mp.Graph.Outputs {
 		v, ok := imp.vals[vi.Name]
 		if !ok {
@@ -252,7 +256,7 @@ func (imp *importer) outputs() error {
 				return fmt.Errorf("onnx: output %q: the model declares %s, kiln computes %v", vi.Name, TypeName(vi.ElemType), n.DType)
 			}
 		}
-		if vi.HasShape && !declaredMatches(vi.Dims, n.Shape) && !paddedFits(n, vi.Dims) {
+		if vi.HasShape && !declaredMatches(vi.Dims, n.Shape) && !paddedFits(n, srcs[n] != nil, vi.Dims) {
 			return fmt.Errorf("onnx: output %q: the model declares shape %v, kiln computes %v", vi.Name, vi.Dims, n.Shape)
 		}
 		imp.g.OutputNamed(vi.Name, n)
@@ -275,11 +279,12 @@ func declaredMatches(dims []Dim, s tensor.Shape) bool {
 }
 
 // paddedFits accepts a declared shape for an output whose row count
-// depends on the data (graph.PaddedRows: NonMaxSuppression's selection,
-// computed at its upper bound): exporters write the count one run gave,
-// which may be any count up to the bound.
-func paddedFits(n *graph.Node, dims []Dim) bool {
-	if !graph.PaddedRows(n) || len(dims) == 0 || len(dims) != len(n.Shape) {
+// depends on the data (padded: NonMaxSuppression's selection, computed at
+// its upper bound, or a value computed from it row by row, see
+// graph.PaddedSources): exporters write the count one run gave, which may
+// be any count up to the bound.
+func paddedFits(n *graph.Node, padded bool, dims []Dim) bool {
+	if !padded || len(dims) == 0 || len(dims) != len(n.Shape) {
 		return false
 	}
 	if d := dims[0]; d.HasValue && (d.Value < 0 || d.Value > int64(n.Shape[0])) {

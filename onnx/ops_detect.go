@@ -16,9 +16,12 @@ import (
 // at its upper bound, batches × classes × min(max_output_boxes_per_class,
 // boxes) rows, the rows past the selection filled with -1, and a compiled
 // graph returns only the selected rows of such a graph output (see
-// graph.PaddedRows). A node that reads the selection inside the graph
-// would see the -1 rows, so that is refused; boxes and scores known at
-// import are selected there, giving a constant of the exact length.
+// graph.PaddedRows). Nodes may read the selection row by row (the
+// typical Gather of the selected boxes by column 2): they compute at the
+// same bound, and a graph output of theirs is trimmed to the selection's
+// rows too (graph.PaddedSources); any other reader is refused at import
+// (graph.CheckPadded). Boxes and scores known at import are selected
+// there, giving a constant of the exact length.
 
 func init() {
 	register("GridSample", 16, one(mapGridSample))
@@ -156,21 +159,7 @@ func mapNMS(c *ctx) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out := c.n.Outputs[0]; c.imp.uses[out] > graphOutputUses(c.imp.mp.Graph, out) {
-		return nil, unsupportedf("selected_indices %q is read by another node: its length depends on the scores, and kiln returns only a graph output trimmed to the selection (the rows past it are -1)", out)
-	}
 	return c.g.NonMaxSuppression(boxes, scores, s), nil
-}
-
-// graphOutputUses counts the graph outputs named name.
-func graphOutputUses(g *GraphProto, name string) int {
-	k := 0
-	for _, o := range g.Outputs {
-		if o.Name == name {
-			k++
-		}
-	}
-	return k
 }
 
 // nmsAtImport selects over import-time boxes and scores with the reference

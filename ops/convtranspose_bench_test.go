@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
@@ -15,7 +14,9 @@ import (
 // pad 1, output_padding 1), on 1 and 2 workers, and reports GFLOP/s
 // (2·M·N·K per group, with M = output channels per group · taps, N =
 // input cells, K = input channels per group) and the ratio to the plain
-// GEMM of the same M×N×K batch, timed right after it over as many runs.
+// GEMM of the same M×N×K batch, the two run alternately and compared by
+// their median times (pairedMedians: thread CPU time at one worker, wall
+// time at two; the host is shared).
 func BenchmarkConvTranspose(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -46,23 +47,22 @@ func BenchmarkConvTranspose(b *testing.B) {
 				}
 				m, nn, kk := c.w[1]*c.w[2]*c.w[3], c.x[2]*c.x[3], c.x[1]
 				flops := 2 * float64(m) * float64(nn) * float64(kk)
-				start := time.Now()
-				for b.Loop() {
+				op, ref := pairedMedians(b, threads == 1, func() {
 					if err := k([]tensor.Tensor{x, w}, y); err != nil {
 						b.Fatal(err)
 					}
-				}
-				rate := flops * float64(b.N) / time.Since(start).Seconds()
-				b.ReportMetric(rate/1e9, "GFLOP/s")
-				b.ReportMetric(rate/gemmFlopsPerSec(b, env, m, nn, kk, b.N), "×gemm")
+				}, gemmOf(b, env, m, nn, kk))
+				b.ReportMetric(flops/op/1e9, "GFLOP/s")
+				b.ReportMetric(flops/ref/1e9, "gemmGFLOP/s")
+				b.ReportMetric(ref/op, "×gemm")
 			})
 		}
 	}
 }
 
-// gemmFlopsPerSec times asm's GEMM of op(A)=Aᵀ [m×k] by B [k×n] (the
-// product the ConvTranspose runs) over env, as the mean of runs runs.
-func gemmFlopsPerSec(b *testing.B, env Env, m, n, k, runs int) float64 {
+// gemmOf returns a run of asm's GEMM of op(A)=Aᵀ [m×k] by B [k×n] (the
+// product the ConvTranspose runs) over env.
+func gemmOf(b *testing.B, env Env, m, n, k int) func() {
 	gm, err := asm.NewGemm(asm.GemmConfig{M: m, N: n, K: k, TransA: true, Alpha: 1}, asm.BestGemm(), asm.Par{For: env.For, Threads: env.Threads})
 	if err != nil {
 		b.Fatal(err)
@@ -74,14 +74,9 @@ func gemmFlopsPerSec(b *testing.B, env Env, m, n, k, runs int) float64 {
 	for i := range args.B {
 		args.B[i] = float32(i%13) * 0.1
 	}
-	if err := gm.Run(args); err != nil { // warm
-		b.Fatal(err)
-	}
-	t := time.Now()
-	for range runs {
+	return func() {
 		if err := gm.Run(args); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return 2 * float64(m) * float64(n) * float64(k) * float64(runs) / time.Since(t).Seconds()
 }

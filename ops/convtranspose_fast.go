@@ -19,11 +19,11 @@ import (
 
 func init() {
 	RegisterFast(graph.OpConvTranspose, func(n *graph.Node, env Env) (Kernel, string, error) {
-		k, err := prepareConvTransposeFast(n, env, asm.BestGemm())
+		k, scatter, err := prepareConvTransposeFast(n, env, asm.BestGemm())
 		if k == nil {
 			return nil, "", err
 		}
-		return k, "gemm+col2im/" + asm.BestGemm().Name, err
+		return k, "gemm+" + scatter + "/" + asm.BestGemm().Name, err
 	})
 }
 
@@ -41,21 +41,24 @@ type convTFast struct {
 	dst, bias []float32
 }
 
-func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kernel, error) {
+// prepareConvTransposeFast returns the kernel and the name of its
+// scatter (col2im, or tiles where taps tile the output), or nil (no
+// error) for nodes it does not take.
+func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kernel, string, error) {
 	for _, v := range append(n.Inputs[:len(n.Inputs):len(n.Inputs)], n) {
 		if v.DType != tensor.F32 {
-			return nil, nil
+			return nil, "", nil
 		}
 	}
 	g, err := newConvTGeom(n)
 	if err != nil || n.Shape.NumElements() == 0 {
-		return nil, err
+		return nil, "", err
 	}
 	rowsPerGroup := g.mpg * g.kSz
 	gm, err := asm.NewGemm(asm.GemmConfig{M: rowsPerGroup, N: g.inSz, K: g.cpg, TransA: true, Alpha: 1},
 		gv, asm.Par{For: env.For, Threads: env.Threads})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	f := &convTFast{convTGeom: g, gemm: gm, col: make([]float32, g.groups*rowsPerGroup*g.inSz),
 		rows: asm.BestRows(), env: env}
@@ -74,7 +77,11 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			}
 		}
 	}
+	scatter := "col2im"
 	f.scatter = f.col2im
+	if g.tiles() {
+		f.scatter, scatter = f.col2imTiles, "tiles"
+	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		x, w, y := ins[0].F32(), ins[1].F32(), out.F32()
 		f.bias = nil
@@ -91,7 +98,7 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			f.env.For(f.m, 1, f.scatter)
 		}
 		return nil
-	}, nil
+	}, scatter, nil
 }
 
 // col2im fills the planes of output channels [lo, hi) of the current
@@ -132,6 +139,51 @@ func (f *convTFast) col2im(lo, hi int) {
 						continue
 					}
 					stridedAdd(plane[o:o+(len(src)-1)*s[2]+1], src, s[2])
+				}
+			}
+		}
+	}
+}
+
+// tiles reports whether every output cell takes exactly one tap of one
+// input cell: kernel = stride, dilation 1, no pads, in every axis (the
+// U-Net decoder's 2×2 stride 2). The taps of input cell i then tile the
+// block of output cells starting at i·stride.
+func (g *convTGeom) tiles() bool {
+	for i := range 3 {
+		if g.k[i] != g.s[i] || g.d[i] != 1 || g.pb[i] != 0 || g.out[i] != g.in[i]*g.s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// col2imTiles is col2im where taps tile the output (tiles): each output
+// row (channel m, row oz, oy) is the interleave of the kernel's k[2]
+// taps of row (oz mod k[0], oy mod k[1]), read from input row
+// (oz / k[0], oy / k[1]) of their rows of col, plus the bias: written
+// once, never cleared or read back.
+func (f *convTFast) col2imTiles(lo, hi int) {
+	in, k, od := f.in, f.k, f.convTGeom.out
+	for m := lo; m < hi; m++ {
+		var bv float32
+		if f.bias != nil {
+			bv = f.bias[m]
+		}
+		for oz := range od[0] {
+			for oy := range od[1] {
+				dst := f.dst[m*f.outSz+(oz*od[1]+oy)*od[2]:][:od[2]]
+				t0 := ((oz%k[0])*k[1] + oy%k[1]) * k[2] // first tap of the row
+				cell := (oz/k[0]*in[1] + oy/k[1]) * in[2]
+				row := func(kx int) []float32 { return f.col[(m*f.kSz+t0+kx)*f.inSz+cell:][:in[2]] }
+				if k[2] == 2 {
+					f.rows.Zip2Add(dst, row(0), row(1), bv)
+					continue
+				}
+				for kx := range k[2] {
+					for ix, v := range row(kx) {
+						dst[ix*k[2]+kx] = v + bv
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -34,7 +35,10 @@ func TestConvTransposeByHand(t *testing.T) {
 
 // TestConvTransposeFast compares the fast kernel with the reference over
 // the geometry it must handle: groups, strides, dilations, negative and
-// positive pads, 1-D and 3-D, serially and over 3 workers.
+// positive pads, output padding, 1-D and 3-D, serially and over 3
+// workers; the cases named "tiles" (kernel = stride, no pads or
+// dilation: every output cell one tap) must take the tiles scatter, the
+// others col2im.
 func TestConvTransposeFast(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
@@ -43,7 +47,13 @@ func TestConvTransposeFast(t *testing.T) {
 		bias bool
 		o    graph.ConvTransposeOpts
 	}{
-		{"unet 2x2 s2", []int{2, 8, 5, 6}, []int{8, 4, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"unet 2x2 s2 tiles", []int{2, 8, 5, 6}, []int{8, 4, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"3x3 s3 groups tiles", []int{1, 6, 3, 4}, []int{6, 2, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{3, 3}, Groups: 3}},
+		{"2x1 s2,1 one cell tiles", []int{1, 3, 1, 1}, []int{3, 5, 2, 1}, false, graph.ConvTransposeOpts{Strides: []int{2, 1}}},
+		{"1-D k4 s4 tiles", []int{2, 3, 17}, []int{3, 2, 4}, true, graph.ConvTransposeOpts{Strides: []int{4}}},
+		{"3-D 2x2x2 tiles", []int{1, 4, 2, 3, 5}, []int{4, 3, 2, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2, 2}}},
+		{"2x2 s2 outpad", []int{1, 4, 3, 3}, []int{4, 2, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, 0}}},
+		{"2x2 s2 dilation 2", []int{1, 4, 3, 3}, []int{4, 2, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{2, 2}}},
 		{"3x3 s2 p1 outpad", []int{1, 6, 4, 5}, []int{6, 5, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"groups dilation", []int{2, 6, 4, 3}, []int{6, 2, 3, 2}, true, graph.ConvTransposeOpts{Groups: 3, Dilations: []int{2, 3}, Pads: []int{2, 0, 1, -2}}},
 		{"stride 1 wide", []int{1, 20, 3, 37}, []int{20, 3, 3, 3}, true, graph.ConvTransposeOpts{Pads: []int{1, 1, 1, 1}}},
@@ -70,7 +80,10 @@ func TestConvTransposeFast(t *testing.T) {
 		}
 		want := rsRun(t, n, ins...)
 		for _, env := range []Env{Serial, parEnv(3)} {
-			got, _ := fastRun(t, n, env, ins...)
+			got, variant := fastRun(t, n, env, ins...)
+			if tiles := strings.Contains(c.name, "tiles"); strings.HasPrefix(variant, "gemm+tiles/") != tiles {
+				t.Fatalf("%s: variant %s", c.name, variant)
+			}
 			for i := range want {
 				if approx.Far(got[i], want[i], 1e-5*(1+math.Abs(want[i]))) {
 					t.Fatalf("%s (%d threads): element %d is %v, reference %v", c.name, env.Threads, i, got[i], want[i])

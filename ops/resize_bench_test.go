@@ -3,31 +3,36 @@ package ops
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
 )
 
-// BenchmarkResize runs the fast Resize on the two cases upsampling
-// decoders spend their time in, 2× nearest and 2× bilinear over NCHW, on
-// 1 and 2 workers, and reports GB/s of bytes read and written and the
-// ratio to a plain copy moving as many bytes (read + written) on as many
-// workers, timed right after it over as many runs.
+// BenchmarkResize runs the fast Resize on what upsampling decoders and
+// the zoo's models spend their time in (2× nearest as the YOLO head's
+// neck, 2× bilinear half_pixel and align_corners, and the segmentation
+// head's 8× bilinear back to the input size), over NCHW on 1 and 2
+// workers. It reports GB/s of bytes read and written and the ratio to a
+// plain copy moving as many bytes (read + written) on as many workers,
+// the two run alternately and compared by their median times
+// (pairedMedians: thread CPU time at one worker, wall time at two; the
+// host is shared).
 func BenchmarkResize(b *testing.B) {
-	in, out := []int{1, 64, 128, 128}, []int{1, 64, 256, 256}
 	for _, c := range []struct {
-		name  string
-		mode  graph.ResizeMode
-		coord graph.ResizeCoord
+		name    string
+		in, out []int
+		mode    graph.ResizeMode
+		coord   graph.ResizeCoord
 	}{
-		{"nearest2x", graph.ResizeNearest, graph.CoordAsymmetric},
-		{"bilinear2x", graph.ResizeLinear, graph.CoordHalfPixel},
+		{"nearest2x", []int{1, 64, 128, 128}, []int{1, 64, 256, 256}, graph.ResizeNearest, graph.CoordAsymmetric},
+		{"bilinear2x", []int{1, 64, 128, 128}, []int{1, 64, 256, 256}, graph.ResizeLinear, graph.CoordHalfPixel},
+		{"bilinear2x-align", []int{1, 64, 128, 128}, []int{1, 64, 256, 256}, graph.ResizeLinear, graph.CoordAlignCorners},
+		{"bilinear8x", []int{1, 21, 32, 32}, []int{1, 21, 256, 256}, graph.ResizeLinear, graph.CoordPytorchHalfPixel},
 	} {
 		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", c.name, in[1], in[2], in[3], threads), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", c.name, c.in[1], c.in[2], c.in[3], threads), func(b *testing.B) {
 				g := graph.New()
-				n := g.Resize(g.Input("x", tensor.F32, in...), rsSpec(c.mode, c.coord, in, out))
+				n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(c.mode, c.coord, c.in, c.out))
 				env := Serial
 				if threads > 1 {
 					env = parEnv(threads)
@@ -36,29 +41,28 @@ func BenchmarkResize(b *testing.B) {
 				if err != nil || variant == "reference" {
 					b.Fatalf("no fast kernel (%v)", err)
 				}
-				x, y := tensor.New(tensor.F32, in...), tensor.New(tensor.F32, out...)
+				x, y := tensor.New(tensor.F32, c.in...), tensor.New(tensor.F32, c.out...)
 				for i := range x.F32() {
 					x.F32()[i] = float32(i%251) * 0.01
 				}
 				moved := len(x.Data) + len(y.Data)
-				b.SetBytes(int64(moved))
-				start := time.Now()
-				for b.Loop() {
+				cp := copyOf(env, moved)
+				op, ref := pairedMedians(b, threads == 1, func() {
 					if err := k([]tensor.Tensor{x}, y); err != nil {
 						b.Fatal(err)
 					}
-				}
-				rate := float64(moved) * float64(b.N) / time.Since(start).Seconds()
-				b.ReportMetric(rate/1e9, "GB/s")
-				b.ReportMetric(rate/copyBytesPerSec(env, moved, b.N), "×copy")
+				}, cp)
+				b.ReportMetric(float64(moved)/op/1e9, "GB/s")
+				b.ReportMetric(float64(moved)/ref/1e9, "copyGB/s")
+				b.ReportMetric(ref/op, "×copy")
 			})
 		}
 	}
 }
 
-// copyBytesPerSec times copy() of moved/2 bytes (moved read + written),
-// split over env's workers, as the mean of runs runs.
-func copyBytesPerSec(env Env, moved, runs int) float64 {
+// copyOf returns a run of copy() of moved/2 bytes (moved read + written)
+// split over env's workers.
+func copyOf(env Env, moved int) func() {
 	src, dst := make([]byte, moved/2), make([]byte, moved/2)
 	for i := range src {
 		src[i] = byte(i)
@@ -70,10 +74,5 @@ func copyBytesPerSec(env Env, moved, runs int) float64 {
 			copy(dst[a:z], src[a:z])
 		}
 	}
-	env.For(parts, 1, body) // first touch
-	t := time.Now()
-	for range runs {
-		env.For(parts, 1, body)
-	}
-	return float64(moved) * float64(runs) / time.Since(t).Seconds()
+	return func() { env.For(parts, 1, body) }
 }

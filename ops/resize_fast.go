@@ -35,11 +35,13 @@ type resizeFast struct {
 	// pytorch_half_pixel: 0.75, 0.25), run by the Lerp2 row kernel.
 	pairs  bool
 	pa, pb float32
-	tasks  []resizeTask
-	x, y   []float32 // the current run's operands
-	env    Env
-	body   func(lo, hi int)
-	rows   *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
+	// xtaps: the columns' taps for the gather kernel (linear, not pairs).
+	xtaps *asm.Taps
+	tasks []resizeTask
+	x, y  []float32 // the current run's operands
+	env   Env
+	body  func(lo, hi int)
+	rows  *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
 }
 
 // resizeTask is one worker's rows and its cache of two horizontally
@@ -79,6 +81,11 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 		}
 	}
 	f.pairs, f.pa, f.pb = lerpPairs(f.w, f.ow, f.xi0, f.xi1, f.wx0, f.wx1)
+	if f.xi1 != nil && !f.pairs {
+		if f.xtaps, err = asm.NewTaps(f.xi0, f.xi1, f.wx0, f.wx1, f.w); err != nil {
+			return nil, err
+		}
+	}
 	f.tasks = make([]resizeTask, max(env.Threads, 1))
 	for i := range f.tasks {
 		t := &f.tasks[i]
@@ -188,7 +195,8 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 }
 
 // hrow returns source row key interpolated horizontally, from the cache
-// or computed into the slot that does not hold keep.
+// or computed into the slot that does not hold keep: 2× pairs through
+// Lerp2, any other taps through the gather kernel (LerpTaps).
 func (f *resizeFast) hrow(t *resizeTask, key, keep int) []float32 {
 	for i := range 2 {
 		if t.key[i] == key {
@@ -214,8 +222,6 @@ func (f *resizeFast) hrow(t *resizeTask, key, keep int) []float32 {
 		}
 		return dst
 	}
-	for o := range dst {
-		dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
-	}
+	f.rows.LerpTaps(dst, src, f.xtaps)
 	return dst
 }

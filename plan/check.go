@@ -127,7 +127,7 @@ func needed(g *graph.Graph, order []*graph.Node, pos []int) (first, last []int, 
 		if n.Op.IsSource() {
 			first[n.ID] = 0
 		}
-		if isWeight(n) {
+		if isWeight(n) || graph.PaddedRows(n) { // see liveness
 			last[n.ID] = end
 		}
 		for _, in := range n.Inputs {

@@ -130,6 +130,11 @@ func liveness(g *graph.Graph, order []*graph.Node) lifetimes {
 	for _, o := range g.Outputs() {
 		lv.last[o.ID], lv.out[o.ID] = len(order)-1, true
 	}
+	for _, v := range order {
+		if graph.PaddedRows(v) { // its result rows count the rows of outputs that follow it (graph.PaddedSource)
+			lv.last[v.ID] = len(order) - 1
+		}
+	}
 	// A view's uses are uses of its parent's bytes; walking backwards
 	// carries them down chains of views.
 	for i := len(order) - 1; i >= 0; i-- {

@@ -62,6 +62,13 @@ type RowKernels struct {
 	// blend sets y[i] = a·x0[i] + b·x1[i] for i < n (see Blend); nil
 	// where a variant has none.
 	blend func(y, x0, x1 *float32, n int, a, b float32)
+	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
+	// Taps.window; nil where a variant has none (LerpTaps then runs the
+	// twin).
+	lerpTaps lerpTapsFunc
+	// zip2Add sets y[2i] = a[i] + b, y[2i+1] = c[i] + b for i < n, n a
+	// multiple of 16 (see Zip2Add); nil where a variant has none.
+	zip2Add func(y, a, c *float32, n int, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.

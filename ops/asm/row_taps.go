@@ -1,0 +1,138 @@
+package asm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Taps are the two taps per output of one axis of a linear resize whose
+// source positions follow no pattern Lerp2 covers (align_corners,
+// factors other than 2, downsampling): output o reads src[I0[o]] and
+// src[I1[o]] with weights W0[o] and W1[o]. NewTaps checks the indices
+// once, when a plan is made, so LerpTaps can read without checking them
+// per run, and lays them out for the vector kernel.
+//
+// That kernel does not gather (VGATHERDPS measured slower than the
+// scalar loop on Zen 5): where the taps of each block of 16 outputs lie
+// within 32 consecutive sources (any upsampling, downsampling to half),
+// it loads those 32 (masked past the source's end) and picks every
+// output's two taps with a two-register permute, from indices relative
+// to the block's first source, computed here once.
+type Taps struct {
+	i0, i1 []int32
+	w0, w1 []float32
+	srcLen int
+	// Per block of 16 outputs, when every block's taps span at most 32
+	// sources (else nil): its first source, the load masks (bit j of
+	// the low half: source base+j exists; high half: base+16+j), and
+	// each output's taps relative to base.
+	base   []int32
+	mask   []uint32
+	r0, r1 []int32
+}
+
+// tapsBlock is the number of outputs of a permute block.
+const tapsBlock = 16
+
+// window lays out the taps for the permute kernel (see Taps), if every
+// full block's taps span at most 32 sources.
+func (t *Taps) window() {
+	blocks := len(t.i0) / tapsBlock
+	base, mask := make([]int32, blocks), make([]uint32, blocks)
+	r0, r1 := make([]int32, blocks*tapsBlock), make([]int32, blocks*tapsBlock)
+	for b := range blocks {
+		lo, hi := t.i0[b*tapsBlock], t.i0[b*tapsBlock]
+		for o := b * tapsBlock; o < (b+1)*tapsBlock; o++ {
+			lo, hi = min(lo, t.i0[o], t.i1[o]), max(hi, t.i0[o], t.i1[o])
+		}
+		if hi-lo >= 2*tapsBlock {
+			return
+		}
+		base[b] = lo
+		for j := range 2 * tapsBlock {
+			if int(lo)+j < t.srcLen {
+				mask[b] |= 1 << j
+			}
+		}
+		for o := b * tapsBlock; o < (b+1)*tapsBlock; o++ {
+			r0[o], r1[o] = t.i0[o]-lo, t.i1[o]-lo
+		}
+	}
+	t.base, t.mask, t.r0, t.r1 = base, mask, r0, r1
+}
+
+// NewTaps returns the taps of outputs o < len(i0), reading a source of
+// at least srcLen elements. The four slices have one length, and every
+// index lies in [0, srcLen). The slices are kept, not copied: they must
+// not change afterwards.
+func NewTaps(i0, i1 []int32, w0, w1 []float32, srcLen int) (*Taps, error) {
+	n := len(i0)
+	if len(i1) != n || len(w0) != n || len(w1) != n {
+		return nil, fmt.Errorf("asm: taps: lengths %d, %d, %d, %d differ", n, len(i1), len(w0), len(w1))
+	}
+	for o := range n {
+		if i0[o] < 0 || int(i0[o]) >= srcLen || i1[o] < 0 || int(i1[o]) >= srcLen {
+			return nil, fmt.Errorf("asm: taps: output %d reads %d and %d of %d", o, i0[o], i1[o], srcLen)
+		}
+	}
+	t := &Taps{i0: i0, i1: i1, w0: w0, w1: w1, srcLen: srcLen}
+	t.window()
+	return t, nil
+}
+
+// Len is the number of outputs.
+func (t *Taps) Len() int { return len(t.i0) }
+
+// LerpTaps sets dst[o] = w0[o]·src[i0[o]] + w1[o]·src[i1[o]] for every
+// output of t, each product rounded to float32 and then summed (no fused
+// multiply-add), so every variant gives the twin's bits, NaN payloads
+// aside: the horizontal pass of a linear resize.
+// dst has t.Len() elements and does not overlap src, which has at least
+// the length t was made for.
+func (k *RowKernels) LerpTaps(dst, src []float32, t *Taps) {
+	sameLen("LerpTaps", len(dst), t.Len())
+	if len(src) < t.srcLen {
+		panic(fmt.Sprintf("asm: LerpTaps: source of %d elements, taps read %d", len(src), t.srcLen))
+	}
+	if len(dst) == 0 {
+		return
+	}
+	if overlap32(dst, src) {
+		panic("asm: LerpTaps: dst overlaps src")
+	}
+	done := 0
+	if k.lerpTaps != nil && t.base != nil && len(t.base) > 0 {
+		k.lerpTaps(&dst[0], &src[0], &t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base))
+		done = len(t.base) * tapsBlock
+	}
+	if n := len(dst) - done; n > 0 {
+		lerpTapsGo(&dst[done], &src[0], &t.i0[done], &t.i1[done], &t.w0[done], &t.w1[done], n)
+	}
+}
+
+// lerpTapsFunc is the permute primitive: blocks of 16 outputs laid out
+// by Taps.window.
+type lerpTapsFunc func(y, x *float32, base *int32, mask *uint32, r0, r1 *int32, w0, w1 *float32, blocks int)
+
+// lerpTapsGo is the twin of the lerpTaps primitive: y[o] =
+// w0[o]·x[i0[o]] + w1[o]·x[i1[o]] for o < n.
+func lerpTapsGo(y, x *float32, i0, i1 *int32, w0, w1 *float32, n int) {
+	ys, a, b, u, v := f32s(y, n), i32s(i0, n), i32s(i1, n), f32s(w0, n), f32s(w1, n)
+	for o := range ys {
+		p, q := addF32(x, int(a[o])), addF32(x, int(b[o]))
+		// The conversions keep targets that fuse (arm64) from fusing,
+		// so every platform rounds as the vector code does.
+		ys[o] = float32(u[o]**p) + float32(v[o]**q)
+	}
+}
+
+// i32s views n int32s at p (nil for n == 0).
+func i32s(p *int32, n int) []int32 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// addI32 is &p[i].
+func addI32(p *int32, i int) *int32 { return (*int32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
