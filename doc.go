@@ -7,8 +7,8 @@
 // (KILN_CPU narrows the choice). On amd64 every family has an AVX-512
 // variant (GEMM, with AVX-512 BF16 for BF16 weights; elementwise math;
 // rows, reductions and transposes; depthwise convolution; the
-// implicit-GEMM convolution's patch packing) but the optional Winograd
-// convolution, which is AVX2 only, and every family has an AVX2+FMA
+// implicit-GEMM convolution's patch packing; the Winograd convolution's
+// transforms are the AVX2 ones there), and every family has an AVX2+FMA
 // variant; on arm64 the GEMM, elementwise, row and depthwise families
 // have NEON variants. Every kernel has a pure-Go twin, and `kiln info`
 // lists the families and the variant this CPU runs of each. GPU drivers
