@@ -121,6 +121,7 @@ var Passes = []Pass{
 	{Name: "recognise", Run: recognise},
 	{Name: "attention", Run: attention},
 	{Name: "dynamic_quant", Run: dynamicQuant},
+	{Name: "qdq", Run: qdqProducts},
 	{Name: "transpose_matmul", Run: transposeIntoMatMul},
 	{Name: "epilogue", Run: epilogues},
 	{Name: "norm", Run: residualNorms},

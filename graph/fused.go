@@ -30,9 +30,22 @@ import (
 //	                  Cast to F32, times s·wScale, plus bias. x is F32
 //	                  [..., K], w I8 or U8 [K, N], wZero (w's dtype) and
 //	                  wScale (F32) scalars or [N], bias F32 [N].
+//	QDQMatMul         x, xScale, xZero, w, wZero, wScale [, bias]: a MatMul
+//	                  (or Gemm) between QuantizeLinear/DequantizeLinear
+//	                  pairs, ONNX Runtime's static QDQ form: q =
+//	                  QuantizeLinear(x, xScale, xZero) (U8, per tensor);
+//	                  the I32 sums Σ_p (q - xZero)(w - wZero); times
+//	                  float32(xScale·wScale), plus bias, then
+//	                  Epilogue.Act. x is F32 [..., K], w I8 or U8 [K, N]
+//	                  ([N, K] with TransB), wZero (w's dtype) and wScale
+//	                  (F32) scalars or [N], bias F32 [N] (Epilogue.Bias).
+//	QDQConv           x, xScale, xZero, w, wZero, wScale [, bias]: the same
+//	                  for a Conv2D (Strides, Pads, Dilations, Groups as
+//	                  Conv2D's): x F32 NCHW, w I8 or U8 [M, C/groups, kh,
+//	                  kw], wZero and wScale scalars or [M], bias F32 [M].
 
 // firstFused and lastFused bound the op kinds that only passes make.
-const firstFused, lastFused = OpFusedElementwise, OpDynQuantMatMul
+const firstFused, lastFused = OpFusedElementwise, OpQDQConv
 
 // FusedOps lists the op kinds that only fusion passes make.
 func FusedOps() []Op {

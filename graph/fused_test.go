@@ -9,7 +9,7 @@ import (
 
 func TestFusedOpsListed(t *testing.T) {
 	fused := FusedOps()
-	if len(fused) != 6 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != OpDynQuantMatMul {
+	if len(fused) != 8 || fused[0] != OpFusedElementwise || fused[len(fused)-1] != OpQDQConv {
 		t.Fatalf("FusedOps() = %v", fused)
 	}
 	for _, o := range fused {

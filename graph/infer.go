@@ -64,8 +64,8 @@ func init() {
 		OpConvInteger:      inferConvInteger,
 		OpFusedElementwise: inferFusedElementwise, OpFusedMatMul: inferFusedMatMul,
 		OpAddLayerNorm: inferAddNorm(3), OpAddRMSNorm: inferAddNorm(2), OpFusedConv2D: inferFusedConv,
-		OpDynQuantMatMul: inferDynQuantMatMul,
-		OpGroupedMatMul:  inferGroupedMatMul, OpMoE: inferMoE,
+		OpDynQuantMatMul: inferDynQuantMatMul, OpQDQMatMul: inferQDQMatMul, OpQDQConv: inferQDQConv,
+		OpGroupedMatMul: inferGroupedMatMul, OpMoE: inferMoE,
 	}
 }
 
@@ -99,6 +99,8 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(4), true
 	case OpDynQuantMatMul:
 		return between(4, 5), true
+	case OpQDQMatMul, OpQDQConv:
+		return between(6, 7), true
 	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true
 	case OpLayerNorm:

@@ -171,3 +171,71 @@ func inferDynQuantMatMul(_ *Attrs, ins []*Node) (tensor.DType, tensor.Shape, err
 	out[len(out)-1] = n
 	return tensor.F32, out, nil
 }
+
+// qdqOperands checks the operands QDQMatMul and QDQConv share: an F32 x,
+// an F32 scalar xScale and U8 scalar xZero (the activations' per-tensor
+// quantization), a w of wDims dims in I8 or U8, w's zero point (w's
+// dtype) and F32 scale, scalars or [n], and, with Epilogue.Bias, an F32
+// bias [n]; the epilogue holds at most an activation of EpilogueActs.
+func qdqOperands(a *Attrs, ins []*Node, wDims int, n func(w tensor.Shape) int) error {
+	x, xs, xz, w, wz, ws := ins[0], ins[1], ins[2], ins[3], ins[4], ins[5]
+	if x.DType != tensor.F32 || xs.DType != tensor.F32 || xz.DType != tensor.U8 || xs.Shape.NumElements() != 1 || xz.Shape.NumElements() != 1 {
+		return fmt.Errorf("x %v, scale %v%v, zero point %v%v: want F32 x quantized per tensor to U8", x.DType, xs.DType, xs.Shape, xz.DType, xz.Shape)
+	}
+	if !isQuant8(w.DType) || w.Shape.Rank() != wDims {
+		return fmt.Errorf("w %v%v: want a %d-D I8 or U8", w.DType, w.Shape, wDims)
+	}
+	c := n(w.Shape)
+	perChannel := func(v *Node) bool {
+		k := v.Shape.NumElements()
+		return k == 1 && v.Shape.Rank() <= 1 || k == c && v.Shape.Rank() == 1
+	}
+	if wz.DType != w.DType || !perChannel(wz) || ws.DType != tensor.F32 || !perChannel(ws) {
+		return fmt.Errorf("w's zero point %v%v and scale %v%v: want %v and F32, scalars or [%d]", wz.DType, wz.Shape, ws.DType, ws.Shape, w.DType, c)
+	}
+	e := a.Epilogue
+	if e.Act != OpInvalid && !IsEpilogueAct(e.Act) || e.Residual || e.PostAct != OpInvalid || e.Pool2x2 || e.Min != 0 || e.Max != 0 {
+		return fmt.Errorf("epilogue %+v: want a bias and an activation of %v at most", e, EpilogueActs)
+	}
+	if len(ins) != 6+b2i(e.Bias) {
+		return fmt.Errorf("%d inputs for epilogue %+v", len(ins), e)
+	}
+	if e.Bias {
+		if b := ins[6]; b.DType != tensor.F32 || !b.Shape.Equal(tensor.Shape{c}) {
+			return fmt.Errorf("bias %v%v: want F32 [%d]", b.DType, b.Shape, c)
+		}
+	}
+	return nil
+}
+
+// inferQDQMatMul: F32 x [..., K] times w [K, N] ([N, K] with TransB);
+// F32 [..., N].
+func inferQDQMatMul(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
+	col := 1
+	if a.TransB {
+		col = 0
+	}
+	if err := qdqOperands(a, ins, 2, func(w tensor.Shape) int { return w[col] }); err != nil {
+		return 0, nil, err
+	}
+	x, w := ins[0].Shape, ins[3].Shape
+	if x.Rank() < 1 || x[x.Rank()-1] != w[1-col] {
+		return 0, nil, fmt.Errorf("x %v does not end in w's K = %d", x, w[1-col])
+	}
+	out := append(tensor.Shape{}, x...)
+	out[len(out)-1] = w[col]
+	return tensor.F32, out, nil
+}
+
+// inferQDQConv: Conv2D's geometry over F32 x [N, C, H, W] and w [M,
+// C/groups, kh, kw]; F32 [N, M, OH, OW].
+func inferQDQConv(a *Attrs, ins []*Node) (tensor.DType, tensor.Shape, error) {
+	if err := qdqOperands(a, ins, 4, func(w tensor.Shape) int { return w[0] }); err != nil {
+		return 0, nil, err
+	}
+	s, err := convShape(a, ins[0].Shape, ins[3].Shape)
+	if err != nil {
+		return 0, nil, err
+	}
+	return tensor.F32, s, nil
+}

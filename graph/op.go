@@ -172,6 +172,8 @@ const (
 	OpAddRMSNorm       // RMSNorm(x + r): x, r, optional scale
 	OpFusedConv2D      // Conv2D with Attrs.Epilogue
 	OpDynQuantMatMul   // dynamically quantized x times int8 w, dequantized, + bias
+	OpQDQMatMul        // statically quantized (QDQ) x times int8 w, dequantized, + bias, activation
+	OpQDQConv          // statically quantized (QDQ) Conv2D on int8, dequantized, + bias, activation
 
 	// User ops (last, so that no op's value shifts).
 	OpCustom // Attrs.Custom: an op with the user's own kernels (custom.go)
@@ -212,7 +214,8 @@ var opNames = [numOps]string{
 	OpDynamicQuantizeLinear: "DynamicQuantizeLinear", OpMatMulInteger: "MatMulInteger", OpConvInteger: "ConvInteger",
 	OpGroupedMatMul: "GroupedMatMul", OpMoE: "MoE",
 	OpFusedElementwise: "FusedElementwise", OpFusedMatMul: "FusedMatMul", OpAddLayerNorm: "AddLayerNorm",
-	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpDynQuantMatMul: "DynQuantMatMul", OpCustom: "Custom",
+	OpAddRMSNorm: "AddRMSNorm", OpFusedConv2D: "FusedConv2D", OpDynQuantMatMul: "DynQuantMatMul",
+	OpQDQMatMul: "QDQMatMul", OpQDQConv: "QDQConv", OpCustom: "Custom",
 }
 
 func (o Op) String() string {

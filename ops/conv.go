@@ -88,7 +88,12 @@ func prepareConv2D(nd *graph.Node) (Kernel, error) {
 // newConvPlan reads the geometry of a 2-D convolution of the node's
 // first two inputs (Conv2D, ConvInteger); the plan has no bias.
 func newConvPlan(nd *graph.Node) (*convPlan, error) {
-	x, wt := nd.Inputs[0].Shape, nd.Inputs[1].Shape
+	return convPlanFor(nd, nd.Inputs[0].Shape, nd.Inputs[1].Shape)
+}
+
+// convPlanFor is newConvPlan for an input x and weight wt that are not the
+// node's first two inputs (QDQConv).
+func convPlanFor(nd *graph.Node, x, wt tensor.Shape) (*convPlan, error) {
 	if wt.Rank() != 4 {
 		return nil, fmt.Errorf("weight %v must be 4-D", wt)
 	}

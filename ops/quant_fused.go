@@ -26,12 +26,34 @@ func init() {
 	RegisterFast(graph.OpDynQuantMatMul, prepareDynQuantMatMulFast)
 }
 
-// dynQuantGeom is a DynQuantMatMul node's sizes: x is m×k, w k×n.
+// dynQuantGeom is a DynQuantMatMul or QDQMatMul node's sizes and forms:
+// x is m×k, w k×n (n×k with transB).
 type dynQuantGeom struct {
 	m, k, n       int
 	zCols, sCols  bool // w's zero point and scale are one per column
 	bias, wSigned bool
+	transB        bool
+	// off is where w's inputs start after 1: 0 for DynQuantMatMul, 2 for
+	// QDQMatMul, whose x's scale and zero point are inputs 1 and 2
+	// (static: x is not scanned for its range).
+	off int
+	act func(float64) float64 // the epilogue's activation, or nil
 }
+
+// wAt is w's element (p, j) of the k×n product as an integer.
+func (d *dynQuantGeom) wAt(w []byte, p, j int) int32 {
+	i := p*d.n + j
+	if d.transB {
+		i = j*d.k + p
+	}
+	if d.wSigned {
+		return int32(int8(w[i]))
+	}
+	return int32(w[i])
+}
+
+// static reports whether x's quantization is given (QDQMatMul).
+func (d *dynQuantGeom) static() bool { return d.off > 0 }
 
 func dynQuantGeomOf(n *graph.Node) (dynQuantGeom, error) {
 	if len(n.Inputs) < 4 || len(n.Inputs) > 5 || n.DType != tensor.F32 {
@@ -77,6 +99,17 @@ func (d *dynQuantGeom) dequant(y []float32, sums []int32, s float32, ws, bias []
 		}
 		y[j] = r
 	}
+	d.activate(y)
+}
+
+// activate applies the epilogue's activation to a finished row.
+func (d *dynQuantGeom) activate(y []float32) {
+	if d.act == nil {
+		return
+	}
+	for j, v := range y {
+		y[j] = float32(d.act(float64(v)))
+	}
 }
 
 // dynamicQuantParamsOf is DynamicQuantParams given x's largest and
@@ -98,16 +131,29 @@ func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	return quantMatMulReference(n, d), nil
+}
+
+// quantMatMulReference is DynQuantMatMul's and QDQMatMul's reference:
+// x quantized by the reference formula, exact int32 sums, then dequant.
+func quantMatMulReference(n *graph.Node, d dynQuantGeom) Kernel {
 	q := make([]uint8, d.m*d.k)
 	sums := make([]int32, d.n)
+	o := d.off
 	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
-		x, w, wz := tensor.Elems[float32](ins[0].Data), ins[1].Data, ins[2].Data
-		ws, y := tensor.Elems[float32](ins[3].Data), tensor.Elems[float32](out.Data)
+		x, w, wz := tensor.Elems[float32](ins[0].Data), ins[1+o].Data, ins[2+o].Data
+		ws, y := tensor.Elems[float32](ins[3+o].Data), tensor.Elems[float32](out.Data)
 		var bias []float32
 		if d.bias {
-			bias = tensor.Elems[float32](ins[4].Data)
+			bias = tensor.Elems[float32](ins[4+o].Data)
 		}
-		s, z := DynamicQuantParams(x)
+		var s float32
+		var z uint8
+		if d.static() {
+			s, z = tensor.Elems[float32](ins[1].Data)[0], ins[2].Data[0]
+		} else {
+			s, z = DynamicQuantParams(x)
+		}
 		for i, v := range x {
 			q[i] = uint8(quantizeOne(float64(v/s), float64(z), 0, 255))
 		}
@@ -115,18 +161,14 @@ func prepareDynQuantMatMul(n *graph.Node) (Kernel, error) {
 			for j := range sums {
 				zb, acc := d.zeroAt(wz, j), int32(0)
 				for p := range d.k {
-					wv := int32(w[p*d.n+j])
-					if d.wSigned {
-						wv = int32(int8(w[p*d.n+j]))
-					}
-					acc += (int32(q[i*d.k+p]) - int32(z)) * (wv - zb)
+					acc += (int32(q[i*d.k+p]) - int32(z)) * (d.wAt(w, p, j) - zb)
 				}
 				sums[j] = acc
 			}
 			d.dequant(y[i*d.n:(i+1)*d.n], sums, s, ws, bias)
 		}
 		return nil
-	}), nil
+	})
 }
 
 // dynQuantFast is the fast DynQuantMatMul: x's quantization written
@@ -158,9 +200,14 @@ func prepareDynQuantMatMulFast(n *graph.Node, env Env) (Kernel, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	return quantMatMulFast(n, d, env)
+}
+
+// quantMatMulFast is DynQuantMatMul's and QDQMatMul's fast kernel.
+func quantMatMulFast(n *graph.Node, d dynQuantGeom, env Env) (Kernel, string, error) {
 	f := &dynQuantFast{d: d, q: make([]uint8, d.m*d.k)}
-	f.p = int8Product{m: d.m, k: d.k, n: d.n, bUnsigned: !d.wSigned, zbCols: d.zCols}
-	w := n.Inputs[1]
+	f.p = int8Product{m: d.m, k: d.k, n: d.n, bUnsigned: !d.wSigned, zbCols: d.zCols, transB: d.transB}
+	w := n.Inputs[1+d.off]
 	if err := f.p.plan(env, weightParam(w) != nil || w.Op == graph.OpConstant); err != nil {
 		return nil, "", err
 	}
@@ -177,24 +224,28 @@ func prepareDynQuantMatMulFast(n *graph.Node, env Env) (Kernel, string, error) {
 }
 
 func (f *dynQuantFast) run(ins []tensor.Tensor, out tensor.Tensor) error {
-	d := &f.d
-	if err := f.p.packB(ins[1].Data); err != nil {
+	d, o := &f.d, f.d.off
+	if err := f.p.packB(ins[1+o].Data); err != nil {
 		return err
 	}
 	f.x, f.y = tensor.Elems[float32](ins[0].Data), tensor.Elems[float32](out.Data)
-	f.ws, f.bias = tensor.Elems[float32](ins[3].Data), nil
+	f.ws, f.bias = tensor.Elems[float32](ins[3+o].Data), nil
 	if d.bias {
-		f.bias = tensor.Elems[float32](ins[4].Data)
+		f.bias = tensor.Elems[float32](ins[4+o].Data)
 	}
 	defer func() { f.x, f.y, f.ws, f.bias = nil, nil, nil, nil }()
-	f.p.env.For(len(f.his), 1, f.rangeBody)
-	hi, lo := f.his[0], f.los[0]
-	for c := range f.his[1:] {
-		hi, lo = max(hi, f.his[c+1]), min(lo, f.los[c+1]) // a NaN stays
+	if d.static() {
+		f.s, f.z = tensor.Elems[float32](ins[1].Data)[0], ins[2].Data[0]
+	} else {
+		f.p.env.For(len(f.his), 1, f.rangeBody)
+		hi, lo := f.his[0], f.los[0]
+		for c := range f.his[1:] {
+			hi, lo = max(hi, f.his[c+1]), min(lo, f.los[c+1]) // a NaN stays
+		}
+		f.s, f.z = dynamicQuantParamsOf(f.x, hi, lo)
 	}
-	f.s, f.z = dynamicQuantParamsOf(f.x, hi, lo)
 	f.zb[0] = f.z
-	f.p.loadZeros(f.zb[:], ins[2].Data)
+	f.p.loadZeros(f.zb[:], ins[2+o].Data)
 	f.p.env.For(d.m, max(1, 8192/d.k), f.quantize)
 	za, k, cs := int32(f.z), int32(d.k), f.p.pb.ColSums()
 	for j := range d.n {
@@ -237,5 +288,6 @@ func (f *dynQuantFast) finishRows(lo, hi int) {
 		y := f.y[i*n : (i+1)*n]
 		// The operands hold n elements each: no error.
 		_ = f.qk.DequantRow(y, f.p.c[i*n:(i+1)*n], f.colTerm, f.colZero, f.p.rowSums[i], f.colScale, f.bias)
+		f.d.activate(y)
 	}
 }

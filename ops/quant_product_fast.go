@@ -37,6 +37,7 @@ type int8Product struct {
 	m, k, n    int
 	aSigned    bool // A is I8: shifted into ua
 	bUnsigned  bool // B is U8: shifted into sb before packing
+	transB     bool // B is stored [N, K] (a Gemm's or a Conv's weight)
 	zaRows     bool // A's zero point is one per row, else a scalar
 	zbCols     bool // B's zero point is one per column, else a scalar
 	ua         []uint8
@@ -161,7 +162,11 @@ func (p *int8Product) packB(b []byte) error {
 		}
 		sb = p.sb
 	}
-	if err := asm.PackU8S8(&p.pb, sb, p.k, p.n, p.n, false); err != nil {
+	ldb := p.n
+	if p.transB {
+		ldb = p.k
+	}
+	if err := asm.PackU8S8(&p.pb, sb, p.k, p.n, ldb, p.transB); err != nil {
 		return err
 	}
 	p.have, p.at, p.src = true, v, src

@@ -86,5 +86,45 @@ func quantCases() []opCase {
 			b.out(b.g.Mul(b.g.Mul(b.ranged(tensor.F32, 0.01, 0.1), s), b.g.Cast(mi, tensor.F32)))
 			b.fused(graph.OpDynQuantMatMul)
 		}},
+		// ONNX Runtime's static QDQ form of a MatMul, Gemm and Conv, fused.
+		{graph.OpQDQMatMul, "i8 per column, bias Add, Relu", func(b *builder) {
+			b.out(b.g.Relu(b.g.Add(b.g.MatMul(qdqX(b, b.x(2, 5, 70), 0.02), qdqW(b, tensor.I8, 1, 9, 70, 9)), b.x(9))))
+			b.fused(graph.OpQDQMatMul)
+		}},
+		{graph.OpQDQMatMul, "Gemm transB u8 per tensor saturating", func(b *builder) {
+			b.out(b.g.Gemm(qdqX(b, b.ranged(tensor.F32, -9, 9, 6, 33), 0.01), qdqW(b, tensor.U8, 0, 1, 17, 33), b.x(17), 1, 1, false, true))
+			b.fused(graph.OpQDQMatMul)
+		}},
+		{graph.OpQDQConv, "i8 per channel padded strided, Relu", func(b *builder) {
+			w := qdqW(b, tensor.I8, 0, 4, 4, 3, 3, 2)
+			b.out(b.g.Relu(b.g.Conv2D(qdqX(b, b.x(2, 3, 9, 8), 0.03), w, b.x(4), graph.ConvOpts{Strides: []int{2, 1}, Pads: []int{1, 0, 2, 1}})))
+			b.fused(graph.OpQDQConv)
+		}},
+		{graph.OpQDQConv, "u8 per tensor grouped dilated", func(b *builder) {
+			w := qdqW(b, tensor.U8, 0, 1, 6, 2, 2, 3)
+			b.out(b.g.Conv2D(qdqX(b, b.x(1, 4, 7, 7), 0.05), w, nil, graph.ConvOpts{Dilations: []int{2, 1}, Groups: 2, Pads: []int{1, 1, 1, 1}}))
+			b.fused(graph.OpQDQConv)
+		}},
 	}
+}
+
+// qdqX is x through a QuantizeLinear/DequantizeLinear pair, U8 per tensor,
+// with fixed (param) scale s and a zero point in [100, 150].
+func qdqX(b *builder, x *graph.Node, s float64) *graph.Node {
+	scale := b.value(true, tensor.F32, func() float64 { return s }, 1)
+	zero := b.value(true, tensor.U8, b.uniform(tensor.U8, 100, 150), 1)
+	return b.g.DequantizeLinear(b.g.QuantizeLinear(x, scale, zero, 0), scale, zero, 0)
+}
+
+// qdqW is a DequantizeLinear of a random dt weight param of dims, per
+// tensor (ch 1) or with ch scales and zero points along axis.
+func qdqW(b *builder, dt tensor.DType, axis, ch int, dims ...int) *graph.Node {
+	lo, hi := -128.0, 127.0
+	if dt == tensor.U8 {
+		lo, hi = 0, 255
+	}
+	w := b.value(true, dt, b.uniform(dt, lo, hi), dims...)
+	scale := b.value(true, tensor.F32, b.uniform(tensor.F32, 0.001, 0.02), ch)
+	zero := b.value(true, dt, b.uniform(dt, (lo+hi)/2-9, (lo+hi)/2+9), ch)
+	return b.g.DequantizeLinear(w, scale, zero, axis)
 }

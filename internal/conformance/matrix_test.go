@@ -100,6 +100,10 @@ var unsupported = []gap{
 	{"msl-host", graph.OpGroupedMatMul, "", "no MSL emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
 	{"ptx-emu", graph.OpMoE, "", "no PTX emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU (device residency is issue 26, part 4)"},
 	{"msl-host", graph.OpMoE, "", "no MSL emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU"},
+	{"ptx-emu", graph.OpQDQMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"msl-host", graph.OpQDQMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpQDQConv, "", "no PTX integer conv for kdesc.IntProduct yet"},
+	{"msl-host", graph.OpQDQConv, "", "no MSL integer conv for kdesc.IntProduct yet"},
 }
 
 // absentOK names the backends that may be missing on a host, by backend

@@ -186,7 +186,8 @@ var describers = func() map[graph.Op]describer {
 	add(KindNMS, every(NMSOf), graph.OpNonMaxSuppression)
 	add(KindDet, every(DetOf), graph.OpDet)
 	add(KindQuantize, every(QuantizeOf), graph.OpQuantizeLinear, graph.OpDequantizeLinear, graph.OpDynamicQuantizeLinear)
-	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul)
+	add(KindIntProduct, every(IntProductOf), graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul,
+		graph.OpQDQMatMul, graph.OpQDQConv)
 	add(KindRouted, every(RoutedOf), graph.OpGroupedMatMul, graph.OpMoE)
 	return m
 }()

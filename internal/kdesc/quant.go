@@ -58,14 +58,21 @@ type IntProduct struct {
 	Out    []int
 }
 
-// IntProductOf describes a MatMulInteger, ConvInteger or DynQuantMatMul
-// node (for the last, A is the F32 x its kernel quantizes, AZero empty
-// and BZero w's zero point).
+// IntProductOf describes a MatMulInteger, ConvInteger, DynQuantMatMul,
+// QDQMatMul or QDQConv node (for the last three, A is the F32 x its
+// kernel quantizes; AZero is empty for DynQuantMatMul, x's zero point for
+// the QDQ ops; BZero is w's zero point).
 func IntProductOf(name string, n *graph.Node) (*IntProduct, error) {
-	if n.Op != graph.OpMatMulInteger && n.Op != graph.OpConvInteger && n.Op != graph.OpDynQuantMatMul {
+	switch n.Op {
+	case graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul, graph.OpQDQMatMul, graph.OpQDQConv:
+	default:
 		return nil, fmt.Errorf("%s: %v is not an integer product", name, n.Op)
 	}
 	in := n.Inputs
+	if n.Op == graph.OpQDQMatMul || n.Op == graph.OpQDQConv {
+		return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[3].DType, AShape: in[0].Shape, BShape: in[3].Shape,
+			AZero: in[2].Shape, BZero: in[4].Shape, Out: n.Shape}, nil
+	}
 	if n.Op == graph.OpDynQuantMatMul {
 		return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
 			BZero: in[2].Shape, Out: n.Shape}, nil
