@@ -101,7 +101,9 @@ func (z *gen) step() {
 			out = 1 + r.IntN(9)
 		}
 		var y *graph.Node
-		switch r.IntN(4) {
+		switch r.IntN(5) {
+		case 4: // statically quantized (QDQ), as ONNX Runtime's quantize_static writes it
+			y = z.qdqLinear(x, h, out)
 		case 3: // dynamically quantized, as ONNX Runtime's quantize_dynamic writes it
 			q, s, zp := g.DynamicQuantizeLinear(x)
 			wz := g.Param(z.name("wz"), tensor.I8)
@@ -250,6 +252,26 @@ func (z *gen) conv() {
 		y = g.MaxPool2D(y, graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}})
 	}
 	g.Output(y)
+}
+
+// qdqLinear is a MatMul between QDQ pairs on a graph input of shape like
+// (not a computed value, whose last bit may differ between the fused and
+// the reference graph and flip a quantization step): x quantized to U8 by
+// 2⁻⁵, int8 weights with per-column power-of-two scales, so that every
+// dequantized product and their sums are exact in float32 and the fused
+// node, summing integers, agrees with the float graph exactly.
+func (z *gen) qdqLinear(like *graph.Node, h, out int) *graph.Node {
+	g := z.g
+	zero := tensor.New(tensor.U8)
+	zero.Data[0] = 128
+	s, zp := g.Scalar(1.0/32), g.Constant(zero)
+	x := g.DequantizeLinear(g.QuantizeLinear(g.Input(z.name("q"), tensor.F32, like.Shape...), s, zp, 0), s, zp, 0)
+	scales := make([]float32, out)
+	for j := range scales {
+		scales[j] = float32(math.Ldexp(1, -6-z.r.IntN(4)))
+	}
+	w := g.DequantizeLinear(g.Param(z.name("w"), tensor.I8, h, out), g.ConstF32(tensor.Shape{out}, scales), g.Param(z.name("wz"), tensor.I8, out), 1)
+	return g.MatMul(x, w)
 }
 
 func randomGraph(seed uint64) *graph.Graph {

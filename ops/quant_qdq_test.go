@@ -1,0 +1,176 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
+)
+
+// qdqCase is one QDQMatMul or QDQConv check: the forms of w's
+// quantization, the epilogue and x's zero point.
+type qdqCase struct {
+	wdt          tensor.DType
+	perCh, bias  bool
+	act          graph.Op
+	xz           uint8
+	nan          bool // x holds NaNs (quantized to the zero point)
+	transB, conv bool
+}
+
+// TestQDQMatMul: the fused node's reference and fast kernels give the
+// bits of the integer subgraph its epilogue documents, run by the
+// reference interpreter: QuantizeLinear(x), MatMulInteger against w (its
+// Transpose for TransB) with both zero points, Cast, times Mul(xScale,
+// wScale), plus bias, then the activation. The sums are exact int32 in
+// both; x's scale saturates some of x at 0 and 255; over I8 and U8
+// weights, per-tensor and per-column zero points and scales, zero points
+// of x at 0, 131 and 255, with NaNs in x.
+func TestQDQMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 11))
+	for _, s := range [][3]int{{1, 8, 3}, {5, 70, 9}, {33, 300, 64}} {
+		for _, c := range []qdqCase{
+			{wdt: tensor.I8, perCh: true, bias: true, act: graph.OpRelu, xz: 131},
+			{wdt: tensor.I8, transB: true, xz: 0, nan: true},
+			{wdt: tensor.U8, perCh: true, transB: true, bias: true, act: graph.OpGelu, xz: 255},
+			{wdt: tensor.U8, act: graph.OpTanh, xz: 131},
+		} {
+			t.Run(fmt.Sprintf("%v/%+v", s, c), func(t *testing.T) {
+				m, k, n := s[0], s[1], s[2]
+				wdims := []int{k, n}
+				if c.transB {
+					wdims = []int{n, k}
+				}
+				checkQDQ(t, r, c, []int{m, k}, wdims, graph.ConvOpts{}, true)
+			})
+		}
+	}
+}
+
+// TestQDQConv is TestQDQMatMul for QDQConv against ConvInteger: padded,
+// strided and 1×1 windows on the fast kernel (im2col with x's zero point
+// in the padding); a grouped one on the reference alone (the fast kernel
+// leaves groups to it).
+func TestQDQConv(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 12))
+	for _, g := range []struct {
+		x, w []int
+		o    graph.ConvOpts
+		fast bool
+	}{
+		{[]int{2, 3, 9, 8}, []int{4, 3, 3, 2}, graph.ConvOpts{Strides: []int{2, 1}, Pads: []int{1, 0, 2, 1}}, true},
+		{[]int{1, 8, 12, 12}, []int{16, 8, 3, 3}, graph.ConvOpts{Pads: []int{1, 1, 1, 1}, Dilations: []int{2, 1}}, true},
+		{[]int{1, 16, 7, 7}, []int{24, 16, 1, 1}, graph.ConvOpts{Strides: []int{2, 2}}, true},
+		{[]int{1, 4, 7, 7}, []int{6, 2, 2, 3}, graph.ConvOpts{Groups: 2, Pads: []int{1, 1, 1, 1}}, false},
+	} {
+		for _, c := range []qdqCase{
+			{wdt: tensor.I8, perCh: true, bias: true, act: graph.OpRelu, xz: 131},
+			{wdt: tensor.U8, xz: 0, nan: true},
+			{wdt: tensor.I8, perCh: true, xz: 255, act: graph.OpSigmoid},
+		} {
+			c.conv = true
+			t.Run(fmt.Sprintf("%v*%v/%+v", g.x, g.w, c), func(t *testing.T) { checkQDQ(t, r, c, g.x, g.w, g.o, g.fast) })
+		}
+	}
+}
+
+func checkQDQ(t *testing.T, r *rand.Rand, c qdqCase, xdims, wdims []int, o graph.ConvOpts, fast bool) {
+	g := graph.New()
+	ch := wdims[1]
+	if c.transB || c.conv {
+		ch = wdims[0]
+	}
+	cols := []int{}
+	if c.perCh {
+		cols = []int{ch}
+	}
+	x, xs, xz := g.Input("x", tensor.F32, xdims...), g.Input("xs", tensor.F32), g.Input("xz", tensor.U8)
+	w, wz, ws := g.Param("w", c.wdt, wdims...), g.Input("wz", c.wdt, cols...), g.Input("ws", tensor.F32, cols...)
+	feeds := map[string]tensor.Tensor{
+		"x": tensor.New(tensor.F32, xdims...), "xs": tensor.New(tensor.F32), "xz": tensor.New(tensor.U8),
+		"w": q8Rand(r, c.wdt, 0, wdims...), "wz": q8Rand(r, c.wdt, 0, cols...), "ws": tensor.New(tensor.F32, cols...),
+	}
+	xv := feeds["x"].F32()
+	for i := range xv {
+		xv[i] = float32(r.NormFloat64() * 2)
+	}
+	if c.nan {
+		xv[0], xv[len(xv)/2] = float32(math.NaN()), float32(math.NaN())
+	}
+	feeds["xs"].F32()[0], feeds["xz"].Data[0] = 0.015, c.xz // |x| past ~2 saturates
+	for i := range feeds["ws"].F32() {
+		feeds["ws"].F32()[i] = float32(0.001 + 0.05*r.Float64())
+	}
+	q := g.QuantizeLinear(x, xs, xz, 0)
+	var acc, sc *graph.Node
+	if c.conv {
+		acc = g.ConvInteger(q, w, xz, wz, o)
+		sc = g.Mul(xs, ws)
+		if c.perCh {
+			sc = g.Reshape(sc, ch, 1, 1)
+		}
+	} else {
+		wm := w
+		if c.transB {
+			wm = g.Transpose(w, 1, 0)
+		}
+		acc, sc = g.MatMulInteger(q, wm, xz, wz), g.Mul(xs, ws)
+	}
+	y := g.Mul(g.Cast(acc, tensor.F32), sc)
+	ins := []*graph.Node{x, xs, xz, w, wz, ws}
+	at := graph.Attrs{TransB: c.transB, Epilogue: graph.Epilogue{Bias: c.bias, Act: c.act}}
+	if c.conv {
+		at.Strides, at.Pads, at.Dilations, at.Groups = o.Strides, o.Pads, o.Dilations, o.Groups
+	}
+	if c.bias {
+		b := g.Input("b", tensor.F32, ch)
+		ins = append(ins, b)
+		feeds["b"] = tensor.New(tensor.F32, ch)
+		for i := range feeds["b"].F32() {
+			feeds["b"].F32()[i] = float32(r.NormFloat64())
+		}
+		if c.conv {
+			y = g.Add(y, g.Reshape(b, ch, 1, 1))
+		} else {
+			y = g.Add(y, b)
+		}
+	}
+	if c.act != graph.OpInvalid {
+		y = g.Apply(c.act, graph.Attrs{}, y)
+	}
+	g.Output(y)
+	op := graph.OpQDQMatMul
+	if c.conv {
+		op = graph.OpQDQConv
+	}
+	fused, err := g.Insert(op, at, ins...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Interpret(g, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]tensor.Tensor, len(ins))
+	for i, in := range ins {
+		args[i] = feeds[in.Name]
+	}
+	ref := hcRun(t, fused, args...)
+	got := [][]float64{ref}
+	variant := "reference"
+	if fast {
+		var f []float64
+		f, variant = fastRun(t, fused, parEnv(3), args...)
+		got = append(got, f)
+	}
+	for i, v := range want[0].F32() {
+		for k, out := range got {
+			if math.Float32bits(float32(out[i])) != math.Float32bits(v) {
+				t.Fatalf("element %d: kernel %d (%s) %v, want %v (the integer subgraph)", i, k, variant, out[i], v)
+			}
+		}
+	}
+}
