@@ -40,6 +40,7 @@ func init() {
 	RegisterFast(graph.OpQDQMatMul, prepareQDQMatMulFast)
 	Register(Entry{Op: graph.OpQDQConv, DTypes: []tensor.DType{tensor.F32}, Reference: prepareQDQConv})
 	RegisterFast(graph.OpQDQConv, prepareQDQConvFast)
+	RegisterFast(graph.OpConvInteger, prepareConvIntegerFast)
 }
 
 // qdqEpilogue reads the node's epilogue: bias and activation.
@@ -167,15 +168,21 @@ func prepareQDQConv(n *graph.Node) (Kernel, error) {
 // qdqConvFast is QDQConv on the int8 GEMM (groups of 1): x quantized
 // into qx, the windows gathered into col (one row of k bytes per output
 // pixel), the sums into acc, each row dequantized in place and scattered
-// into the NCHW output.
+// into the NCHW output. ConvInteger runs on it too (integer): x is
+// already quantized (an I8 x shifted to uint8 with its zero point, as
+// MatMulInteger's fast kernel does) and the corrected sums are scattered
+// as they are.
 type qdqConvFast struct {
 	dynQuantFast
 	cp      *convPlan
 	qx, col []uint8
+	src     []uint8 // what the windows are gathered from: qx, or a U8 x
 	acc     []int32
 	im2col  func(lo, hi int)
 	quantX  func(lo, hi int)
-	scatter func(lo, hi int)
+	integer bool
+	signedX bool // ConvInteger's x is I8
+	out     []int32
 }
 
 func prepareQDQConvFast(n *graph.Node, env Env) (Kernel, string, error) {
@@ -200,6 +207,74 @@ func prepareQDQConvFast(n *graph.Node, env Env) (Kernel, string, error) {
 	return sizeChecked(n, f.runConv), "int8-" + f.p.g.Variant().Name, nil
 }
 
+// prepareConvIntegerFast runs ConvInteger with groups of 1 on the int8
+// GEMM (qdqConvFast in integer mode); grouped ones run the reference.
+func prepareConvIntegerFast(n *graph.Node, env Env) (Kernel, string, error) {
+	if len(n.Inputs) != 4 || n.Attrs.Groups != 1 || n.DType != tensor.I32 {
+		return nil, "", nil
+	}
+	cp, err := newConvPlan(n)
+	if err != nil {
+		return nil, "", err
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	xz, wz := n.Inputs[2].Shape.NumElements(), n.Inputs[3].Shape.NumElements()
+	if !slices.Contains(quant8, x.DType) || !slices.Contains(quant8, w.DType) || xz != 1 || (wz != 1 && wz != cp.m) {
+		return nil, "", nil
+	}
+	d := dynQuantGeom{m: cp.n * cp.oh * cp.ow, k: cp.cpg * cp.kh * cp.kw, n: cp.m, wSigned: w.DType == tensor.I8, transB: true, zCols: wz > 1}
+	if d.m == 0 || d.k == 0 {
+		return nil, "", nil
+	}
+	f := &qdqConvFast{cp: cp, col: make([]uint8, d.m*d.k), acc: make([]int32, d.m*d.n), integer: true, signedX: x.DType == tensor.I8}
+	if f.signedX {
+		f.qx = make([]uint8, x.Shape.NumElements())
+	}
+	f.d = d
+	f.p = int8Product{m: d.m, k: d.k, n: d.n, bUnsigned: !d.wSigned, zbCols: d.zCols, transB: true}
+	if err := f.p.plan(env, weightParam(w) != nil || w.Op == graph.OpConstant); err != nil {
+		return nil, "", err
+	}
+	f.p.correction, f.im2col = f.finishIntRows, f.gatherRows
+	return sizeChecked(n, f.runConvInteger), "int8-" + f.p.g.Variant().Name, nil
+}
+
+// runConvInteger is ConvInteger: an I8 x is shifted to uint8 (its zero
+// point raised by 128), the windows gathered and multiplied, the sums
+// corrected for both zero points and scattered into the NCHW output.
+func (f *qdqConvFast) runConvInteger(ins []tensor.Tensor, out tensor.Tensor) error {
+	if err := f.p.packB(ins[1].Data); err != nil {
+		return err
+	}
+	f.src, f.z = ins[0].Data, ins[2].Data[0]
+	if f.signedX {
+		for i, v := range ins[0].Data {
+			f.qx[i] = v ^ 0x80
+		}
+		f.src, f.z = f.qx, f.z^0x80 // int8 z + 128 as a byte
+	}
+	f.zb[0] = f.z
+	f.p.loadZeros(f.zb[:], ins[3].Data)
+	f.out = tensor.Elems[int32](out.Data)
+	defer func() { f.src, f.out = nil, nil }()
+	f.p.env.For(f.d.m, max(1, 8192/f.d.k), f.im2col)
+	return f.p.product(f.col, f.acc)
+}
+
+// finishIntRows corrects rows [lo, hi) of the sums for the zero points
+// and scatters each into the output's channels.
+func (f *qdqConvFast) finishIntRows(lo, hi int) {
+	n, ohw, cp := f.d.n, f.cp.oh*f.cp.ow, f.cp
+	for i := lo; i < hi; i++ {
+		f.p.correctRow(i)
+		b, pix := i/ohw, i%ohw
+		y := f.out[b*cp.m*ohw+pix:]
+		for j, v := range f.acc[i*n : (i+1)*n] {
+			y[j*ohw] = v
+		}
+	}
+}
+
 func (f *qdqConvFast) runConv(ins []tensor.Tensor, out tensor.Tensor) error {
 	d, cp := &f.d, f.cp
 	if err := f.p.packB(ins[3].Data); err != nil {
@@ -216,6 +291,8 @@ func (f *qdqConvFast) runConv(ins []tensor.Tensor, out tensor.Tensor) error {
 	f.p.loadZeros(f.zb[:], ins[4].Data)
 	planes := cp.n * cp.c
 	f.p.env.For(planes, max(1, 8192/max(1, cp.h*cp.w)), f.quantX)
+	f.src = f.qx
+	defer func() { f.src = nil }()
 	f.p.env.For(d.m, max(1, 8192/d.k), f.im2col)
 	za, k, cs := int32(f.z), int32(d.k), f.p.pb.ColSums()
 	for j := range d.n {
@@ -249,7 +326,7 @@ func (f *qdqConvFast) gatherRows(lo, hi int) {
 		row := f.col[r*k : (r+1)*k]
 		i := 0
 		for c := range cp.c {
-			plane := f.qx[(b*cp.c+c)*cp.h*cp.w:]
+			plane := f.src[(b*cp.c+c)*cp.h*cp.w:]
 			for ky := range cp.kh {
 				iy := oy*cp.sh - cp.pt + ky*cp.dh
 				for kx := range cp.kw {

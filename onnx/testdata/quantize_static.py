@@ -19,7 +19,10 @@ bench/onnx/ort_run.js) on CALIB random batches drawn like the model's own
 in_*.npy (floats: their mean and spread; integers: their range), so the
 script needs only numpy, onnx and node:
 
-    quantize_static.py IN_DIR OUT_DIR [--calib 8] [--seed 0]
+    quantize_static.py IN_DIR OUT_DIR [--calib 8] [--seed 0] [--inputs DIR]
+
+(--inputs: where the in_*.npy to draw like are, IN_DIR by default; the
+benchmark models keep theirs in per-batch folders such as b1.)
 
 IN_DIR holds model.onnx and its in_*.npy/out_*.npy (export_models.py's
 layout); OUT_DIR gets the quantized model.onnx, the inputs, and the float
@@ -74,7 +77,7 @@ def random_like(a, rng):
     return rng.integers(a.min(), a.max() + 1, size=a.shape).astype(a.dtype)
 
 
-def calibrate(model, names, src, batches, seed):
+def calibrate(model, names, inputs, batches, seed):
     """The smallest and largest value of each named float tensor over
     batches random inputs, from ONNX Runtime running the float model."""
     m = onnx.ModelProto()
@@ -83,7 +86,9 @@ def calibrate(model, names, src, batches, seed):
         m.graph.node.append(helper.make_node("Identity", [t], [f"cal_{i}"]))
         m.graph.output.append(helper.make_tensor_value_info(f"cal_{i}", TensorProto.FLOAT, None))
     rng = np.random.default_rng(seed)
-    given = {os.path.basename(f)[3:-4]: np.load(f) for f in glob.glob(os.path.join(src, "in_*.npy"))}
+    given = {os.path.basename(f)[3:-4]: np.load(f) for f in glob.glob(os.path.join(inputs, "in_*.npy"))}
+    if not given:
+        raise SystemExit(f"{inputs}: no in_*.npy to draw calibration inputs like")
     lo, hi = np.full(len(names), np.inf), np.full(len(names), -np.inf)
     with tempfile.TemporaryDirectory() as tmp:
         onnx.save(m, os.path.join(tmp, "model.onnx"))
@@ -122,13 +127,14 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--calib", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--inputs")
     a = ap.parse_args()
     m = onnx.load(os.path.join(a.src, "model.onnx"))
     g = m.graph
     inits = {i.name: i for i in g.initializer}
     prods = products(g, inits)
     acts = sorted({n.input[0] for n, _ in prods})
-    lo, hi = calibrate(m, acts, a.src, a.calib, a.seed)
+    lo, hi = calibrate(m, acts, a.inputs or a.src, a.calib, a.seed)
     aparams = {t: activation_params(lo[i], hi[i]) for i, t in enumerate(acts)}
 
     def init(name, arr):
