@@ -16,6 +16,12 @@
 //	                  sigmoid) → LayerNorm / RMSNorm / Gelu / ...; activations
 //	                  are matched by value on probe points, not by spelling
 //	attention         Q·Kᵀ → scale → mask → Softmax → ·V spelled out → Attention
+//	dynamic_quant     ONNX Runtime's dynamically quantized MatMul
+//	                  (DynamicQuantizeLinear, MatMulInteger, Cast, Mul [, Add])
+//	                  → DynQuantMatMul on the int8 GEMM
+//	qdq               MatMul/Gemm/Conv2D between QuantizeLinear/DequantizeLinear
+//	                  pairs (static QDQ) [+ bias] [+ activation] → QDQMatMul /
+//	                  QDQConv: int32 sums on the int8 GEMM, float epilogue
 //	transpose_matmul  a Transpose of a product operand → the product's transpose flag
 //	epilogue          MatMul/Gemm + bias + activation + residual → FusedMatMul,
 //	                  Conv2D + activation + residual (or + 2×2 MaxPool2D)

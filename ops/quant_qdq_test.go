@@ -222,3 +222,52 @@ func TestFastConvInteger(t *testing.T) {
 		}
 	}
 }
+
+// TestQDQAllocs: a run of QDQMatMul's, QDQConv's and ConvInteger's fast
+// kernels allocates nothing (the weights packed on the first run).
+func TestQDQAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 14))
+	g := graph.New()
+	xs, xz := g.Param("xs", tensor.F32), g.Param("xz", tensor.U8)
+	ep := graph.Attrs{Epilogue: graph.Epilogue{Bias: true, Act: graph.OpRelu}}
+	mm, err := g.Insert(graph.OpQDQMatMul, ep, g.Input("x", tensor.F32, 6, 40), xs, xz, g.Param("w", tensor.I8, 40, 24), g.Param("wz", tensor.I8, 24), g.Param("ws", tensor.F32, 24), g.Param("b", tensor.F32, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Strides, ep.Pads = []int{1, 1}, []int{1, 1, 1, 1}
+	cv, err := g.Insert(graph.OpQDQConv, ep, g.Input("img", tensor.F32, 1, 3, 8, 8), xs, xz, g.Param("cw", tensor.I8, 5, 3, 3, 3), g.Param("cz", tensor.I8, 5), g.Param("cs", tensor.F32, 5), g.Param("cb", tensor.F32, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := g.ConvInteger(g.Input("qi", tensor.I8, 1, 3, 8, 8), g.Param("ciw", tensor.I8, 5, 3, 3, 3), g.Param("cix", tensor.I8), g.Param("ciz", tensor.I8, 5), graph.ConvOpts{Pads: []int{1, 1, 1, 1}})
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	f32 := func(dims ...int) tensor.Tensor {
+		v := tensor.New(tensor.F32, dims...)
+		for i := range v.F32() {
+			v.F32()[i] = float32(r.NormFloat64() * 0.1)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		n   *graph.Node
+		ins []tensor.Tensor
+	}{
+		{mm, []tensor.Tensor{f32(6, 40), f32(), q8Rand(r, tensor.U8, 0), q8Rand(r, tensor.I8, 0, 40, 24), q8Rand(r, tensor.I8, 0, 24), f32(24), f32(24)}},
+		{cv, []tensor.Tensor{f32(1, 3, 8, 8), f32(), q8Rand(r, tensor.U8, 0), q8Rand(r, tensor.I8, 0, 5, 3, 3, 3), q8Rand(r, tensor.I8, 0, 5), f32(5), f32(5)}},
+		{ci, []tensor.Tensor{q8Rand(r, tensor.I8, 0, 1, 3, 8, 8), q8Rand(r, tensor.I8, 0, 5, 3, 3, 3), q8Rand(r, tensor.I8, 0), q8Rand(r, tensor.I8, 0, 5)}},
+	} {
+		kern, variant, err := PrepareFast(c.n, parEnv(2))
+		if err != nil || variant == "reference" {
+			t.Fatalf("%v: %v (%s)", c.n.Op, err, variant)
+		}
+		out := tensor.New(c.n.DType, c.n.Shape...)
+		if err := kern(c.ins, out); err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(20, func() { _ = kern(c.ins, out) }); a != 0 {
+			t.Errorf("%v: %v allocations a run", c.n.Op, a)
+		}
+	}
+}
