@@ -41,6 +41,7 @@ func init() {
 	Register(Entry{Op: graph.OpQDQConv, DTypes: []tensor.DType{tensor.F32}, Reference: prepareQDQConv})
 	RegisterFast(graph.OpQDQConv, prepareQDQConvFast)
 	RegisterFast(graph.OpConvInteger, prepareConvIntegerFast)
+	RegisterFast(graph.OpQuantizeLinear, prepareQuantizeFast)
 }
 
 // qdqEpilogue reads the node's epilogue: bias and activation.
@@ -358,4 +359,29 @@ func (f *qdqConvFast) finishConvRows(lo, hi int) {
 			y[j*ohw] = v
 		}
 	}
+}
+
+// prepareQuantizeFast is QuantizeLinear from F32 to U8 per tensor on the
+// row kernels' QuantizeU8 (the reference's bits: ops' TestQuantizeRow),
+// split across the workers: the form a QDQ pair's QuantizeLinear takes
+// where no fused product absorbs it.
+func prepareQuantizeFast(n *graph.Node, env Env) (Kernel, string, error) {
+	if len(n.Inputs) != 3 || n.Inputs[0].DType != tensor.F32 || n.Inputs[1].DType != tensor.F32 || n.DType != tensor.U8 || n.Inputs[1].Shape.NumElements() != 1 {
+		return nil, "", nil
+	}
+	rows := asm.BestRows()
+	qk := asm.QuantKernelsFor(rows)
+	var x []float32
+	var q []uint8
+	var s float32
+	var z uint8
+	body := func(lo, hi int) { _ = qk.QuantizeU8(q[lo:hi], x[lo:hi], s, z) } // sized alike: no error
+	total := n.Shape.NumElements()
+	return sizeChecked(n, func(ins []tensor.Tensor, out tensor.Tensor) error {
+		x, q = tensor.Elems[float32](ins[0].Data), out.Data
+		s, z = tensor.Elems[float32](ins[1].Data)[0], ins[2].Data[0]
+		env.For(total, 1<<14, body)
+		x, q = nil, nil
+		return nil
+	}), "u8-" + rows.Name, nil
 }

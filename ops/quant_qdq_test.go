@@ -271,3 +271,37 @@ func TestQDQAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestFastQuantizeLinear: QuantizeLinear from F32 to U8 per tensor on
+// the row kernels has the reference's bytes, over halves of the scale
+// (ties both ways), saturation, NaN, ±Inf and ±0, zero points 0, 131 and
+// 255, and a length the workers split.
+func TestFastQuantizeLinear(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 15))
+	const n = 3<<14 + 7
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e30, -1e30}
+	for _, z := range []uint8{0, 131, 255} {
+		g := graph.New()
+		y := g.QuantizeLinear(g.Input("x", tensor.F32, n), g.Input("s", tensor.F32), g.Input("z", tensor.U8), 0)
+		g.Output(y)
+		x, s, zt := tensor.New(tensor.F32, n), tensor.New(tensor.F32), tensor.New(tensor.U8)
+		s.F32()[0], zt.Data[0] = 0.04, z
+		for i := range x.F32() {
+			switch i % 4 {
+			case 0:
+				x.F32()[i] = 0.02 * float32(r.IntN(20001)-10000) // halves of the scale: ties
+			case 1:
+				x.F32()[i] = specials[r.IntN(len(specials))]
+			default:
+				x.F32()[i] = float32(r.NormFloat64() * 5)
+			}
+		}
+		want := hcRun(t, y, x, s, zt)
+		got, variant := fastRun(t, y, parEnv(3), x, s, zt)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("z %d, %s: QuantizeLinear(%v) = %v, want %v", z, variant, x.F32()[i], got[i], want[i])
+			}
+		}
+	}
+}
