@@ -189,6 +189,11 @@ type dynQuantFast struct {
 	qk               *asm.QuantKernels // resolved once: no lookup per row
 	rangeBody        func(lo, hi int)
 	quantize, finish func(lo, hi int)
+	// The epilogue's activation on the vector elementwise kernels (within
+	// a few ulp of the reference's float64 formula), where it has one.
+	ew      *asm.EwKernels
+	vact    asm.EwUnary
+	hasVAct bool
 	// Per run, per column: the zero-point terms that do not depend on
 	// the row (K·za·zb − za·Σ_p w), w's zero point and the scale s·wScale.
 	colTerm, colZero []int32
@@ -220,6 +225,7 @@ func quantMatMulFast(n *graph.Node, d dynQuantGeom, env Env) (Kernel, string, er
 	f.rows = asm.BestRows()
 	f.qk = asm.QuantKernelsFor(f.rows)
 	f.colTerm, f.colZero, f.colScale = make([]int32, d.n), make([]int32, d.n), make([]float32, d.n)
+	f.vectorAct(n)
 	return sizeChecked(n, f.run), "int8-" + f.p.g.Variant().Name, nil
 }
 
@@ -288,6 +294,25 @@ func (f *dynQuantFast) finishRows(lo, hi int) {
 		y := f.y[i*n : (i+1)*n]
 		// The operands hold n elements each: no error.
 		_ = f.qk.DequantRow(y, f.p.c[i*n:(i+1)*n], f.colTerm, f.colZero, f.p.rowSums[i], f.colScale, f.bias)
-		f.d.activate(y)
+		f.activate(y)
 	}
+}
+
+// vectorAct picks the vector kernel of the node's epilogue activation
+// (QDQMatMul, QDQConv), if it has one.
+func (f *dynQuantFast) vectorAct(n *graph.Node) {
+	if f.d.act != nil {
+		f.vact, f.hasVAct = epilogueEw(n.Attrs.Epilogue.Act)
+		f.ew = asm.BestEw()
+	}
+}
+
+// activate applies the epilogue's activation to a finished row: on the
+// vector kernel where there is one, else the reference's formula.
+func (f *dynQuantFast) activate(y []float32) {
+	if f.hasVAct {
+		_ = f.ew.Unary(f.vact, y, y) // in place, one length: no error
+		return
+	}
+	f.d.activate(y)
 }

@@ -35,15 +35,17 @@ type int8Product struct {
 	g          *asm.GemmU8S8
 	args       asm.GemmU8S8Args
 	m, k, n    int
-	aSigned    bool // A is I8: shifted into ua
-	bUnsigned  bool // B is U8: shifted into sb before packing
-	transB     bool // B is stored [N, K] (a Gemm's or a Conv's weight)
-	zaRows     bool // A's zero point is one per row, else a scalar
-	zbCols     bool // B's zero point is one per column, else a scalar
+	aSigned    bool    // A is I8: shifted into ua
+	bUnsigned  bool    // B is U8: shifted into sb before packing
+	transB     bool    // B is stored [N, K] (a Gemm's or a Conv's weight)
+	perm       []int32 // nil, or B's elements reordered before packing: sb[i] = B[perm[i]]
+	zaRows     bool    // A's zero point is one per row, else a scalar
+	zbCols     bool    // B's zero point is one per column, else a scalar
 	ua         []uint8
 	sb         []int8
 	za, zb     []int32 // the zero points as the GEMM sees them
 	rowSums    []int32
+	zbZero     bool // every zero point of B (as the GEMM sees it) is 0: A's row sums are not needed
 	pb         asm.PackedU8S8
 	constB     bool
 	version    *atomic.Uint64
@@ -135,6 +137,11 @@ func (p *int8Product) run(ins []tensor.Tensor, out tensor.Tensor) error {
 func (p *int8Product) product(a []uint8, c []int32) error {
 	p.c = c
 	p.args = asm.GemmU8S8Args{A: a, B: &p.pb, C: p.c, RowSums: p.rowSums}
+	if p.zbZero {
+		// Every row sum is multiplied by a zero point of 0: the sums
+		// (zeros since make, never written) need not be found.
+		p.args.RowSums = nil
+	}
 	err := p.g.Run(&p.args)
 	p.args = asm.GemmU8S8Args{}
 	if err == nil {
@@ -156,9 +163,19 @@ func (p *int8Product) packB(b []byte) error {
 		return nil
 	}
 	sb := unsafe.Slice((*int8)(unsafe.Pointer(src)), len(b))
+	var shift byte
 	if p.bUnsigned {
+		shift = 0x80
+	}
+	switch {
+	case p.perm != nil:
+		for i, s := range p.perm {
+			p.sb[i] = int8(b[s] ^ shift)
+		}
+		sb = p.sb
+	case p.bUnsigned:
 		for i, x := range b {
-			p.sb[i] = int8(x ^ 0x80)
+			p.sb[i] = int8(x ^ shift)
 		}
 		sb = p.sb
 	}
@@ -188,6 +205,7 @@ func (p *int8Product) loadZeros(az, bz []byte) {
 	}
 	load(p.za, az, p.aSigned, 128*int32(btoi(p.aSigned)))
 	load(p.zb, bz, !p.bUnsigned, -128*int32(btoi(p.bUnsigned)))
+	p.zbZero = !slices.ContainsFunc(p.zb, func(z int32) bool { return z != 0 })
 }
 
 // correct applies the zero-point terms to rows [lo, hi) of the result.
