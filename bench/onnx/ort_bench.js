@@ -4,7 +4,8 @@
 //
 // SETDIR holds in_<input>.npy files. The session uses graph optimisation
 // level 'all', sequential execution, THREADS intra-op threads and one
-// inter-op thread. Prints one JSON object with the latencies in ms.
+// inter-op thread. Prints one JSON object with the latencies in ms and
+// the process's CPU time per timed run (cpu_ms).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -25,16 +26,19 @@ async function main() {
   for (const name of sess.inputNames) feeds[name] = readNpy(path.join(setDir, `in_${name}.npy`));
   for (let i = 0; i < Number(warmup); i++) await sess.run(feeds);
   const times = [];
+  const cpu0 = process.cpuUsage(); // every thread of the process: ORT's pool and node's own
   for (let i = 0; i < Number(runs); i++) {
     const t = process.hrtime.bigint();
     await sess.run(feeds);
     times.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0);
   times.sort((a, b) => a - b);
   const n = times.length;
   const median = n % 2 ? times[(n - 1) / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   console.log(JSON.stringify({
     median_ms: median, p90_ms: times[Math.ceil(0.9 * n) - 1], min_ms: times[0], runs: n,
+    cpu_ms: (cpu.user + cpu.system) / 1000 / n,
     version: require('onnxruntime-node/package.json').version,
   }));
 }
