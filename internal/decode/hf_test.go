@@ -326,3 +326,32 @@ func TestLoadHFErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseHFConfigMixtral: Mixtral's defaults are its Hugging Face
+// config's (8 experts, top 2, 8 key/value heads, rope_theta 1e6,
+// rms_norm_eps 1e-5), its training-only router fields are ignored, and a
+// sliding window is accepted when at least as long as the cache (it then
+// masks nothing) and refused one token shorter.
+func TestParseHFConfigMixtral(t *testing.T) {
+	const base = `"model_type": "mixtral", "vocab_size": 40, "hidden_size": 64, "intermediate_size": 24,
+		"num_hidden_layers": 1, "num_attention_heads": 16, "router_aux_loss_coef": 0.02,
+		"output_router_logits": true, "router_jitter_noise": 0.1`
+	hc, err := ParseHFConfig([]byte(`{`+base+`}`), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := hc.Decoder
+	if c.Experts != 8 || c.ExpertsPerTok != 2 || c.KVHeads != 8 || c.RopeTheta != 1e6 || c.Eps != 1e-5 || c.QKVBias || c.FFN != 24 {
+		t.Errorf("defaults: %+v", c)
+	}
+	hc, err = ParseHFConfig([]byte(`{`+base+`, "num_local_experts": 3, "num_experts_per_tok": 3, "sliding_window": 20}`), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.Decoder.Experts != 3 || hc.Decoder.ExpertsPerTok != 3 {
+		t.Errorf("experts %d, top %d; want 3 and 3", hc.Decoder.Experts, hc.Decoder.ExpertsPerTok)
+	}
+	if _, err := ParseHFConfig([]byte(`{`+base+`, "sliding_window": 19}`), 20); err == nil || !strings.Contains(err.Error(), "sliding_window is 19") {
+		t.Errorf("a window shorter than the cache: error %v", err)
+	}
+}
