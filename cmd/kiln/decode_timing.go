@@ -43,8 +43,8 @@ type genReport struct {
 	MedianStepMs  float64 `json:"median_step_ms,omitempty"`
 	StepCPUMs     float64 `json:"step_cpu_ms,omitempty"`
 	// The memory bound (CPU): the f32 weights a decode step streams (all
-	// but the embedding table, of which it gathers one row) at the
-	// measured read bandwidth.
+	// but the embedding table, of which it gathers one row, and the
+	// experts its token is not routed to) at the measured read bandwidth.
 	WeightBytes  int     `json:"weight_bytes"`
 	BandwidthGBs float64 `json:"bandwidth_gb_s,omitempty"`
 	BoundTokS    float64 `json:"bound_tokens_per_s,omitempty"`
@@ -89,8 +89,10 @@ func topTwo(logits []float32) genStep {
 func measureDecode(d *decode.Decoder, prompt []int64, n, threads int, dev kiln.Device, params int) (r genReport, fed int64, last []float32, err error) {
 	c := d.Config
 	// A step reads every weight once, but of the embedding table only
-	// its token's row.
-	r = genReport{Device: dev.String(), Params: params, PromptTokens: len(prompt), WeightBytes: 4 * (params - c.Vocab*c.Hidden + c.Hidden)}
+	// its token's row, and of a mixture of experts only the k experts
+	// its token is routed to.
+	idle := c.Layers * (c.Experts - c.ExpertsPerTok) * 3 * c.Hidden * c.FFN
+	r = genReport{Device: dev.String(), Params: params, PromptTokens: len(prompt), WeightBytes: 4 * (params - c.Vocab*c.Hidden + c.Hidden - idle)}
 	if dev == kiln.CPU {
 		r.Threads = threads
 	}
@@ -188,11 +190,16 @@ func printRates(out io.Writer, r genReport, c demo.DecoderConfig) {
 }
 
 // prefillFlops counts the prefill's multiply-adds twice: the projections,
-// MLP and LM head per token, and causal attention's two products over
-// the s(s+1)/2 query-key pairs per head.
+// MLP (for a mixture of experts, the router and the k routed experts)
+// and LM head per token, and causal attention's two products over the
+// s(s+1)/2 query-key pairs per head.
 func prefillFlops(c demo.DecoderConfig, s int) float64 {
 	hd := c.HeadDim()
-	perTok := c.Layers*(c.Hidden*c.Heads*hd+2*c.Hidden*c.KVHeads*hd+c.Heads*hd*c.Hidden+3*c.Hidden*c.FFN) + c.Hidden*c.Vocab
+	mlp := 3 * c.Hidden * c.FFN
+	if c.Experts > 0 {
+		mlp = c.ExpertsPerTok*mlp + c.Hidden*c.Experts
+	}
+	perTok := c.Layers*(c.Hidden*c.Heads*hd+2*c.Hidden*c.KVHeads*hd+c.Heads*hd*c.Hidden+mlp) + c.Hidden*c.Vocab
 	attn := c.Layers * c.Heads * (s * (s + 1) / 2) * 2 * hd
 	return 2 * float64(perTok*s+attn)
 }

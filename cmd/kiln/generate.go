@@ -12,15 +12,18 @@ import (
 	"github.com/kilnml/kiln/internal/decode"
 )
 
-const generateUsage = `usage: kiln generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--threads T] [--device D] [--json]
+const generateUsage = `usage: kiln generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--threads T] [--device D] [--moe-capture] [--json]
 
-Loads a Hugging Face Llama or Qwen2 checkpoint from DIR (config.json, and
-model.safetensors or the shards model.safetensors.index.json lists; F32,
-F16 or BF16 weights, computed in float32), prefills the prompt and
-generates greedily. There is no tokenizer: token ids in, token ids out.
-Prints each generated id with its logit and its margin over the
-runner-up, the prefill time beside the GEMM kernel's rate, and the decode
-rate beside its memory bound (on the CPU).
+Loads a Hugging Face Llama, Qwen2 or Mixtral checkpoint from DIR
+(config.json, and model.safetensors or the shards
+model.safetensors.index.json lists; F32, F16 or BF16 weights, computed in
+float32), prefills the prompt and generates greedily. There is no
+tokenizer: token ids in, token ids out. Prints each generated id with its
+logit and its margin over the runner-up, the prefill time beside the GEMM
+kernel's rate, and the decode rate beside its memory bound (on the CPU).
+With --moe-capture (a mixture-of-experts model such as Mixtral) it also
+prints, for the prompt's prefill, each MoE layer's top-k expert ids per
+token (best first) and how many tokens each expert took.
 `
 
 func runGenerate(args []string) error {
@@ -30,6 +33,7 @@ func runGenerate(args []string) error {
 	var mf modelFlags
 	fs.IntVar(&mf.threads, "threads", 0, "worker threads (0: KILN_THREADS or all cores)")
 	fs.StringVar(&mf.device, "device", "cpu", "where it runs: `cpu`, cuda, cuda:N or metal")
+	moeCapture := fs.Bool("moe-capture", false, "print each MoE layer's top-k expert ids per prompt token and tokens per expert (prefill)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object (ids, each step's top logit and margin, rates)")
 	fs.Usage = func() { fmt.Fprint(stderr, generateUsage, "\nflags:\n"); fs.PrintDefaults() }
 	pos, err := parseArgs(fs, args)
@@ -59,6 +63,9 @@ func runGenerate(args []string) error {
 	}
 	load := time.Since(t0)
 	c := m.Decoder
+	if *moeCapture && c.Experts == 0 {
+		return fmt.Errorf("--moe-capture: %s (%s) has no MoE layers", pos[0], m.Type)
+	}
 	for _, id := range prompt {
 		if id >= int64(c.Vocab) {
 			return fmt.Errorf("--prompt-ids: token id %d is outside the vocabulary [0, %d) of %s", id, c.Vocab, pos[0])
@@ -73,6 +80,12 @@ func runGenerate(args []string) error {
 	defer d.Close()
 	m.Weights = nil // the programs hold their own copies
 	compile := time.Since(t0)
+	prefill, _ := d.Programs()
+	if *moeCapture {
+		if err := prefill.EnableMoETopKCapture(c.Experts); err != nil {
+			return err
+		}
+	}
 	threads := mf.threads
 	if threads == 0 {
 		threads = exec.DefaultPool().Workers()
@@ -82,31 +95,45 @@ func runGenerate(args []string) error {
 	if err != nil {
 		return err
 	}
+	var routing *moeRouting
+	if *moeCapture {
+		if routing, err = takeRouting(prefill, c, len(prompt)); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Checkpoint string    `json:"checkpoint"`
-			ModelType  string    `json:"model_type"`
-			Prompt     []int64   `json:"prompt_ids"`
-			IDs        []int64   `json:"ids"`
-			LoadMs     float64   `json:"load_ms"`
-			CompileMs  float64   `json:"compile_ms"`
-			Report     genReport `json:"run"`
-		}{pos[0], m.Type, prompt, r.IDs(), ms(load), ms(compile), r})
+			Checkpoint string      `json:"checkpoint"`
+			ModelType  string      `json:"model_type"`
+			Prompt     []int64     `json:"prompt_ids"`
+			IDs        []int64     `json:"ids"`
+			LoadMs     float64     `json:"load_ms"`
+			CompileMs  float64     `json:"compile_ms"`
+			Report     genReport   `json:"run"`
+			MoE        *moeRouting `json:"moe,omitempty"`
+		}{pos[0], m.Type, prompt, r.IDs(), ms(load), ms(compile), r, routing})
 	}
 	tied := ""
 	if m.Tied {
 		tied = ", tied embeddings"
 	}
-	fmt.Fprintf(stdout, "kiln generate: %s (%s%s): vocab %d, hidden %d, %d layers, %d heads (%d key/value), FFN %d; %d params on %v\n",
-		pos[0], m.Type, tied, c.Vocab, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.FFN, params, dev)
+	experts := ""
+	if c.Experts > 0 {
+		experts = fmt.Sprintf(" × %d experts (top %d)", c.Experts, c.ExpertsPerTok)
+	}
+	fmt.Fprintf(stdout, "kiln generate: %s (%s%s): vocab %d, hidden %d, %d layers, %d heads (%d key/value), FFN %d%s; %d params on %v\n",
+		pos[0], m.Type, tied, c.Vocab, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.FFN, experts, params, dev)
 	fmt.Fprintf(stdout, "loaded %s in %v, compiled prefill (%d tokens) and decode programs in %v\n",
 		strings.Join(m.Files, ", "), load.Round(time.Millisecond), len(prompt), compile.Round(time.Millisecond))
 	for i, s := range r.Steps {
 		fmt.Fprintf(stdout, "token %d: id %d  logit %.4f  margin %.4f\n", i, s.ID, s.Top, s.Margin)
 	}
 	printRates(stdout, r, c)
+	if routing != nil {
+		routing.print(stdout)
+	}
 	fmt.Fprintf(stdout, "generated ids: %s\n", joinIDs(r.IDs()))
 	return nil
 }

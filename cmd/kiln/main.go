@@ -4,8 +4,9 @@
 //	kiln demo      compile and run a built-in MiniLM-sized encoder (-model decoder: a Llama-style generator)
 //	kiln run       run an ONNX model on .npy inputs, write .npy outputs
 //	kiln bench     time an ONNX model: median, p90 and min latency
-//	kiln generate  greedy generation from a Hugging Face Llama or Qwen2
-//	               checkpoint folder (safetensors), token ids in and out
+//	kiln generate  greedy generation from a Hugging Face Llama, Qwen2 or
+//	               Mixtral checkpoint folder (safetensors), token ids in and
+//	               out; --moe-capture prints the prompt's expert routing
 //	kiln inspect   an ONNX model's ops, fusion, memory plan and kernels;
 //	               with --device cuda or metal, the nodes that would not lower
 //
@@ -37,8 +38,9 @@ const usage = `usage: kiln <command> [flags]
   run       kiln run model.onnx [--input name=file.npy ...] [--output dir]
   bench     kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N]
   inspect   kiln inspect model.onnx [--device D]
-  generate  kiln generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--threads T] [--json]
-            (a Hugging Face Llama or Qwen2 checkpoint folder; greedy, token ids in and out)
+  generate  kiln generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--threads T] [--moe-capture] [--json]
+            (a Hugging Face Llama, Qwen2 or Mixtral checkpoint folder; greedy, token ids in and out;
+            --moe-capture: each MoE layer's top-k expert ids per prompt token and tokens per expert)
 
 kiln <command> -h describes a command's flags.`
 

@@ -1,8 +1,8 @@
 // Package decode runs demo.DecoderStep graphs as a generator: a prefill
 // program over the whole prompt and a decode program of one token, the
 // key/value caches held in handles of the decode program between steps.
-// LoadHF reads the config and weights of a Hugging Face Llama or Qwen2
-// checkpoint into the same decoder.
+// LoadHF reads the config and weights of a Hugging Face Llama, Qwen2 or
+// Mixtral checkpoint into the same decoder.
 package decode
 
 import (

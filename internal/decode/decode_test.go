@@ -194,8 +194,8 @@ func TestDecodeStepAllocs(t *testing.T) {
 	}
 }
 
-// TestDecodeErrors: bad ids, a prompt of the wrong length and a full
-// cache are errors.
+// TestDecodeErrors: bad ids, a prompt of the wrong length, a full cache
+// and an expert count that cannot route are errors.
 func TestDecodeErrors(t *testing.T) {
 	c := demo.DecoderTiny
 	d := newDecoder(t, c, 4, tinyWeights(t, c))
@@ -221,6 +221,13 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	if _, err := New(kiln.NewSession(kiln.CPU), c, c.MaxSeq, nil); err == nil {
 		t.Error("a prompt as long as the cache: no error")
+	}
+	for _, e := range [][2]int{{4, 5}, {4, 0}, {0, 2}} {
+		m := c
+		m.Experts, m.ExpertsPerTok = e[0], e[1]
+		if _, err := New(kiln.NewSession(kiln.CPU), m, 4, nil); err == nil || !strings.Contains(err.Error(), "experts per token") {
+			t.Errorf("%d experts, top %d: error %v", e[0], e[1], err)
+		}
 	}
 }
 

@@ -45,14 +45,17 @@ const (
 	hfIndexFile  = "model.safetensors.index.json"
 )
 
-// LoadHF reads a Llama or Qwen2 checkpoint from dir: config.json
+// LoadHF reads a Llama, Qwen2 or Mixtral checkpoint from dir: config.json
 // (ParseHFConfig, the cache maxSeq tokens long) and the weights, from
 // model.safetensors or, sharded, from the files model.safetensors.index.json
 // maps each tensor to. Tensors are named as the Hugging Face models name
 // them (model.embed_tokens.weight; model.layers.N.self_attn.{q,k,v,o}_proj.weight,
 // and for Qwen2 the q, k and v biases; model.layers.N.mlp.{gate,up,down}_proj.weight;
 // model.layers.N.{input,post_attention}_layernorm.weight; model.norm.weight;
-// lm_head.weight unless tie_word_embeddings), F32, F16 or BF16, widened
+// lm_head.weight unless tie_word_embeddings; for Mixtral, in place of
+// the MLP, the router model.layers.N.block_sparse_moe.gate.weight [E, hidden]
+// and the experts model.layers.N.block_sparse_moe.experts.E.{w1,w3,w2}.weight,
+// gate, up and down), F32, F16 or BF16, widened
 // to float32. A tensor missing, of the wrong shape or dtype, or left over
 // (other than the rotary inv_freq buffers old checkpoints carry) is an
 // error naming it.
@@ -215,6 +218,33 @@ func words(v []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&v[0])), len(v))
 }
 
+// readExperts reads Mixtral's experts, model.layers.N.block_sparse_moe.experts.E.{w1,w3,w2}
+// (gate, up, down nn.Linear weights), into the decoder's stacked params
+// layerN.experts.{gate,up,down}: expert e's transposed matrix is block e.
+func (m *HFModel) readExperts(ws *hfWeights) error {
+	c := m.Decoder
+	if c.Experts == 0 {
+		return nil
+	}
+	for l := range c.Layers {
+		for _, p := range []struct {
+			to, from string
+			in, out  int
+		}{{"gate", "w1", c.Hidden, c.FFN}, {"up", "w3", c.Hidden, c.FFN}, {"down", "w2", c.FFN, c.Hidden}} {
+			stacked := make([]float32, 0, c.Experts*p.in*p.out)
+			for e := range c.Experts {
+				w, err := ws.linear(fmt.Sprintf("model.layers.%d.block_sparse_moe.experts.%d.%s.weight", l, e, p.from), p.in, p.out)
+				if err != nil {
+					return err
+				}
+				stacked = append(stacked, w...)
+			}
+			m.Weights[fmt.Sprintf("layer%d.experts.%s", l, p.to)] = stacked
+		}
+	}
+	return nil
+}
+
 // read fills m.Weights under demo.DecoderStep's param names.
 func (m *HFModel) read(ws *hfWeights) error {
 	c := m.Decoder
@@ -236,10 +266,15 @@ func (m *HFModel) read(ws *hfWeights) error {
 			lin("q", "self_attn.q_proj", c.Hidden, c.Heads*hd),
 			lin("k", "self_attn.k_proj", c.Hidden, c.KVHeads*hd),
 			lin("v", "self_attn.v_proj", c.Hidden, c.KVHeads*hd),
-			lin("o", "self_attn.o_proj", c.Heads*hd, c.Hidden),
-			lin("gate", "mlp.gate_proj", c.Hidden, c.FFN),
-			lin("up", "mlp.up_proj", c.Hidden, c.FFN),
-			lin("down", "mlp.down_proj", c.FFN, c.Hidden))
+			lin("o", "self_attn.o_proj", c.Heads*hd, c.Hidden))
+		if c.Experts > 0 {
+			items = append(items, lin("router", "block_sparse_moe.gate", c.Hidden, c.Experts))
+		} else {
+			items = append(items,
+				lin("gate", "mlp.gate_proj", c.Hidden, c.FFN),
+				lin("up", "mlp.up_proj", c.Hidden, c.FFN),
+				lin("down", "mlp.down_proj", c.FFN, c.Hidden))
+		}
 		if c.QKVBias {
 			for _, p := range []struct {
 				n string
@@ -264,6 +299,9 @@ func (m *HFModel) read(ws *hfWeights) error {
 			return err
 		}
 		m.Weights[it.to] = w
+	}
+	if err := m.readExperts(ws); err != nil {
+		return err
 	}
 	var err error
 	if m.Tied {

@@ -12,11 +12,11 @@ import (
 
 // hfKinds are the Hugging Face model types the loader reads, by
 // model_type, with the class names architectures may give.
-var hfKinds = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+var hfKinds = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "mixtral": "MixtralForCausalLM"}
 
 // HFConfig is what the loader took from a checkpoint's config.json.
 type HFConfig struct {
-	Type    string // model_type: "llama" or "qwen2"
+	Type    string // model_type: "llama", "qwen2" or "mixtral"
 	Decoder demo.DecoderConfig
 	// Tied: the LM head is the embedding matrix (tie_word_embeddings),
 	// lm_head.weight is not read.
@@ -61,14 +61,18 @@ func (f hfFields) size(name string) (int, error) {
 	return n, nil
 }
 
-// ParseHFConfig reads a Llama or Qwen2 config.json into the decoder's
-// config, its cache maxSeq tokens long. Defaults are the Hugging Face
-// configs' (num_key_value_heads = num_attention_heads, rope_theta 10000,
-// rms_norm_eps 1e-6, untied embeddings); sizes have none and must be
-// given. A field asking for something the decoder does not compute
-// (rope_scaling, a sliding window, another activation, a head dim other
-// than hidden_size / num_attention_heads, biases Llama does not have by
-// default, quantized weights) is an error naming the field.
+// ParseHFConfig reads a Llama, Qwen2 or Mixtral config.json into the
+// decoder's config, its cache maxSeq tokens long. Defaults are the
+// Hugging Face configs' (num_key_value_heads = num_attention_heads,
+// rope_theta 10000, rms_norm_eps 1e-6, untied embeddings; for Mixtral 8
+// key/value heads, rope_theta 1e6, rms_norm_eps 1e-5, 8 experts of which
+// each token takes 2); sizes have none and must be given. A field asking
+// for something the decoder does not compute (rope_scaling, a sliding
+// window, Mixtral's included when it is shorter than the cache, another
+// activation, a head dim other than hidden_size / num_attention_heads,
+// biases Llama does not have by default, quantized weights) is an error
+// naming the field. Mixtral's training-only fields (router_aux_loss_coef,
+// output_router_logits, router_jitter_noise) are ignored.
 func ParseHFConfig(data []byte, maxSeq int) (HFConfig, error) {
 	var f hfFields
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -79,6 +83,9 @@ func ParseHFConfig(data []byte, maxSeq int) (HFConfig, error) {
 		return HFConfig{}, err
 	}
 	c := demo.DecoderConfig{MaxSeq: maxSeq, RopeTheta: 10000, Eps: 1e-6, QKVBias: hc.Type == "qwen2"}
+	if hc.Type == "mixtral" {
+		c.RopeTheta, c.Eps = 1e6, 1e-5
+	}
 	for _, s := range []struct {
 		name string
 		to   *int
@@ -91,6 +98,9 @@ func ParseHFConfig(data []byte, maxSeq int) (HFConfig, error) {
 		*s.to = n
 	}
 	c.KVHeads = c.Heads
+	if hc.Type == "mixtral" {
+		c.KVHeads = 8
+	}
 	if f.has("num_key_value_heads") {
 		n, err := f.size("num_key_value_heads")
 		if err != nil {
@@ -108,6 +118,11 @@ func ParseHFConfig(data []byte, maxSeq int) (HFConfig, error) {
 	c.Eps = float32(eps)
 	if err := hfRope(f, &c); err != nil {
 		return HFConfig{}, err
+	}
+	if hc.Type == "mixtral" {
+		if err := hfExperts(f, &c); err != nil {
+			return HFConfig{}, err
+		}
 	}
 	if err := f.get("tie_word_embeddings", &hc.Tied); err != nil {
 		return HFConfig{}, err
@@ -146,10 +161,42 @@ func hfKind(f hfFields, hc *HFConfig) error {
 	}
 	want, ok := hfKinds[hc.Type]
 	if !ok {
-		return fmt.Errorf("config.json: model_type %q (architectures %q): kiln reads llama and qwen2", hc.Type, arch)
+		return fmt.Errorf("config.json: model_type %q (architectures %q): kiln reads llama, qwen2 and mixtral", hc.Type, arch)
 	}
 	if len(arch) > 0 && !slices.Equal(arch, []string{want}) {
 		return fmt.Errorf("config.json: architectures %q, want [%q] for model_type %q", arch, want, hc.Type)
+	}
+	return nil
+}
+
+// hfExperts reads Mixtral's num_local_experts and num_experts_per_tok
+// and checks its sliding_window, which Mixtral applies whenever it is
+// set: a window at least as long as the cache masks nothing.
+func hfExperts(f hfFields, c *demo.DecoderConfig) error {
+	c.Experts, c.ExpertsPerTok = 8, 2
+	for _, s := range []struct {
+		name string
+		to   *int
+	}{{"num_local_experts", &c.Experts}, {"num_experts_per_tok", &c.ExpertsPerTok}} {
+		if f.has(s.name) {
+			n, err := f.size(s.name)
+			if err != nil {
+				return err
+			}
+			*s.to = n
+		}
+	}
+	if c.ExpertsPerTok > c.Experts {
+		return fmt.Errorf("config.json: num_experts_per_tok is %d, more than the %d experts of num_local_experts", c.ExpertsPerTok, c.Experts)
+	}
+	if f.has("sliding_window") {
+		var w int
+		if err := f.get("sliding_window", &w); err != nil {
+			return err
+		}
+		if w < c.MaxSeq {
+			return fmt.Errorf("config.json: sliding_window is %d: not supported (kiln's decoder attends over the whole cache of %d tokens; a window of at least that, or null, is the same)", w, c.MaxSeq)
+		}
 	}
 	return nil
 }
@@ -223,7 +270,7 @@ func hfUnsupported(f hfFields, c demo.DecoderConfig, kind string) error {
 		return bad("partial_rotary_factor", "1: rotation of the whole head")
 	}
 	flags := []string{"mlp_bias", "use_sliding_window"}
-	if kind == "llama" {
+	if kind != "qwen2" {
 		flags = append(flags, "attention_bias") // Qwen2 always has q/k/v biases
 	}
 	for _, name := range flags {

@@ -22,6 +22,7 @@ type hfFixture struct {
 	prompt, greedy []int64
 	logits         []float32 // [len(prompt)+len(greedy)-1, vocab]
 	vocab, maxSeq  int
+	topk           tensor.Tensor // Mixtral: the prompt's expert ids [layers, prompt, k]
 }
 
 func loadFixture(t *testing.T, kind string) hfFixture {
@@ -42,24 +43,34 @@ func loadFixture(t *testing.T, kind string) hfFixture {
 	fx := hfFixture{dir: filepath.Join("testdata", "hf_"+kind), prompt: ts[0].I64(), greedy: ts[1].I64(), logits: ts[2].F32()}
 	fx.vocab = ts[2].Shape[1]
 	fx.maxSeq = len(fx.prompt) + len(fx.greedy)
+	if kind == "mixtral" {
+		x, err := f.Tensor("topk_ids")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.topk = x.Clone()
+	}
 	return fx
 }
 
 // TestLoadHFMatchesTorch loads the Llama (F16, sharded, untied, one
-// key/value head) and Qwen2 (BF16, q/k/v biases, tied embeddings)
-// checkpoints of testdata, generates greedily from their prompts and
+// key/value head), Qwen2 (BF16, q/k/v biases, tied embeddings) and
+// Mixtral (BF16, 4 experts, top 2) checkpoints of testdata, generates greedily from their prompts and
 // compares with PyTorch's float64 forward pass over the same rounded
 // weights (gen_hf_decoder.py): the ids must be torch's, and every
 // step's logits and the prefill's rows must match to 1e-4 relative or
 // 1e-5 absolute, the float32 rounding of a two-layer model (torch's
-// smallest top-2 margin, 0.024, is far above it). A decode step of
-// either allocates nothing.
+// smallest top-2 margin, 0.018, is far above it). For Mixtral the
+// experts the prefill's routers chose (TakeMoETopKCapture) are torch's
+// topk ids in torch's order (the script keeps routing 1e-4 from any tie),
+// and the residency stats count them per expert. A decode step of any
+// allocates nothing.
 func TestLoadHFMatchesTorch(t *testing.T) {
 	for _, c := range []struct {
 		kind       string
 		bias, tied bool
 		files      int
-	}{{"llama", false, false, 2}, {"qwen2", true, true, 1}} {
+	}{{"llama", false, false, 2}, {"qwen2", true, true, 1}, {"mixtral", false, false, 1}} {
 		t.Run(c.kind, func(t *testing.T) {
 			fx := loadFixture(t, c.kind)
 			m, err := LoadHF(fx.dir, fx.maxSeq)
@@ -74,6 +85,12 @@ func TestLoadHFMatchesTorch(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
+			prefill, _ := d.Programs()
+			if c.kind == "mixtral" {
+				if err := prefill.EnableMoETopKCapture(m.Decoder.Experts); err != nil {
+					t.Fatal(err)
+				}
+			}
 			v := fx.vocab
 			var steps [][]float32
 			ids, err := d.Generate(fx.prompt, len(fx.greedy), func(i int, logits []float32) { steps = append(steps, slices.Clone(logits)) })
@@ -92,10 +109,46 @@ func TestLoadHFMatchesTorch(t *testing.T) {
 				t.Fatal(err)
 			}
 			approx.Slices(t, "prefill rows", pre, fx.logits[:len(fx.prompt)*v], 1e-4, 1e-5)
+			if c.kind == "mixtral" {
+				checkRouting(t, prefill, fx.topk, m.Decoder.Experts)
+			}
 			if a := testing.AllocsPerRun(5, func() { _, _ = d.Step(fx.greedy[0]) }); a != 0 {
 				t.Errorf("a decode step of the loaded %s allocates %v times", c.kind, a)
 			}
 		})
+	}
+}
+
+// checkRouting compares the prefill's captured expert ids with torch's
+// [layers, tokens, k] and its per-expert counts with theirs.
+func checkRouting(t *testing.T, prefill *kiln.CompiledGraph, want tensor.Tensor, experts int) {
+	t.Helper()
+	got, err := prefill.TakeMoETopKCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := prefill.TakeMoEResidencyStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, per := want.Shape[0], want.Shape[1]*want.Shape[2]
+	if len(got) != layers || len(stats.Layers) != layers {
+		t.Fatalf("%d captured layers and %d in the stats, torch has %d", len(got), len(stats.Layers), layers)
+	}
+	for l := range layers {
+		ids := want.I64()[l*per : (l+1)*per]
+		counts := make([]int, experts)
+		w := make([]uint32, per)
+		for i, id := range ids {
+			w[i] = uint32(id)
+			counts[id]++
+		}
+		if !slices.Equal(got[l], w) {
+			t.Errorf("layer %d: captured expert ids %v, torch %v", l, got[l], w)
+		}
+		if s := stats.Layers[l]; !slices.Equal(s.PerExpert, counts) || s.Resident != per || s.NonResident != 0 {
+			t.Errorf("layer %d: stats %+v, want per expert %v, all %d resident", l, s, counts, per)
+		}
 	}
 }
 
@@ -223,6 +276,30 @@ func TestLoadHFErrors(t *testing.T) {
 				ts["model.layers.0.self_attn.o_proj.bias"] = tensor.New(tensor.BF16, 32)
 			})
 		}, "model.layers.0.self_attn.o_proj.bias"},
+		{"mixtral window", "mixtral", func(t *testing.T, dir string) { editConfig(t, dir, "sliding_window", "8") }, "sliding_window is 8"},
+		{"mixtral top k", "mixtral", func(t *testing.T, dir string) { editConfig(t, dir, "num_experts_per_tok", "5") }, "num_experts_per_tok is 5"},
+		{"mixtral experts", "mixtral", func(t *testing.T, dir string) { editConfig(t, dir, "num_local_experts", "0") }, "num_local_experts is 0"},
+		{"missing expert", "mixtral", func(t *testing.T, dir string) {
+			editTensors(t, dir, func(ts map[string]tensor.Tensor) { delete(ts, "model.layers.1.block_sparse_moe.experts.3.w3.weight") })
+		}, `tensor "model.layers.1.block_sparse_moe.experts.3.w3.weight" is missing`},
+		{"missing router", "mixtral", func(t *testing.T, dir string) {
+			editTensors(t, dir, func(ts map[string]tensor.Tensor) { delete(ts, "model.layers.0.block_sparse_moe.gate.weight") })
+		}, `tensor "model.layers.0.block_sparse_moe.gate.weight" is missing`},
+		{"expert shape", "mixtral", func(t *testing.T, dir string) {
+			editTensors(t, dir, func(ts map[string]tensor.Tensor) {
+				ts["model.layers.0.block_sparse_moe.experts.1.w2.weight"] = tensor.New(tensor.BF16, 16, 32)
+			})
+		}, `tensor "model.layers.0.block_sparse_moe.experts.1.w2.weight" (model.safetensors) has shape [16 32]`},
+		{"extra expert", "mixtral", func(t *testing.T, dir string) {
+			editTensors(t, dir, func(ts map[string]tensor.Tensor) {
+				ts["model.layers.0.block_sparse_moe.experts.4.w1.weight"] = tensor.New(tensor.BF16, 16, 32)
+			})
+		}, "model.layers.0.block_sparse_moe.experts.4.w1.weight"},
+		{"dense MLP in mixtral", "mixtral", func(t *testing.T, dir string) {
+			editTensors(t, dir, func(ts map[string]tensor.Tensor) {
+				ts["model.layers.0.mlp.up_proj.weight"] = tensor.New(tensor.BF16, 16, 32)
+			})
+		}, "model.layers.0.mlp.up_proj.weight"},
 		{"index names a missing shard", "llama", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "model-00002-of-00002.safetensors"))
 		}, "model-00002-of-00002.safetensors"},
@@ -247,5 +324,34 @@ func TestLoadHFErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestParseHFConfigMixtral: Mixtral's defaults are its Hugging Face
+// config's (8 experts, top 2, 8 key/value heads, rope_theta 1e6,
+// rms_norm_eps 1e-5), its training-only router fields are ignored, and a
+// sliding window is accepted when at least as long as the cache (it then
+// masks nothing) and refused one token shorter.
+func TestParseHFConfigMixtral(t *testing.T) {
+	const base = `"model_type": "mixtral", "vocab_size": 40, "hidden_size": 64, "intermediate_size": 24,
+		"num_hidden_layers": 1, "num_attention_heads": 16, "router_aux_loss_coef": 0.02,
+		"output_router_logits": true, "router_jitter_noise": 0.1`
+	hc, err := ParseHFConfig([]byte(`{`+base+`}`), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := hc.Decoder
+	if c.Experts != 8 || c.ExpertsPerTok != 2 || c.KVHeads != 8 || c.RopeTheta != 1e6 || c.Eps != 1e-5 || c.QKVBias || c.FFN != 24 {
+		t.Errorf("defaults: %+v", c)
+	}
+	hc, err = ParseHFConfig([]byte(`{`+base+`, "num_local_experts": 3, "num_experts_per_tok": 3, "sliding_window": 20}`), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.Decoder.Experts != 3 || hc.Decoder.ExpertsPerTok != 3 {
+		t.Errorf("experts %d, top %d; want 3 and 3", hc.Decoder.Experts, hc.Decoder.ExpertsPerTok)
+	}
+	if _, err := ParseHFConfig([]byte(`{`+base+`, "sliding_window": 19}`), 20); err == nil || !strings.Contains(err.Error(), "sliding_window is 19") {
+		t.Errorf("a window shorter than the cache: error %v", err)
 	}
 }

@@ -11,7 +11,10 @@ import (
 // DecoderConfig sizes a Llama-style decoder: RMSNorm, rotary embeddings
 // (the half-split "rotate-half" form), grouped-query attention with a
 // causal mask and a SwiGLU MLP, an untied LM head, and no biases unless
-// QKVBias (Qwen2's query, key and value projections have them).
+// QKVBias (Qwen2's query, key and value projections have them). With
+// Experts set, every layer's MLP is a Mixtral-style sparse mixture of
+// experts instead (graph.MoE: softmax routing over Experts, the top
+// ExpertsPerTok per token, their weights renormalised to sum to 1).
 type DecoderConfig struct {
 	Vocab, Hidden, Layers int
 	Heads, KVHeads        int // query heads; key/value heads (Heads a multiple)
@@ -20,6 +23,12 @@ type DecoderConfig struct {
 	RopeTheta             float64
 	Eps                   float32 // RMSNorm
 	QKVBias               bool    // the q, k and v projections add a bias (params layerN.{q,k,v}.bias)
+	// Experts is the number of SwiGLU experts of each layer's MLP (each
+	// FFN wide), 0 for the dense MLP. The params are layerN.router.weight
+	// [Hidden, Experts] and layerN.experts.{gate,up} [Experts, Hidden,
+	// FFN] and layerN.experts.down [Experts, FFN, Hidden].
+	Experts       int
+	ExpertsPerTok int // the experts each token is routed to (top k), with Experts
 }
 
 // DecoderSmall is the demo's default: 8 layers of width 512 with 8 query
@@ -53,6 +62,8 @@ func (c DecoderConfig) Check() error {
 		return fmt.Errorf("decoder: %d query heads are not a multiple of %d key/value heads", c.Heads, c.KVHeads)
 	case c.Hidden%c.Heads != 0 || c.HeadDim()%2 != 0:
 		return fmt.Errorf("decoder: hidden %d over %d heads must give an even head dim", c.Hidden, c.Heads)
+	case c.Experts < 0 || (c.Experts == 0) != (c.ExpertsPerTok == 0) || c.ExpertsPerTok < 0 || c.ExpertsPerTok > c.Experts:
+		return fmt.Errorf("decoder: %d experts per token of %d experts (want 1 ≤ k ≤ experts, or both 0 for a dense MLP)", c.ExpertsPerTok, c.Experts)
 	}
 	return nil
 }
@@ -184,8 +195,29 @@ func decoderLayer(g *graph.Graph, c DecoderConfig, x *graph.Node, st stepNodes, 
 	a = g.Reshape(g.Transpose(a, 0, 2, 1, 3), 1, st.s, c.Heads*hd)
 	x = g.Add(x, proj(a, "o", c.Heads*hd, c.Hidden))
 	h = g.RMSNorm(x, g.Param(p+".mlp_norm.scale", tensor.F32, c.Hidden), -1, c.Eps)
+	if c.Experts > 0 {
+		return g.Add(x, moeMLP(g, c, h, p)), [2]*graph.Node{k, v}
+	}
 	m := g.Mul(g.Silu(proj(h, "gate", c.Hidden, c.FFN)), proj(h, "up", c.Hidden, c.FFN))
 	return g.Add(x, proj(m, "down", c.FFN, c.Hidden)), [2]*graph.Node{k, v}
+}
+
+// moeMLP is Mixtral's sparse MLP over h [1, s, Hidden]: router logits,
+// softmax over all experts, the top ExpertsPerTok, their weights divided
+// by their sum, and the chosen experts' SwiGLU outputs summed with those
+// weights (graph.MoE, whose OpMoE node the capture and residency
+// accounting of CompiledGraph observe).
+func moeMLP(g *graph.Graph, c DecoderConfig, h *graph.Node, p string) *graph.Node {
+	e, f := c.Experts, c.FFN
+	return g.MoE(h, graph.MoESpec{
+		Router:      g.Param(p+".router.weight", tensor.F32, c.Hidden, e),
+		Gate:        g.Param(p+".experts.gate", tensor.F32, e, c.Hidden, f),
+		Up:          g.Param(p+".experts.up", tensor.F32, e, c.Hidden, f),
+		Down:        g.Param(p+".experts.down", tensor.F32, e, f, c.Hidden),
+		K:           c.ExpertsPerTok,
+		Scoring:     graph.MoESoftmax,
+		Renormalize: true,
+	})
 }
 
 // arange is the I64 constant [0, 1, ..., n-1].
