@@ -32,7 +32,9 @@
 # worth of work (OpenBLAS's own pool, unlimited, in a 1-thread run) is not
 # eligible.
 # results.jsonl keeps every calibration run ("kind":"torch-calibration")
-# and the setting of each PyTorch result.
+# and the setting of each PyTorch result. On a machine shared with other
+# jobs of yours, run it under quiet.py (which pauses them) with
+# KILN_BENCH_PAUSED=1, as quiet.py's doc says.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

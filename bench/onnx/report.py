@@ -145,7 +145,10 @@ def main():
     print(f"Machine: {machine['title']}{kernels}, shared with other jobs: load average "
           f"{load_before} before the run and {load_after} after it, so absolute numbers are noisy; the")
     print("runtimes are interleaved per case so that load changes hit them alike.")
-    if float(load_before.split()[0]) > (os.cpu_count() or 1):
+    if os.environ.get("KILN_BENCH_PAUSED"):
+        print("The other jobs on the machine were paused (SIGSTOP, bench/onnx/quiet.py) for the whole run: the")
+        print("load averages above lag behind that, and both cores were the runtimes' alone.")
+    elif float(load_before.split()[0]) > (os.cpu_count() or 1):
         print("The machine was oversubscribed (load above its CPU count): with 2 threads each runtime competes with")
         print("the other jobs for both cores; runtimes whose workers spin long while waiting (ONNX Runtime's pool and")
         print("PyTorch's OpenMP do by default; kiln's workers spin at most 10 µs, then block) are likely to lose more to that, so")
