@@ -37,7 +37,9 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindConvTranspose: kdesc.Writes(func(d *kdesc.ConvTranspose) (*Kernel, error) {
 		return EmitConvTranspose(&ConvTranspose{ConvTranspose: *d})
 	}),
-	kdesc.KindResize: kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
+	kdesc.KindResize:     kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
+	kdesc.KindQuantize:   kdesc.Writes(func(d *kdesc.Quantize) (*Kernel, error) { return EmitQuantize(&Quantize{Quantize: *d}) }),
+	kdesc.KindIntProduct: kdesc.Writes(func(d *kdesc.IntProduct) (*Kernel, error) { return EmitIntProduct(&IntProduct{IntProduct: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

@@ -77,20 +77,15 @@ var unsupported = []gap{
 	{"msl-host", graph.OpLoop, "", "no Metal lowering of run-time control flow: the body would be a sub-program the host re-encodes per iteration, which the Metal driver lacks"},
 	{"ptx-emu", graph.OpLoopOutput, "", "reads a Loop's packed value, which CUDA does not lower"},
 	{"msl-host", graph.OpLoopOutput, "", "reads a Loop's packed value, which Metal does not lower"},
-	// Quantized models run on the CPU (issue 24): the GPUs get a
-	// dequantize-to-F16/BF16 path for the existing GEMM, and integer
-	// products (dp4a, IMMA) later.
-	{"ptx-emu", graph.OpQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
+	// Quantized models (issue 24): CUDA lowers the quantization maps
+	// and the int32 GEMM (ptx/quant.go, ptx/quant_gemm.go); ConvInteger
+	// has no integer conv there yet, and Metal has neither.
 	{"msl-host", graph.OpQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
-	{"ptx-emu", graph.OpDequantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
 	{"msl-host", graph.OpDequantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
-	{"ptx-emu", graph.OpDynamicQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
 	{"msl-host", graph.OpDynamicQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
-	{"ptx-emu", graph.OpMatMulInteger, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet (MatMulInteger's int32 GEMM has no im2col loader)"},
 	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpDynQuantMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 	// Mixture of experts (issue 26): the CPU computes only the routed
 	// rows (grouped per expert); a GPU kernel for kdesc.Routed (a grouped
