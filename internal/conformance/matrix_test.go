@@ -41,11 +41,9 @@ var unsupported = []gap{
 	{"msl-host", graph.OpReduceMin, "i32", "msl.EmitReduce reduces floats only"},
 	{"msl-host", graph.OpReduceProd, "i32", "msl.EmitReduce reduces floats only"},
 	// A scatter applies duplicate indices in order (the last update
-	// wins, reductions fold in index order): a GPU kernel needs a serial
-	// pass over the indices or atomics per reduction and dtype, which no
-	// emitter has yet (the gathers are lowered).
-	{"ptx-emu", graph.OpScatterElements, "", "no PTX kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
-	{"ptx-emu", graph.OpScatterND, "", "no PTX kernel: duplicate index tuples must be applied in order"},
+	// wins, reductions fold in index order): CUDA's kernel has each
+	// output element walk the updates that can reach it (ptx/scatter.go);
+	// Metal has no such emitter yet (the gathers are lowered).
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
 	// The N-D pools and MaxUnpool (kdesc.PoolND, kdesc.MaxUnpool) run on
