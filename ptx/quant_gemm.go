@@ -9,8 +9,8 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// IntProduct is a kdesc.IntProduct: MatMulInteger or DynQuantMatMul
-// (ConvInteger has no PTX kernel yet).
+// IntProduct is a kdesc.IntProduct: MatMulInteger, DynQuantMatMul or
+// ConvInteger.
 type IntProduct struct {
 	kdesc.IntProduct
 }
@@ -44,9 +44,12 @@ const (
 // out, x, w, w's zero point, w's scale, then the bias when there is one
 // (DynQuantMatMul).
 func EmitIntProduct(p *IntProduct) (*Kernel, error) {
+	if p.Op == graph.OpConvInteger {
+		return emitConvInteger(p)
+	}
 	g := p.Gemm
-	if p.Op == graph.OpConvInteger || g == nil {
-		return nil, fmt.Errorf("ptx: %s: no PTX kernel for %v yet (the CPU runs it)", p.Name, p.Op)
+	if g == nil {
+		return nil, fmt.Errorf("ptx: %s: %v without its GEMM geometry", p.Name, p.Op)
 	}
 	dyn := p.Op == graph.OpDynQuantMatMul
 	if err := quant8(p.Name, p.B); err != nil {
@@ -289,4 +292,60 @@ func (f *fn) loadQ8If(dt tensor.DType, dst, addr, pred string) {
 		t = "s8"
 	}
 	f.op("@%s ld.global.%s %s, [%s]", pred, t, dst, addr)
+}
+
+// emitConvInteger writes ConvInteger as the direct conv kernel with s32
+// arithmetic: one output per thread, every tap (x - xZero)·(w - wZero[m])
+// added with mad.lo.s32 (exact; the sum wraps as the CPU's int32 one,
+// and a wrapping sum is the same in any order); a padding cell counts as
+// the zero point, adding nothing. Parameters: out, x, w, x's zero point, w's zero point.
+func emitConvInteger(p *IntProduct) (*Kernel, error) {
+	cv := p.Conv
+	if cv == nil {
+		return nil, fmt.Errorf("ptx: %s: ConvInteger without its conv geometry", p.Name)
+	}
+	for _, dt := range []tensor.DType{p.A, p.B} {
+		if err := quant8(p.Name, dt); err != nil {
+			return nil, err
+		}
+	}
+	if cv.Groups < 1 || cv.C%cv.Groups != 0 || cv.M%cv.Groups != 0 {
+		return nil, fmt.Errorf("ptx: %s: groups %d for channels %d→%d", p.Name, cv.Groups, cv.C, cv.M)
+	}
+	c := &Conv{Conv: *cv}
+	f, x, out, xp, wp, _, _ := convSetup(c)
+	xzp, wzp := f.ptrParam("xzero"), f.ptrParam("wzero")
+	perChannel := product(p.BZero) > 1
+	cpg, mpg := c.C/c.Groups, c.M/c.Groups
+	n := c.N * c.M * c.OH * c.OW
+	xz := f.load(p.A, xzp)
+	i, stride := f.globalIndex(x.wide)
+	f.gridLoop(x, i, stride, n, func() {
+		r, ox := x.divmod(i, c.OW)
+		r, oy := x.divmod(r, c.OH)
+		b, m := x.divmod(r, c.M)
+		g, _ := x.divmod(m, mpg)
+		plane0 := x.mad(x.mad(b, c.C, x.mad(g, cpg, x.imm(0))), c.H*c.W, x.imm(0))
+		w0 := x.mad(m, cpg*c.KH*c.KW, x.imm(0))
+		zi := x.imm(0)
+		if perChannel {
+			zi = m
+		}
+		wz := f.load(p.B, x.addr(wzp, zi, 1))
+		acc, v := f.reg(cB32), f.reg(cB32)
+		f.op("mov.u32 %s, 0", acc)
+		f.convTaps(c, x, plane0, w0, x.origin(oy, c.SH, c.PT), x.origin(ox, c.SW, c.PL), convTap{
+			start: func() { f.op("mov.u32 %s, 0", v) },
+			inside: func(xAt string) {
+				f.op("sub.s32 %s, %s, %s", v, f.load(p.A, x.addr(xp, xAt, 1)), xz)
+			},
+			end: func(wAt string) {
+				w := f.reg(cB32)
+				f.op("sub.s32 %s, %s, %s", w, f.load(p.B, x.addr(wp, wAt, 1)), wz)
+				f.op("mad.lo.s32 %s, %s, %s, %s", acc, v, w, acc)
+			},
+		})
+		f.op("st.global.s32 [%s], %s", x.addr(out, i, 4), acc)
+	})
+	return f.kernel(GridStride(n, blockOr(0), maxGridStrideBlocks)), nil
 }

@@ -2,7 +2,6 @@ package ptx
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -28,7 +27,8 @@ func emitBuilt(t testing.TB, name string, build func(g *graph.Graph) *graph.Node
 
 // quantVariants covers every dtype pairing of the quantization kernels,
 // per tensor and per axis, DynamicQuantizeLinear's three outputs, and
-// the integer GEMM's operand pairings, batches, vectors and epilogues.
+// the integer GEMM's operand pairings, batches, vectors and epilogues,
+// and the integer conv.
 func quantVariants(t testing.TB) []*Kernel {
 	var ks []*Kernel
 	add := func(name string, build func(g *graph.Graph) *graph.Node) {
@@ -83,21 +83,18 @@ func quantVariants(t testing.TB) []*Kernel {
 			return n
 		})
 	}
+	for _, a := range []tensor.DType{tensor.I8, tensor.U8} {
+		for _, wz := range []int{1, 6} {
+			add(fmt.Sprintf("convint_%v_%d", a, wz), func(g *graph.Graph) *graph.Node {
+				return g.ConvInteger(g.Input("x", a, 2, 4, 9, 8), g.Input("w", tensor.I8, 6, 2, 3, 2), g.Input("xz", a), g.Input("wz", tensor.I8, wz),
+					graph.ConvOpts{Strides: []int{2, 1}, Dilations: []int{1, 2}, Pads: []int{1, 0, 2, 1}, Groups: 2})
+			})
+		}
+	}
 	return ks
 }
 
 func TestQuantKernelsAssemble(t *testing.T) {
 	t.Parallel()
 	assemble(t, quantVariants(t))
-}
-
-// TestIntProductEmitErrors: ConvInteger (no PTX kernel yet) is an error
-// naming the op, not a kernel.
-func TestIntProductEmitErrors(t *testing.T) {
-	_, err := emitBuilt(t, "convint", func(g *graph.Graph) *graph.Node {
-		return g.ConvInteger(g.Input("x", tensor.U8, 1, 2, 5, 5), g.Input("w", tensor.I8, 3, 2, 3, 3), nil, nil, graph.ConvOpts{})
-	})
-	if err == nil || !strings.Contains(err.Error(), "ConvInteger") {
-		t.Errorf("ConvInteger: %v, want an error naming the op", err)
-	}
 }

@@ -76,12 +76,11 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpLoopOutput, "", "reads a Loop's packed value, which CUDA does not lower"},
 	{"msl-host", graph.OpLoopOutput, "", "reads a Loop's packed value, which Metal does not lower"},
 	// Quantized models (issue 24): CUDA lowers the quantization maps
-	// and the int32 GEMM (ptx/quant.go, ptx/quant_gemm.go); ConvInteger
-	// has no integer conv there yet, and Metal has neither.
+	// the int32 GEMM and ConvInteger's direct int32 conv (ptx/quant.go,
+	// ptx/quant_gemm.go); Metal has none of them yet.
 	{"msl-host", graph.OpQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
 	{"msl-host", graph.OpDequantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
 	{"msl-host", graph.OpDynamicQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
-	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet (MatMulInteger's int32 GEMM has no im2col loader)"},
 	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},

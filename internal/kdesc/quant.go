@@ -56,6 +56,9 @@ type IntProduct struct {
 	AZero  []int // the zero points' shapes
 	BZero  []int
 	Out    []int
+	// Conv is ConvInteger's geometry (nil for the others): x [N, C, H, W]
+	// of dtype A (Conv.DType), w [M, C/Groups, KH, KW] of dtype B.
+	Conv *Conv
 	// Gemm is the product's geometry for MatMulInteger and
 	// DynQuantMatMul (nil for ConvInteger): A(m, k) and B(k, n) through
 	// its strides, out [Batch..., M, N] (DynQuantMatMul: x as M×K, w
@@ -110,6 +113,19 @@ func IntProductOf(name string, n *graph.Node) (*IntProduct, error) {
 	d := &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
 		AZero: in[2].Shape, BZero: in[3].Shape, Out: n.Shape}
 	if n.Op == graph.OpConvInteger {
+		wt := in[1].Shape
+		if wt.Rank() != 4 {
+			return nil, fmt.Errorf("%s: weight %v must be 4-D", name, wt)
+		}
+		win, err := windowOf(name, n, wt[2], wt[3])
+		if err != nil {
+			return nil, err
+		}
+		c := &Conv{Name: name, DType: in[0].DType, Window: win, M: wt[0], Groups: max(n.Attrs.Groups, 1)}
+		if c.C%c.Groups != 0 || c.M%c.Groups != 0 || wt[1] != c.C/c.Groups || n.Shape[1] != c.M {
+			return nil, fmt.Errorf("%s: groups %d do not fit input %v, weight %v, result %v", name, c.Groups, in[0].Shape, wt, n.Shape)
+		}
+		d.Conv = c
 		return d, nil
 	}
 	g, err := matMul(name, n)
