@@ -35,6 +35,9 @@ func poolNDCases() []opCase {
 		{graph.OpAvgPoolND, "3-D padded count_include_pad", func(b *builder) {
 			b.out(b.g.AvgPoolND(b.x(2, 2, 4, 4, 4), graph.PoolNDOpts{Kernel: []int{3, 3, 3}, Strides: []int{2, 2, 2}, Pads: []int{1, 1, 1, 1, 1, 1}, CountPad: true}))
 		}},
+		{graph.OpAvgPoolND, "2-D bf16 dilated", func(b *builder) {
+			b.out(b.g.AvgPoolND(b.in(tensor.BF16, 2, 3, 7, 6), graph.PoolNDOpts{Kernel: []int{2, 3}, Dilations: []int{2, 1}, Pads: []int{1, 0, 0, 2}}))
+		}},
 		{graph.OpAvgPoolND, "1-D dilated padded f64", func(b *builder) {
 			b.out(b.g.AvgPoolND(b.in(tensor.F64, 2, 3, 11), graph.PoolNDOpts{Kernel: []int{3}, Dilations: []int{2}, Pads: []int{2, 1}}))
 		}},

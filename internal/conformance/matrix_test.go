@@ -46,13 +46,10 @@ var unsupported = []gap{
 	// Metal has no such emitter yet (the gathers are lowered).
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
-	// The N-D pools and MaxUnpool (kdesc.PoolND, kdesc.MaxUnpool) run on
-	// the CPU only: 3-D, dilated and index-returning pools are rare in the
-	// models the GPUs run (their 2-D pools are lowered), and MaxUnpool's
-	// duplicate indices need an ordered scatter, as ScatterElements.
-	{"ptx-emu", graph.OpMaxPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
+	// The N-D pools (kdesc.PoolND) are lowered for CUDA only (Metal's
+	// 2-D pools cover the common models); MaxUnpool's duplicate indices
+	// need an ordered scatter over a whole plane of indices.
 	{"msl-host", graph.OpMaxPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
-	{"ptx-emu", graph.OpAvgPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
 	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
 	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
