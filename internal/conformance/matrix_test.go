@@ -53,10 +53,9 @@ var unsupported = []gap{
 	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
 	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
-	// The sampling and detection ops run on the CPU only so far (see
-	// kdesc.Unemitted): NonMaxSuppression is a sequential greedy selection
+	// The detection ops run on the CPU only so far (see kdesc.Unemitted;
+	// CUDA lowers GridSample): NonMaxSuppression is a sequential greedy selection
 	// whose result length depends on the data, Det a pivoted LU.
-	{"ptx-emu", graph.OpGridSample, "", "no PTX emitter for kdesc.GridSample yet"},
 	{"msl-host", graph.OpGridSample, "", "no MSL emitter for kdesc.GridSample yet"},
 	{"ptx-emu", graph.OpRoiAlign, "", "no PTX emitter for kdesc.RoiAlign yet"},
 	{"msl-host", graph.OpRoiAlign, "", "no MSL emitter for kdesc.RoiAlign yet"},
