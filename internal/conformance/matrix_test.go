@@ -54,10 +54,9 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
 	// The detection ops run on the CPU only so far (see kdesc.Unemitted;
-	// CUDA lowers GridSample): NonMaxSuppression is a sequential greedy selection
+	// CUDA lowers GridSample and RoiAlign): NonMaxSuppression is a sequential greedy selection
 	// whose result length depends on the data, Det a pivoted LU.
 	{"msl-host", graph.OpGridSample, "", "no MSL emitter for kdesc.GridSample yet"},
-	{"ptx-emu", graph.OpRoiAlign, "", "no PTX emitter for kdesc.RoiAlign yet"},
 	{"msl-host", graph.OpRoiAlign, "", "no MSL emitter for kdesc.RoiAlign yet"},
 	{"ptx-emu", graph.OpNonMaxSuppression, "", "no PTX kernel: a sequential greedy selection with a data-dependent result length"},
 	{"msl-host", graph.OpNonMaxSuppression, "", "no MSL kernel: a sequential greedy selection with a data-dependent result length"},
