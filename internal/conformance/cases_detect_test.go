@@ -59,6 +59,9 @@ func detectCases() []opCase {
 		opCase{graph.OpDet, "batched 4x4", func(b *builder) {
 			b.out(b.g.Det(b.x(2, 3, 4, 4)))
 		}},
+		opCase{graph.OpDet, "7x7 small integers, zero pivots and swaps", func(b *builder) {
+			b.out(b.g.Det(b.steps(tensor.F32, -2, 2, 1, 6, 7, 7)))
+		}},
 		opCase{graph.OpDet, "f64 1x1 and singular", func(b *builder) {
 			b.out(b.g.Det(b.steps(tensor.F64, 0, 1, 1, 5, 3, 3)), b.g.Det(b.in(tensor.F64, 2, 1, 1)))
 		}},

@@ -54,13 +54,13 @@ var unsupported = []gap{
 	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
 	// The detection ops run on the CPU only so far (see kdesc.Unemitted;
-	// CUDA lowers GridSample and RoiAlign): NonMaxSuppression is a sequential greedy selection
-	// whose result length depends on the data, Det a pivoted LU.
+	// CUDA lowers GridSample, RoiAlign and Det): NonMaxSuppression is a
+	// sequential greedy selection whose result length depends on the
+	// data, Det a pivoted LU (Metal).
 	{"msl-host", graph.OpGridSample, "", "no MSL emitter for kdesc.GridSample yet"},
 	{"msl-host", graph.OpRoiAlign, "", "no MSL emitter for kdesc.RoiAlign yet"},
 	{"ptx-emu", graph.OpNonMaxSuppression, "", "no PTX kernel: a sequential greedy selection with a data-dependent result length"},
 	{"msl-host", graph.OpNonMaxSuppression, "", "no MSL kernel: a sequential greedy selection with a data-dependent result length"},
-	{"ptx-emu", graph.OpDet, "", "no PTX kernel: a pivoted LU per matrix, sequential in its columns"},
 	{"msl-host", graph.OpDet, "", "no MSL kernel: a pivoted LU per matrix, sequential in its columns"},
 	// A run-time loop is a body program the host runs once per iteration,
 	// reading the condition and trip count back each time: the GPU
