@@ -10,7 +10,8 @@ import (
 
 // poolNDVariants covers 1 to 3 spatial axes, every dtype of the max
 // (values and both index orders) and the mean (with and without
-// count_include_pad), and 64-bit indexing.
+// count_include_pad), 64-bit indexing, and MaxUnpool of every element
+// size.
 func poolNDVariants(t testing.TB) []*Kernel {
 	var ks []*Kernel
 	add := func(name string, build func(g *graph.Graph) *graph.Node) {
@@ -45,6 +46,11 @@ func poolNDVariants(t testing.TB) []*Kernel {
 				})
 			}
 		}
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.I8, tensor.I64, tensor.F64} {
+		add(fmt.Sprintf("maxunpool_%v", dt), func(g *graph.Graph) *graph.Node {
+			return g.MaxUnpool(g.Input("x", dt, 1, 2, 30, 40), g.Input("i", tensor.I64, 1, 2, 30, 40), []int{1, 2, 60, 80})
+		})
 	}
 	add("maxpool_wide", func(g *graph.Graph) *graph.Node {
 		_, i := g.MaxPoolND(g.Input("x", tensor.F16, 1, 1, 1<<15, 1<<15), opts(2, false, false))

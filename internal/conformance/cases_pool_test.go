@@ -44,6 +44,9 @@ func poolNDCases() []opCase {
 		{graph.OpMaxUnpool, "2-D duplicates", func(b *builder) {
 			b.out(b.g.MaxUnpool(b.x(1, 2, 3, 3), b.ranged(tensor.I64, 0, 11, 1, 2, 3, 3), []int{1, 2, 3, 4}))
 		}},
+		{graph.OpMaxUnpool, "duplicates across chunks f16", func(b *builder) {
+			b.out(b.g.MaxUnpool(b.in(tensor.F16, 1, 2, 30, 40), b.ranged(tensor.I64, 0, 99, 1, 2, 30, 40), []int{1, 2, 60, 80}))
+		}},
 		{graph.OpMaxUnpool, "3-D i32", func(b *builder) {
 			b.out(b.g.MaxUnpool(b.in(tensor.I32, 2, 1, 2, 2, 2), b.ranged(tensor.I64, 0, 63, 2, 1, 2, 2, 2), []int{2, 1, 4, 4, 4}))
 		}},

@@ -46,12 +46,11 @@ var unsupported = []gap{
 	// Metal has no such emitter yet (the gathers are lowered).
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
-	// The N-D pools (kdesc.PoolND) are lowered for CUDA only (Metal's
-	// 2-D pools cover the common models); MaxUnpool's duplicate indices
-	// need an ordered scatter over a whole plane of indices.
+	// The N-D pools (kdesc.PoolND) and MaxUnpool are lowered for CUDA
+	// only (Metal's 2-D pools cover the common models; MaxUnpool's
+	// duplicate indices need an ordered scatter).
 	{"msl-host", graph.OpMaxPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
 	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
-	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
 	// The detection ops run on the CPU only so far (see kdesc.Unemitted;
 	// CUDA lowers GridSample, RoiAlign and Det): NonMaxSuppression is a

@@ -99,9 +99,8 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindRouted:    "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
-	KindMaxUnpool: "new in issue 23: duplicate indices must be applied in order (the last element wins), and any element may land anywhere in the output",
-	KindNMS:       "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
+	KindRouted: "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
+	KindNMS:    "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
 }
 
 // UnemittedBy names, per emitter package ("ptx", "msl"), the descriptor
@@ -115,6 +114,7 @@ var UnemittedBy = map[string]map[Kind]string{
 		KindGridSample: "new in issue 23: CUDA recomputes each point's taps in f64 per output element (ptx/gridsample.go); no MSL emitter yet",
 		KindRoiAlign:   "new in issue 23: CUDA computes one bin per thread with run-time sample counts (ptx/roialign.go); no MSL emitter yet",
 		KindDet:        "new in issue 23: a pivoted LU per matrix; CUDA runs one matrix per thread in local memory (ptx/det.go), no MSL emitter yet",
+		KindMaxUnpool:  "new in issue 23: a later element wins a shared index anywhere in the output; CUDA orders them in one block (ptx/maxunpool.go), no MSL emitter yet",
 		KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order); CUDA's kernel has each output element walk its candidate updates (ptx/scatter.go), which no MSL emitter does yet",
 	},
 }
