@@ -10,7 +10,7 @@ import (
 )
 
 // IntProduct is a kdesc.IntProduct: MatMulInteger, DynQuantMatMul or
-// ConvInteger.
+// ConvInteger (QDQMatMul and QDQConv have no PTX kernel yet).
 type IntProduct struct {
 	kdesc.IntProduct
 }
@@ -44,8 +44,11 @@ const (
 // out, x, w, w's zero point, w's scale, then the bias when there is one
 // (DynQuantMatMul).
 func EmitIntProduct(p *IntProduct) (*Kernel, error) {
-	if p.Op == graph.OpConvInteger {
+	switch p.Op {
+	case graph.OpConvInteger:
 		return emitConvInteger(p)
+	case graph.OpQDQMatMul, graph.OpQDQConv:
+		return nil, fmt.Errorf("ptx: %s: no PTX kernel for %v yet (the CPU runs it)", p.Name, p.Op)
 	}
 	g := p.Gemm
 	if g == nil {

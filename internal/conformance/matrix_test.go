@@ -86,9 +86,9 @@ var unsupported = []gap{
 	{"msl-host", graph.OpGroupedMatMul, "", "no MSL emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
 	{"ptx-emu", graph.OpMoE, "", "no PTX emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU (device residency is issue 26, part 4)"},
 	{"msl-host", graph.OpMoE, "", "no MSL emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU"},
-	{"ptx-emu", graph.OpQDQMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpQDQMatMul, "", "the PTX int32 GEMM (ptx/quant_gemm.go) has no QDQ operand loader yet (x quantized with its fixed scale and zero point, the float epilogue with per-column scales)"},
 	{"msl-host", graph.OpQDQMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpQDQConv, "", "no PTX integer conv for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpQDQConv, "", "ConvInteger's PTX kernel (ptx/quant_gemm.go) has no QDQ form yet (x quantized in the kernel, the float epilogue)"},
 	{"msl-host", graph.OpQDQConv, "", "no MSL integer conv for kdesc.IntProduct yet"},
 }
 
