@@ -211,25 +211,49 @@ func emitConvDirect(c *Conv) (*Kernel, error) {
 func (f *fn) convSum(c *Conv, x ix, xp, wp, plane0, w0, iy0, ix0 string) string {
 	es := c.DType.Size()
 	acc := f.f32(0)
+	var v string
+	f.convTaps(c, x, plane0, w0, iy0, ix0, convTap{
+		// A padding cell is a zero the weight multiplies (0·NaN is NaN,
+		// as the CPU kernels and the reference compute it): the input is
+		// loaded only inside the plane.
+		start:  func() { v = f.f32(0) },
+		inside: func(xAt string) { f.op("mov.f32 %s, %s", v, f.load(c.DType, x.addr(xp, xAt, es))) },
+		end: func(wAt string) {
+			f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, wAt, es)), acc)
+		},
+	})
+	return acc
+}
+
+// convTap is what a conv kernel emits at each tap of a window: start
+// before the bounds check, inside for a cell inside the input plane only
+// (xAt: its offset in x), end at every tap (wAt: the weight's offset).
+type convTap struct {
+	start  func()
+	inside func(xAt string)
+	end    func(wAt string)
+}
+
+// convTaps walks one conv output's window over the group's input
+// channels, rows and columns, in that order: the window starts at input
+// row iy0, column ix0 (signed) of the group's first input plane, plane0,
+// and its weights at w0.
+func (f *fn) convTaps(c *Conv, x ix, plane0, w0, iy0, ix0 string, tap convTap) {
 	f.count(x, c.C/c.Groups, func(ci string) {
 		plane, wc := x.mad(ci, c.H*c.W, plane0), x.mad(ci, c.KH*c.KW, w0)
 		f.count(x, c.KH, func(ky string) {
 			iy := x.mad(ky, c.DH, iy0)
 			row, wr := x.mad(iy, c.W, plane), x.mad(ky, c.KW, wc)
 			f.count(x, c.KW, func(kx string) {
-				// A padding cell is a zero the weight multiplies (0·NaN
-				// is NaN, as the CPU kernels and the reference compute
-				// it): the input is loaded only inside the plane.
 				ixx := x.mad(kx, c.DW, ix0)
-				v := f.f32(0)
+				tap.start()
 				pad := f.label("pad")
 				f.outside(x, iy, c.H, pad)
 				f.outside(x, ixx, c.W, pad)
-				f.op("mov.f32 %s, %s", v, f.load(c.DType, x.addr(xp, x.mad(ixx, 1, row), es)))
+				tap.inside(x.mad(ixx, 1, row))
 				f.place(pad)
-				f.op("fma.rn.f32 %s, %s, %s, %s", acc, v, f.load(c.DType, x.addr(wp, x.mad(kx, 1, wr), es)), acc)
+				tap.end(x.mad(kx, 1, wr))
 			})
 		})
 	})
-	return acc
 }

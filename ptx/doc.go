@@ -3,7 +3,8 @@
 //
 // Emitters (Elementwise, Softmax, Norm, Reduce, Copy, Concat, Gather, Pad,
 // Gemm, Attention, Conv, ConvTranspose, Pool, BatchNorm, RoPE, Arg,
-// CumSum, Resize) take plain shape descriptions and return a Kernel: the text of
+// CumSum, Resize, Scatter, PoolND, GridSample, RoiAlign, Quantize,
+// IntProduct) take plain shape descriptions and return a Kernel: the text of
 // one .entry, its parameter list and its launch geometry. Each description embeds the
 // backend-neutral descriptor internal/kdesc makes from a graph node,
 // adding only ptx's launch choices (a block, a tile); Emit writes the

@@ -37,7 +37,15 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindConvTranspose: kdesc.Writes(func(d *kdesc.ConvTranspose) (*Kernel, error) {
 		return EmitConvTranspose(&ConvTranspose{ConvTranspose: *d})
 	}),
-	kdesc.KindResize: kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
+	kdesc.KindResize:     kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
+	kdesc.KindPoolND:     kdesc.Writes(func(d *kdesc.PoolND) (*Kernel, error) { return EmitPoolND(&PoolND{PoolND: *d}) }),
+	kdesc.KindGridSample: kdesc.Writes(func(d *kdesc.GridSample) (*Kernel, error) { return EmitGridSample(&GridSample{GridSample: *d}) }),
+	kdesc.KindRoiAlign:   kdesc.Writes(func(d *kdesc.RoiAlign) (*Kernel, error) { return EmitRoiAlign(&RoiAlign{RoiAlign: *d}) }),
+	kdesc.KindDet:        kdesc.Writes(func(d *kdesc.Det) (*Kernel, error) { return EmitDet(&Det{Det: *d}) }),
+	kdesc.KindMaxUnpool:  kdesc.Writes(func(d *kdesc.MaxUnpool) (*Kernel, error) { return EmitMaxUnpool(&MaxUnpool{MaxUnpool: *d}) }),
+	kdesc.KindScatter:    kdesc.Writes(func(d *kdesc.Scatter) (*Kernel, error) { return EmitScatter(&Scatter{Scatter: *d}) }),
+	kdesc.KindQuantize:   kdesc.Writes(func(d *kdesc.Quantize) (*Kernel, error) { return EmitQuantize(&Quantize{Quantize: *d}) }),
+	kdesc.KindIntProduct: kdesc.Writes(func(d *kdesc.IntProduct) (*Kernel, error) { return EmitIntProduct(&IntProduct{IntProduct: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

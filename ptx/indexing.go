@@ -13,8 +13,7 @@ import (
 // gathers (GatherElements, GatherND), one thread per output element; as
 // with Gather, an index out of range yields zeros (a kernel cannot
 // return an error; the CPU's run-time error is the check). The scatters
-// (kdesc.Scatter) are not lowered: duplicate indices must be applied in
-// order. Parameters: out, x, indices.
+// have their own kernel (scatter.go). Parameters: out, x, indices.
 type Indexing struct {
 	kdesc.Indexing
 	Block int

@@ -219,30 +219,7 @@ func resizeAxisTaps(f *fn, x ix, s *graph.ResizeSpec, ax, in int, o string) (idx
 	case graph.ResizeLinear:
 		return []string{at(0), at(1)}, []string{wreg("sub.rn.f64 %s, %s, %s", d64(1), t), t}, outside
 	}
-	a := s.CubicA
-	far := func(d string) string { // ((a·d - 5a)·d + 8a)·d - 4a
-		r := wreg("mul.rn.f64 %s, %s, %s", d64(a), d)
-		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(5*a))
-		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
-		f.op("add.rn.f64 %s, %s, %s", r, r, d64(8*a))
-		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
-		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(4*a))
-		return r
-	}
-	near := func(d string) string { // ((a+2)·d - (a+3))·d·d + 1
-		r := wreg("mul.rn.f64 %s, %s, %s", d64(a+2), d)
-		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(a+3))
-		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
-		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
-		f.op("add.rn.f64 %s, %s, %s", r, r, d64(1))
-		return r
-	}
-	w = []string{
-		far(wreg("add.rn.f64 %s, %s, %s", d64(1), t)),
-		near(t),
-		near(wreg("sub.rn.f64 %s, %s, %s", d64(1), t)),
-		far(wreg("sub.rn.f64 %s, %s, %s", d64(2), t)),
-	}
+	w = f.cubicWeights(s.CubicA, t)
 	idx = []string{at(-1), at(0), at(1), at(2)}
 	if s.ExcludeOutside {
 		sum := wreg("mov.f64 %s, %s", d64(0))
@@ -262,4 +239,39 @@ func resizeAxisTaps(f *fn, x ix, s *graph.ResizeSpec, ax, in int, o string) (idx
 		}
 	}
 	return idx, w, outside
+}
+
+// cubicWeights are the cubic convolution (Keys) weights with parameter a
+// of the four neighbours x0-1 … x0+2 at fraction t (an f64 register):
+// far(t+1), near(t), near(1-t), far(2-t), each evaluated in the CPU's
+// order with every operation rounded on its own (.rn, no fma).
+func (f *fn) cubicWeights(a float64, t string) []string {
+	wreg := func(format string, args ...any) string {
+		r := f.reg(cF64)
+		f.op(format, append([]any{r}, args...)...)
+		return r
+	}
+	far := func(d string) string { // ((a·d - 5a)·d + 8a)·d - 4a
+		r := wreg("mul.rn.f64 %s, %s, %s", d64(a), d)
+		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(5*a))
+		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
+		f.op("add.rn.f64 %s, %s, %s", r, r, d64(8*a))
+		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
+		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(4*a))
+		return r
+	}
+	near := func(d string) string { // ((a+2)·d - (a+3))·d·d + 1
+		r := wreg("mul.rn.f64 %s, %s, %s", d64(a+2), d)
+		f.op("sub.rn.f64 %s, %s, %s", r, r, d64(a+3))
+		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
+		f.op("mul.rn.f64 %s, %s, %s", r, r, d)
+		f.op("add.rn.f64 %s, %s, %s", r, r, d64(1))
+		return r
+	}
+	return []string{
+		far(wreg("add.rn.f64 %s, %s, %s", d64(1), t)),
+		near(t),
+		near(wreg("sub.rn.f64 %s, %s, %s", d64(1), t)),
+		far(wreg("sub.rn.f64 %s, %s, %s", d64(2), t)),
+	}
 }

@@ -40,6 +40,10 @@ func detectCases() []opCase {
 			b.out(b.g.RoiAlign(b.x(2, 3, 8, 9), b.ranged(tensor.F32, -1, 9, 4, 4), b.ranged(tensor.I64, 0, 1, 4),
 				graph.RoiAlignSpec{OutH: 3, OutW: 2, SpatialScale: 1, HalfPixel: true}))
 		}},
+		opCase{graph.OpRoiAlign, "max adaptive f64 rois past the input", func(b *builder) {
+			b.out(b.g.RoiAlign(b.in(tensor.F64, 2, 2, 10, 12), b.ranged(tensor.F64, -3, 14, 5, 4), b.ranged(tensor.I64, 0, 1, 5),
+				graph.RoiAlignSpec{OutH: 3, OutW: 4, SpatialScale: 0.75, HalfPixel: true, Max: true}))
+		}},
 		opCase{graph.OpRoiAlign, "max output_half_pixel sampling 2", func(b *builder) {
 			b.out(b.g.RoiAlign(b.x(1, 2, 6, 6), b.ranged(tensor.F32, 0, 10, 3, 4), b.ranged(tensor.I64, 0, 0, 3),
 				graph.RoiAlignSpec{OutH: 2, OutW: 2, SamplingRatio: 2, SpatialScale: 0.5, Max: true}))
@@ -54,6 +58,9 @@ func detectCases() []opCase {
 		}},
 		opCase{graph.OpDet, "batched 4x4", func(b *builder) {
 			b.out(b.g.Det(b.x(2, 3, 4, 4)))
+		}},
+		opCase{graph.OpDet, "7x7 small integers, zero pivots and swaps", func(b *builder) {
+			b.out(b.g.Det(b.steps(tensor.F32, -2, 2, 1, 6, 7, 7)))
 		}},
 		opCase{graph.OpDet, "f64 1x1 and singular", func(b *builder) {
 			b.out(b.g.Det(b.steps(tensor.F64, 0, 1, 1, 5, 3, 3)), b.g.Det(b.in(tensor.F64, 2, 1, 1)))

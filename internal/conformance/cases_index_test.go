@@ -34,11 +34,26 @@ func indexCases() []opCase {
 		{graph.OpScatterElements, "mul i32", func(b *builder) {
 			b.out(b.g.ScatterElements(b.in(i32, 4, 5), b.ranged(i64, -4, 3, 3, 5), b.ranged(i32, -3, 3, 3, 5), 0, graph.ScatterMul))
 		}},
+		{graph.OpScatterElements, "add i8 wraps", func(b *builder) {
+			b.out(b.g.ScatterElements(b.ranged(tensor.I8, -128, 127, 6, 4), b.ranged(i32, -6, 5, 9, 4), b.ranged(tensor.I8, -128, 127, 9, 4), 0, graph.ScatterAdd))
+		}},
+		{graph.OpScatterElements, "min bf16 indices narrower", func(b *builder) {
+			b.out(b.g.ScatterElements(b.in(tensor.BF16, 3, 7), b.ranged(i64, -7, 6, 2, 9), b.in(tensor.BF16, 2, 9), 1, graph.ScatterMin))
+		}},
+		{graph.OpScatterElements, "none over several blocks", func(b *builder) {
+			b.out(b.g.ScatterElements(b.x(20, 70), b.ranged(i64, -70, 69, 20, 90), b.x(20, 90), 1, graph.ScatterNone))
+		}},
 		{graph.OpScatterND, "rows", func(b *builder) {
 			b.out(b.g.ScatterND(b.x(6, 4, 3), b.ranged(i64, -6, 5, 5, 1), b.x(5, 4, 3), graph.ScatterNone))
 		}},
 		{graph.OpScatterND, "pairs add i32", func(b *builder) {
 			b.out(b.g.ScatterND(b.x(6, 4, 3), b.ranged(i32, -4, 3, 7, 2), b.x(7, 3), graph.ScatterAdd))
+		}},
+		{graph.OpScatterND, "elements mul u8", func(b *builder) {
+			b.out(b.g.ScatterND(b.ranged(tensor.U8, 0, 255, 3, 4), b.ranged(i32, -3, 2, 10, 2), b.ranged(tensor.U8, 0, 255, 10), graph.ScatterMul))
+		}},
+		{graph.OpScatterND, "cache rows i64 data", func(b *builder) {
+			b.out(b.g.ScatterND(b.in(i64, 2, 8, 16), b.ranged(i64, -2, 1, 2, 3, 2), b.in(i64, 2, 3, 16), graph.ScatterNone))
 		}},
 		{graph.OpScatterND, "elements min i32", func(b *builder) {
 			b.out(b.g.ScatterND(b.in(i32, 3, 4), b.ranged(i64, -3, 2, 6, 2), b.in(i32, 6), graph.ScatterMin))

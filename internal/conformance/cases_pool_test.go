@@ -35,11 +35,17 @@ func poolNDCases() []opCase {
 		{graph.OpAvgPoolND, "3-D padded count_include_pad", func(b *builder) {
 			b.out(b.g.AvgPoolND(b.x(2, 2, 4, 4, 4), graph.PoolNDOpts{Kernel: []int{3, 3, 3}, Strides: []int{2, 2, 2}, Pads: []int{1, 1, 1, 1, 1, 1}, CountPad: true}))
 		}},
+		{graph.OpAvgPoolND, "2-D bf16 dilated", func(b *builder) {
+			b.out(b.g.AvgPoolND(b.in(tensor.BF16, 2, 3, 7, 6), graph.PoolNDOpts{Kernel: []int{2, 3}, Dilations: []int{2, 1}, Pads: []int{1, 0, 0, 2}}))
+		}},
 		{graph.OpAvgPoolND, "1-D dilated padded f64", func(b *builder) {
 			b.out(b.g.AvgPoolND(b.in(tensor.F64, 2, 3, 11), graph.PoolNDOpts{Kernel: []int{3}, Dilations: []int{2}, Pads: []int{2, 1}}))
 		}},
 		{graph.OpMaxUnpool, "2-D duplicates", func(b *builder) {
 			b.out(b.g.MaxUnpool(b.x(1, 2, 3, 3), b.ranged(tensor.I64, 0, 11, 1, 2, 3, 3), []int{1, 2, 3, 4}))
+		}},
+		{graph.OpMaxUnpool, "duplicates across chunks f16", func(b *builder) {
+			b.out(b.g.MaxUnpool(b.in(tensor.F16, 1, 2, 30, 40), b.ranged(tensor.I64, 0, 99, 1, 2, 30, 40), []int{1, 2, 60, 80}))
 		}},
 		{graph.OpMaxUnpool, "3-D i32", func(b *builder) {
 			b.out(b.g.MaxUnpool(b.in(tensor.I32, 2, 1, 2, 2, 2), b.ranged(tensor.I64, 0, 63, 2, 1, 2, 2, 2), []int{2, 1, 4, 4, 4}))

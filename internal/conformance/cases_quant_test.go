@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"math"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -51,11 +53,18 @@ func quantCases() []opCase {
 			_, _, z := b.g.DynamicQuantizeLinear(b.ranged(tensor.F32, -9, -1, 17))
 			b.out(z)
 		}},
+		{graph.OpDynamicQuantizeLinear, "NaN and -0 over several blocks", func(b *builder) {
+			q, s, z := b.g.DynamicQuantizeLinear(b.mixed(tensor.F32, []float64{math.NaN(), math.Copysign(0, -1), 2.5, -1e-40}, 40, 300))
+			b.out(q, s, z)
+		}},
 		{graph.OpMatMulInteger, "u8·i8 per row and column", func(b *builder) {
 			b.out(b.g.MatMulInteger(u8(b, 5, 70), i8(b, 70, 9), u8(b, 5, 1), i8(b, 9)))
 		}},
 		{graph.OpMatMulInteger, "i8·u8 batched broadcast", func(b *builder) {
 			b.out(b.g.MatMulInteger(i8(b, 2, 1, 3, 33), u8(b, 3, 33, 4), i8(b), u8(b, 3, 1, 4)))
+		}},
+		{graph.OpMatMulInteger, "u8·i8 several tiles", func(b *builder) {
+			b.out(b.g.MatMulInteger(u8(b, 67, 45), i8(b, 45, 70), u8(b, 67, 1), i8(b, 70)))
 		}},
 		{graph.OpMatMulInteger, "u8·u8 vector no zero points", func(b *builder) {
 			b.out(b.g.MatMulInteger(u8(b, 300), u8(b, 300, 6), nil, nil))
@@ -78,6 +87,13 @@ func quantCases() []opCase {
 			mi := b.g.MatMulInteger(q, i8(b, 70, 9), z, i8(b, 9))
 			y := b.g.Mul(b.g.Cast(mi, tensor.F32), b.g.Mul(s, b.ranged(tensor.F32, 0.001, 0.05, 9)))
 			b.out(b.g.Add(y, b.x(9)))
+			b.fused(graph.OpDynQuantMatMul)
+		}},
+		{graph.OpDynQuantMatMul, "i8 weights several tiles", func(b *builder) {
+			q, s, z := b.g.DynamicQuantizeLinear(b.x(3, 25, 40))
+			mi := b.g.MatMulInteger(q, i8(b, 40, 70), z, i8(b, 70))
+			y := b.g.Mul(b.g.Cast(mi, tensor.F32), b.g.Mul(s, b.ranged(tensor.F32, 0.001, 0.05, 70)))
+			b.out(b.g.Add(y, b.x(70)))
 			b.fused(graph.OpDynQuantMatMul)
 		}},
 		{graph.OpDynQuantMatMul, "u8 weights scalar, scale first", func(b *builder) {

@@ -41,33 +41,25 @@ var unsupported = []gap{
 	{"msl-host", graph.OpReduceMin, "i32", "msl.EmitReduce reduces floats only"},
 	{"msl-host", graph.OpReduceProd, "i32", "msl.EmitReduce reduces floats only"},
 	// A scatter applies duplicate indices in order (the last update
-	// wins, reductions fold in index order): a GPU kernel needs a serial
-	// pass over the indices or atomics per reduction and dtype, which no
-	// emitter has yet (the gathers are lowered).
-	{"ptx-emu", graph.OpScatterElements, "", "no PTX kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
-	{"ptx-emu", graph.OpScatterND, "", "no PTX kernel: duplicate index tuples must be applied in order"},
+	// wins, reductions fold in index order): CUDA's kernel has each
+	// output element walk the updates that can reach it (ptx/scatter.go);
+	// Metal has no such emitter yet (the gathers are lowered).
 	{"msl-host", graph.OpScatterElements, "", "no MSL kernel: duplicate indices must be applied in order (a serial pass or per-dtype atomics)"},
 	{"msl-host", graph.OpScatterND, "", "no MSL kernel: duplicate index tuples must be applied in order"},
-	// The N-D pools and MaxUnpool (kdesc.PoolND, kdesc.MaxUnpool) run on
-	// the CPU only: 3-D, dilated and index-returning pools are rare in the
-	// models the GPUs run (their 2-D pools are lowered), and MaxUnpool's
-	// duplicate indices need an ordered scatter, as ScatterElements.
-	{"ptx-emu", graph.OpMaxPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
+	// The N-D pools (kdesc.PoolND) and MaxUnpool are lowered for CUDA
+	// only (Metal's 2-D pools cover the common models; MaxUnpool's
+	// duplicate indices need an ordered scatter).
 	{"msl-host", graph.OpMaxPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
-	{"ptx-emu", graph.OpAvgPoolND, "", "no PTX emitter for kdesc.PoolND yet"},
 	{"msl-host", graph.OpAvgPoolND, "", "no MSL emitter for kdesc.PoolND yet"},
-	{"ptx-emu", graph.OpMaxUnpool, "", "no PTX kernel: duplicate indices must be applied in order (the last element wins)"},
 	{"msl-host", graph.OpMaxUnpool, "", "no MSL kernel: duplicate indices must be applied in order (the last element wins)"},
-	// The sampling and detection ops run on the CPU only so far (see
-	// kdesc.Unemitted): NonMaxSuppression is a sequential greedy selection
-	// whose result length depends on the data, Det a pivoted LU.
-	{"ptx-emu", graph.OpGridSample, "", "no PTX emitter for kdesc.GridSample yet"},
+	// The detection ops run on the CPU only so far (see kdesc.Unemitted;
+	// CUDA lowers GridSample, RoiAlign and Det): NonMaxSuppression is a
+	// sequential greedy selection whose result length depends on the
+	// data, Det a pivoted LU (Metal).
 	{"msl-host", graph.OpGridSample, "", "no MSL emitter for kdesc.GridSample yet"},
-	{"ptx-emu", graph.OpRoiAlign, "", "no PTX emitter for kdesc.RoiAlign yet"},
 	{"msl-host", graph.OpRoiAlign, "", "no MSL emitter for kdesc.RoiAlign yet"},
 	{"ptx-emu", graph.OpNonMaxSuppression, "", "no PTX kernel: a sequential greedy selection with a data-dependent result length"},
 	{"msl-host", graph.OpNonMaxSuppression, "", "no MSL kernel: a sequential greedy selection with a data-dependent result length"},
-	{"ptx-emu", graph.OpDet, "", "no PTX kernel: a pivoted LU per matrix, sequential in its columns"},
 	{"msl-host", graph.OpDet, "", "no MSL kernel: a pivoted LU per matrix, sequential in its columns"},
 	// A run-time loop is a body program the host runs once per iteration,
 	// reading the condition and trip count back each time: the GPU
@@ -77,20 +69,14 @@ var unsupported = []gap{
 	{"msl-host", graph.OpLoop, "", "no Metal lowering of run-time control flow: the body would be a sub-program the host re-encodes per iteration, which the Metal driver lacks"},
 	{"ptx-emu", graph.OpLoopOutput, "", "reads a Loop's packed value, which CUDA does not lower"},
 	{"msl-host", graph.OpLoopOutput, "", "reads a Loop's packed value, which Metal does not lower"},
-	// Quantized models run on the CPU (issue 24): the GPUs get a
-	// dequantize-to-F16/BF16 path for the existing GEMM, and integer
-	// products (dp4a, IMMA) later.
-	{"ptx-emu", graph.OpQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
+	// Quantized models (issue 24): CUDA lowers the quantization maps
+	// the int32 GEMM and ConvInteger's direct int32 conv (ptx/quant.go,
+	// ptx/quant_gemm.go); Metal has none of them yet.
 	{"msl-host", graph.OpQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
-	{"ptx-emu", graph.OpDequantizeLinear, "", "no PTX emitter for kdesc.Quantize yet"},
 	{"msl-host", graph.OpDequantizeLinear, "", "no MSL emitter for kdesc.Quantize yet"},
-	{"ptx-emu", graph.OpDynamicQuantizeLinear, "", "no PTX emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
 	{"msl-host", graph.OpDynamicQuantizeLinear, "", "no MSL emitter for kdesc.Quantize yet (a whole-tensor min/max, then the map)"},
-	{"ptx-emu", graph.OpMatMulInteger, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpConvInteger, "", "no PTX integer conv for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpDynQuantMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 	// Mixture of experts (issue 26): the CPU computes only the routed
 	// rows (grouped per expert); a GPU kernel for kdesc.Routed (a grouped
@@ -100,9 +86,9 @@ var unsupported = []gap{
 	{"msl-host", graph.OpGroupedMatMul, "", "no MSL emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
 	{"ptx-emu", graph.OpMoE, "", "no PTX emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU (device residency is issue 26, part 4)"},
 	{"msl-host", graph.OpMoE, "", "no MSL emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU"},
-	{"ptx-emu", graph.OpQDQMatMul, "", "no PTX integer GEMM (dp4a/IMMA) for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpQDQMatMul, "", "the PTX int32 GEMM (ptx/quant_gemm.go) has no QDQ operand loader yet (x quantized with its fixed scale and zero point, the float epilogue with per-column scales)"},
 	{"msl-host", graph.OpQDQMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
-	{"ptx-emu", graph.OpQDQConv, "", "no PTX integer conv for kdesc.IntProduct yet"},
+	{"ptx-emu", graph.OpQDQConv, "", "ConvInteger's PTX kernel (ptx/quant_gemm.go) has no QDQ form yet (x quantized in the kernel, the float epilogue)"},
 	{"msl-host", graph.OpQDQConv, "", "no MSL integer conv for kdesc.IntProduct yet"},
 }
 

@@ -99,16 +99,33 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindPoolND:     "new in issue 23: 3-D, dilated and index-returning pools; the CPU reference walks each window cell by cell, and the 2-D pools the GPUs run cover the common models",
-	KindMaxUnpool:  "new in issue 23: duplicate indices must be applied in order (the last element wins), as for KindScatter",
-	KindGridSample: "new in issue 23: CPU only so far (a gather of up to 16 taps per point; the CPU computes them once per point for all channels)",
-	KindRoiAlign:   "new in issue 23: CPU only (detection heads; sample counts per bin depend on each roi's size at run time)",
-	KindNMS:        "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
-	KindDet:        "new in issue 23: a pivoted LU per matrix, sequential in its columns; rare outside import-time constants",
-	KindQuantize:   "new in issue 24: quantized models run on the CPU first; a GPU path dequantizes to F16/BF16 for the existing GEMM (issue 24, part 6)",
-	KindIntProduct: "new in issue 24: no integer GEMM or conv emitter yet (dp4a/IMMA on CUDA); the CPU runs them, and a fusion will route them to its int8 GEMM",
-	KindRouted:     "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
-	KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
+	KindRouted: "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
+	KindNMS:    "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
+}
+
+// UnemittedBy names, per emitter package ("ptx", "msl"), the descriptor
+// kinds that one backend writes and this one does not yet, with the
+// reason; Lacks reads both lists.
+var UnemittedBy = map[string]map[Kind]string{
+	"msl": {
+		KindQuantize:   "new in issue 24: CUDA lowers the quantization maps (ptx/quant.go); no MSL emitter yet, so quantized models run on the CPU under Metal",
+		KindIntProduct: "new in issue 24: CUDA has an int32-accumulating integer GEMM (ptx/quant_gemm.go); no MSL emitter yet",
+		KindPoolND:     "new in issue 23: 3-D, dilated and index-returning pools; CUDA walks each window as the CPU's reference (ptx/pool_nd.go), no MSL emitter yet (Metal's 2-D pools cover the common models)",
+		KindGridSample: "new in issue 23: CUDA recomputes each point's taps in f64 per output element (ptx/gridsample.go); no MSL emitter yet",
+		KindRoiAlign:   "new in issue 23: CUDA computes one bin per thread with run-time sample counts (ptx/roialign.go); no MSL emitter yet",
+		KindDet:        "new in issue 23: a pivoted LU per matrix; CUDA runs one matrix per thread in local memory (ptx/det.go), no MSL emitter yet",
+		KindMaxUnpool:  "new in issue 23: a later element wins a shared index anywhere in the output; CUDA orders them in one block (ptx/maxunpool.go), no MSL emitter yet",
+		KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order); CUDA's kernel has each output element walk its candidate updates (ptx/scatter.go), which no MSL emitter does yet",
+	},
+}
+
+// Lacks is why the emitter of package pkg writes no kernel for kind k,
+// or "" when it writes one.
+func Lacks(pkg string, k Kind) string {
+	if r := Unemitted[k]; r != "" {
+		return r
+	}
+	return UnemittedBy[pkg][k]
 }
 
 // DescribedOps lists, in op order, every op Describe covers: all that

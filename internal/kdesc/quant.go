@@ -56,6 +56,23 @@ type IntProduct struct {
 	AZero  []int // the zero points' shapes
 	BZero  []int
 	Out    []int
+	// Conv is ConvInteger's geometry (nil for the others): x [N, C, H, W]
+	// of dtype A (Conv.DType), w [M, C/Groups, KH, KW] of dtype B.
+	Conv *Conv
+	// Gemm is the product's geometry for MatMulInteger and
+	// DynQuantMatMul (nil for ConvInteger): A(m, k) and B(k, n) through
+	// its strides, out [Batch..., M, N] (DynQuantMatMul: x as M×K, w
+	// K×N, no batch).
+	Gemm *Gemm
+	// A's zero point for row m sits at Σ batch·AZBatch + m·AZSm, B's for
+	// column n at Σ batch·BZBatch + n·BZSn (zero points are constant
+	// along K). DynQuantMatMul has no A zero point (its kernel derives
+	// x's); its w scale is per column when WScaleSn is 1, and Bias says
+	// whether it adds a bias of N.
+	AZBatch, BZBatch []int
+	AZSm, BZSn       int
+	WScaleSn         int
+	Bias             bool
 }
 
 // IntProductOf describes a MatMulInteger, ConvInteger, DynQuantMatMul,
@@ -74,9 +91,80 @@ func IntProductOf(name string, n *graph.Node) (*IntProduct, error) {
 			AZero: in[2].Shape, BZero: in[4].Shape, Out: n.Shape}, nil
 	}
 	if n.Op == graph.OpDynQuantMatMul {
-		return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
-			BZero: in[2].Shape, Out: n.Shape}, nil
+		if len(in) < 4 || in[1].Shape.Rank() != 2 {
+			return nil, fmt.Errorf("%s: %d inputs, w %v: want 4 or 5 and a 2-D w", name, len(in), in[1].Shape)
+		}
+		k, cols := in[1].Shape[0], in[1].Shape[1]
+		g := &Gemm{Name: name, A: in[0].DType, B: in[1].DType, Out: n.DType, M: in[0].Shape.NumElements() / max(k, 1), N: cols, K: k,
+			ASm: k, ASk: 1, BSk: cols, BSn: 1, Alpha: 1}
+		d := &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
+			BZero: in[2].Shape, Out: n.Shape, Gemm: g, Bias: len(in) == 5}
+		if in[2].Shape.NumElements() > 1 {
+			d.BZSn = 1
+		}
+		if in[3].Shape.NumElements() > 1 {
+			d.WScaleSn = 1
+		}
+		return d, nil
 	}
-	return &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
-		AZero: in[2].Shape, BZero: in[3].Shape, Out: n.Shape}, nil
+	if len(in) != 4 {
+		return nil, fmt.Errorf("%s: %d inputs, want 4", name, len(in))
+	}
+	d := &IntProduct{Name: name, Op: n.Op, A: in[0].DType, B: in[1].DType, AShape: in[0].Shape, BShape: in[1].Shape,
+		AZero: in[2].Shape, BZero: in[3].Shape, Out: n.Shape}
+	if n.Op == graph.OpConvInteger {
+		wt := in[1].Shape
+		if wt.Rank() != 4 {
+			return nil, fmt.Errorf("%s: weight %v must be 4-D", name, wt)
+		}
+		win, err := windowOf(name, n, wt[2], wt[3])
+		if err != nil {
+			return nil, err
+		}
+		c := &Conv{Name: name, DType: in[0].DType, Window: win, M: wt[0], Groups: max(n.Attrs.Groups, 1)}
+		if c.C%c.Groups != 0 || c.M%c.Groups != 0 || wt[1] != c.C/c.Groups || n.Shape[1] != c.M {
+			return nil, fmt.Errorf("%s: groups %d do not fit input %v, weight %v, result %v", name, c.Groups, in[0].Shape, wt, n.Shape)
+		}
+		d.Conv = c
+		return d, nil
+	}
+	g, err := matMul(name, n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	d.Gemm = g
+	// Each zero point's strides over its operand's shape, then its batch
+	// dims mapped onto out's (a batch dim of 1 in the operand is
+	// broadcast: the zero point stays put along it).
+	zeroStrides := func(op, z tensor.Shape) (batch []int, last2 [2]int) {
+		st := tensor.BroadcastStrides(z, op)
+		batch = make([]int, len(g.Batch))
+		if len(op) < 2 {
+			return batch, last2
+		}
+		off := len(g.Batch) - (len(op) - 2)
+		for d := range len(op) - 2 {
+			if op[d] != 1 {
+				batch[off+d] = st[d]
+			}
+		}
+		if op[len(op)-2] != 1 {
+			last2[0] = st[len(op)-2]
+		}
+		if op[len(op)-1] != 1 {
+			last2[1] = st[len(op)-1]
+		}
+		return batch, last2
+	}
+	var az, bz [2]int
+	d.AZBatch, az = zeroStrides(in[0].Shape, in[2].Shape)
+	d.BZBatch, bz = zeroStrides(in[1].Shape, in[3].Shape)
+	d.AZSm, d.BZSn = az[0], bz[1]
+	if len(in[0].Shape) == 1 {
+		d.AZSm = 0 // a vector: one row
+	}
+	if len(in[1].Shape) == 1 {
+		d.BZSn = 0 // a vector: one column
+	}
+	return d, nil
 }
