@@ -106,7 +106,7 @@ func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error
 	if s.opts.Fuse != nil {
 		fo = *s.opts.Fuse
 	}
-	frep, err := fuse.Run(work, fo)
+	frep, err := fuse.Run(work, fo.ForDevice(s.dev.Kind))
 	if err != nil {
 		return frep, nil, err
 	}

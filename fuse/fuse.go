@@ -53,6 +53,31 @@ type Options struct {
 	Unknown []string
 }
 
+// CPUOnly names the passes whose fused nodes only the CPU runs: a
+// session on a GPU leaves the nodes they would replace, which its
+// backend lowers. With qdq off, a static QDQ model runs there as
+// QuantizeLinear and DequantizeLinear around the float product (a
+// correct fallback; the CPU's fused int8 product has no GPU kernel).
+var CPUOnly = []string{"qdq"}
+
+// ForDevice returns o for a session on a device of kind ("cpu", "cuda",
+// "metal"): on any but the CPU, with the passes of CPUOnly disabled too.
+// o's map is not changed.
+func (o Options) ForDevice(kind string) Options {
+	if kind == "cpu" {
+		return o
+	}
+	d := make(map[string]bool, len(o.Disabled)+len(CPUOnly))
+	for k, v := range o.Disabled {
+		d[k] = v
+	}
+	for _, name := range CPUOnly {
+		d[name] = true
+	}
+	o.Disabled = d
+	return o
+}
+
 // FromEnv reads KILN_FUSE: "off", or a comma list of "-pass" names.
 // Entries it cannot use are reported on stderr once per process.
 func FromEnv() Options {

@@ -133,6 +133,13 @@ func TestONNXCNNEndToEnd(t *testing.T) {
 // initializers as the parameters and dir/in_<input>.npy as the inputs.
 func compareONNXDir(t *testing.T, name, dir string, rel float64) {
 	t.Helper()
+	compareONNXDirFused(t, name, dir, nil, rel)
+}
+
+// compareONNXDirFused is compareONNXDir with fusion options fo (nil:
+// KILN_FUSE's).
+func compareONNXDirFused(t *testing.T, name, dir string, fo *fuse.Options, rel float64) {
+	t.Helper()
 	m, err := onnx.Load(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +160,7 @@ func compareONNXDir(t *testing.T, name, dir string, rel float64) {
 		}
 		feeds[in.Name] = tensor.Tensor{DType: v.DType, Shape: v.Shape, Data: v.Data}
 	}
-	compareLowered(t, name, m.Graph, nil, feeds, rel)
+	compareLowered(t, name, m.Graph, fo, feeds, rel)
 }
 
 // TestLoweredModelOps lowers the CNN-lowering ops at other ranks and

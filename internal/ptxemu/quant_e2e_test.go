@@ -1,6 +1,7 @@
 package ptxemu
 
 import (
+	"github.com/kilnml/kiln/fuse"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +25,21 @@ func TestONNXDynQuantEndToEnd(t *testing.T) {
 				t.Fatalf("the compiled %s has %d DynQuantMatMul nodes, want %d: the test would not run the int32 GEMM", name, got, want)
 			}
 			compareONNXDir(t, "onnx "+name, dir, 1e-4)
+		})
+	}
+}
+
+// TestONNXStaticQuantEndToEnd runs the statically quantized (QDQ) test
+// models lowered to CUDA on the emulator against the CPU run of the same
+// graph, fused as a CUDA session fuses it: without the CPU-only qdq pass,
+// so Quantize/DequantizeLinear run around the float products.
+func TestONNXStaticQuantEndToEnd(t *testing.T) {
+	t.Parallel()
+	fo := fuse.FromEnv().ForDevice("cuda")
+	for _, name := range []string{"mlp_qdq", "cnn_qdq", "bert_qdq"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("..", "..", "onnx", "testdata", "models", name)
+			compareONNXDirFused(t, "onnx "+name, dir, &fo, 1e-4)
 		})
 	}
 }
