@@ -36,7 +36,7 @@ func inspectDevice(w io.Writer, g *graph.Graph, dev kiln.Device) (compile bool, 
 		return true, nil // the CPU runs every op kiln imports
 	}
 	work := g.Clone()
-	if _, err := fuse.Run(work, fuse.FromEnv()); err != nil {
+	if _, err := fuse.Run(work, fuse.FromEnv().ForDevice(dev.Kind)); err != nil {
 		return false, fmt.Errorf("fuse: %w", err)
 	}
 	kernels := 0
