@@ -95,9 +95,6 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 		t.Skipf("no Winograd runs for %s (%v)", BestGemm().Name, err)
 	}
 	r := rand.New(rand.NewPCG(5, 31))
-	same := func(a, b float32) bool {
-		return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
-	}
 	x, w, b := convOperands(r, g, true)
 	res := randFloats(r, g.N*g.M*g.OH*g.OW)
 	wino, plain := runBoth(t, g, x, w, b, res)
@@ -108,7 +105,7 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 		if approx.Far(float64(wino[i]), want, 2e-5*(mag[i]+math.Abs(float64(res[i])))+1e-30) {
 			t.Fatalf("output %d = %v, want %v", i, wino[i], want)
 		}
-		differs = differs || !same(wino[i], plain[i])
+		differs = differs || !sameBits(wino[i], plain[i])
 	}
 	if !differs {
 		t.Fatal("every output matched the packing path bit for bit: the Winograd runs never ran")
@@ -118,7 +115,7 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 		xb[((g.N-1)*g.C+3)*g.H*g.W+17] = bad // the last image: earlier ones already ran
 		wino, plain := runBoth(t, g, xb, w, b, res)
 		for i := range wino {
-			if !same(wino[i], plain[i]) {
+			if !sameBits(wino[i], plain[i]) {
 				t.Fatalf("%v in the input: output %d = %v, packing path %v", bad, i, wino[i], plain[i])
 			}
 		}
@@ -127,31 +124,8 @@ func testWinogradGemmFallback(t *testing.T, g ConvGeom) {
 	wb[7] = 1e30
 	wino, plain = runBoth(t, g, x, wb, b, res)
 	for i := range wino {
-		if !same(wino[i], plain[i]) {
+		if !sameBits(wino[i], plain[i]) {
 			t.Fatalf("huge weights: output %d = %v, packing path %v", i, wino[i], plain[i])
-		}
-	}
-}
-
-// BenchmarkConvWinogradGemm compares the packing path with and without
-// its Winograd runs on ResNet-18's stride-1 3×3 convolutions, one
-// thread, warm (GFLOP/s of the direct definition's 2·M·C·9·OH·OW).
-func BenchmarkConvWinogradGemm(b *testing.B) {
-	defer func(v bool) { convWinoOn = v }(convWinoOn)
-	for _, tg := range []tgeom{
-		{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
-		{N: 1, C: 128, H: 28, W: 28, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
-		{N: 1, C: 256, H: 14, W: 14, M: 256, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
-		{N: 1, C: 512, H: 7, W: 7, M: 512, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
-	} {
-		g := tg.normalised()
-		for _, on := range []bool{false, true} {
-			convWinoOn = on
-			c, err := NewConv2D(g, true, nil, nil, Par{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, c.winoG != nil), func(b *testing.B) { benchConv(b, c) })
 		}
 	}
 }

@@ -104,7 +104,7 @@ func TestConv2DWinogradFallback(t *testing.T) {
 		for i := range wino {
 			oy := i / g.OW % g.OH
 			inBad := oy/rowsPerBlock == 1
-			same := math.Float32bits(wino[i]) == math.Float32bits(direct[i]) || (wino[i] != wino[i] && direct[i] != direct[i])
+			same := sameBits(wino[i], direct[i])
 			if inBad && !same {
 				t.Fatalf("%v: output %d (row %d) = %v, direct path %v", bad, i, oy, wino[i], direct[i])
 			}
@@ -118,20 +118,25 @@ func TestConv2DWinogradFallback(t *testing.T) {
 	w[7] = 1e30
 	wino, direct := runBoth(t, g, x, w, b, randFloats(r, g.N*g.M*g.OH*g.OW))
 	for i := range wino {
-		if math.Float32bits(wino[i]) != math.Float32bits(direct[i]) && !(wino[i] != wino[i] && direct[i] != direct[i]) {
+		if !sameBits(wino[i], direct[i]) {
 			t.Fatalf("huge weights: output %d = %v, direct path %v", i, wino[i], direct[i])
 		}
 	}
 }
 
-// BenchmarkConvWinograd compares the Winograd path with the direct path
-// on the CNN benchmark's stride-1 3×3 convolutions, one thread, warm.
+// BenchmarkConvWinograd compares each conv with and without its
+// Winograd path on the CNN benchmark's and ResNet-18's stride-1 3×3
+// convolutions, one thread, warm.
 func BenchmarkConvWinograd(b *testing.B) {
 	defer func(v bool) { convWinoOn = v }(convWinoOn)
 	for _, tg := range []tgeom{
 		{N: 1, C: 32, H: 64, W: 64, M: 32, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 		{N: 1, C: 64, H: 32, W: 32, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 		{N: 1, C: 128, H: 16, W: 16, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 128, H: 28, W: 28, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 256, H: 14, W: 14, M: 256, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 1, C: 512, H: 7, W: 7, M: 512, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	} {
 		g := tg.normalised()
 		for _, on := range []bool{false, true} {
@@ -140,7 +145,7 @@ func BenchmarkConvWinograd(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, c.wino != nil), func(b *testing.B) { benchConv(b, c) })
+			b.Run(fmt.Sprintf("c%d_%dx%d/wino=%v", g.C, g.OH, g.OW, c.Winograd()), func(b *testing.B) { benchConv(b, c) })
 		}
 	}
 }
