@@ -38,6 +38,7 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 		return EmitConvTranspose(&ConvTranspose{ConvTranspose: *d})
 	}),
 	kdesc.KindResize: kdesc.Writes(func(d *kdesc.Resize) (*Kernel, error) { return EmitResize(&Resize{Resize: *d}) }),
+	kdesc.KindRouted: kdesc.Writes(func(d *kdesc.Routed) (*Kernel, error) { return EmitRouted(&Routed{Routed: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

@@ -107,8 +107,25 @@ var Unemitted = map[Kind]string{
 	KindDet:        "new in issue 23: a pivoted LU per matrix, sequential in its columns; rare outside import-time constants",
 	KindQuantize:   "new in issue 24: quantized models run on the CPU first; a GPU path dequantizes to F16/BF16 for the existing GEMM (issue 24, part 6)",
 	KindIntProduct: "new in issue 24: no integer GEMM or conv emitter yet (dp4a/IMMA on CUDA); the CPU runs them, and a fusion will route them to its int8 GEMM",
-	KindRouted:     "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
 	KindScatter:    "duplicate indices must be applied in order (the last update wins, reductions fold in index order): a serial pass or per-dtype atomics",
+}
+
+// UnemittedBy names, per emitter package ("ptx", "msl"), the kinds that
+// one GPU emitter writes and that one does not yet, with the reason; with
+// Unemitted it is what NotEmitted answers.
+var UnemittedBy = map[string]map[Kind]string{
+	"msl": {
+		KindRouted: "new in issue 26: no MSL kernel for the routed expert products yet (CUDA has a simple one, ptx/moe.go); the CPU computes only the routed rows",
+	},
+}
+
+// NotEmitted is why emitter package pkg writes no kernel of kind k, or ""
+// when it does: Unemitted's reason, else UnemittedBy's.
+func NotEmitted(pkg string, k Kind) string {
+	if why := Unemitted[k]; why != "" {
+		return why
+	}
+	return UnemittedBy[pkg][k]
 }
 
 // DescribedOps lists, in op order, every op Describe covers: all that
