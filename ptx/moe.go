@@ -14,6 +14,14 @@ import (
 type Routed struct {
 	kdesc.Routed
 	Block int // threads per block (0: 256)
+	// Resident > 0 asks for MoE's residency split: the weights hold only
+	// Resident experts ([Resident, ...]), and two more parameters follow
+	// down: remap ([E] I32: each expert's row in the weights, or -1 for
+	// an expert that is not on the device) and addend ([T, H] F32: the
+	// non-resident slots' weighted sum, computed on the host). The kernel
+	// skips the non-resident slots and adds addend to each token's sum of
+	// its resident ones.
+	Resident int
 }
 
 // moeMaxPerThread bounds the output columns one MoE thread accumulates in
@@ -35,6 +43,9 @@ func EmitRouted(d *Routed) (*Kernel, error) {
 	}
 	if d.IDs != tensor.I32 && d.IDs != tensor.I64 {
 		return nil, fmt.Errorf("ptx: %s: expert ids of %v, want I32 or I64", d.Name, d.IDs)
+	}
+	if d.Resident > 0 && (d.Op != graph.OpMoE || d.Resident > d.E) {
+		return nil, fmt.Errorf("ptx: %s: a residency split of %d experts needs an MoE of at least as many (%v of %d)", d.Name, d.Resident, d.Op, d.E)
 	}
 	switch d.Op {
 	case graph.OpGroupedMatMul:
@@ -134,6 +145,10 @@ func emitMoE(d *Routed) (*Kernel, error) {
 	f := newFn(d.Name)
 	out, xp, ids, wts := f.ptrParam("out"), f.ptrParam("x"), f.ptrParam("ids"), f.ptrParam("weights")
 	gate, up, down := f.ptrParam("gate"), f.ptrParam("up"), f.ptrParam("down")
+	var remap, addend string
+	if d.Resident > 0 {
+		remap, addend = f.ptrParam("remap"), f.ptrParam("addend")
+	}
 	x := routedIx(f, d)
 	es := d.DType.Size()
 	sh := f.shared("hid", ".f32", block, 4)
@@ -172,6 +187,20 @@ func emitMoE(d *Routed) (*Kernel, error) {
 			// ok is the same in every thread of the block (one token), so
 			// the branch is uniform and the barriers below are safe.
 			f.op("@%s bra.uni %s", notOK, skip)
+			if d.Resident > 0 {
+				// The expert's row among the resident ones; -1: the host
+				// computed this slot (addend). Uniform like ok.
+				rid := f.load(tensor.I32, x.addr(remap, id, 4))
+				host := f.reg(cPred)
+				f.op("setp.lt.s32 %s, %s, 0", host, rid)
+				f.op("@%s bra.uni %s", host, skip)
+				id = x.reg()
+				if x.wide {
+					f.op("cvt.u64.u32 %s, %s", id, rid)
+				} else {
+					f.op("mov.u32 %s, %s", id, rid)
+				}
+			}
 			wt := f.load(d.DType, x.addr(wts, s, es))
 			y := make([]string, per)
 			for r := range y {
@@ -245,8 +274,12 @@ func emitMoE(d *Routed) (*Kernel, error) {
 			f.op("setp.lt.%s %s, %s, %d", x.t(), has, oc, h)
 			skip := f.label("nostore")
 			f.op("@!%s bra %s", has, skip)
+			o := x.mad(t, h, oc)
+			if d.Resident > 0 {
+				f.op("add.f32 %s, %s, %s", tot[r], tot[r], f.load(tensor.F32, x.addr(addend, o, 4)))
+			}
 			f.op("selp.f32 %s, %s, %s, %s", tot[r], nanBits, tot[r], bad)
-			f.store(d.DType, x.addr(out, x.mad(t, h, oc), es), tot[r])
+			f.store(d.DType, x.addr(out, o, es), tot[r])
 			f.place(skip)
 		}
 	})

@@ -199,3 +199,68 @@ func TestRoutedBadIDs(t *testing.T) {
 		compareTensors(t, "moe bad ids "+idt.String(), mo, mt, routedTol(tensor.F32))
 	}
 }
+
+// TestMoEResidencySplit: the split kernel (ptx.Routed.Resident) with
+// only some experts' weights on the device (compacted, remap naming each
+// expert's row or -1) and the other experts' slots supplied as addend
+// (here from the reference over the same routing with the resident
+// slots' weights zeroed, as the host side computes them) gives the
+// whole layer's result, for several masks, I32 and I64 ids.
+func TestMoEResidencySplit(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(26, 7))
+	const T, K, E, H, F = 7, 2, 5, 24, 40
+	for _, idt := range []tensor.DType{tensor.I32, tensor.I64} {
+		x, ids, rw := randTensor(r, tensor.F32, false, T, H), expertIDs(r, idt, T, K, E), randTensor(r, tensor.F32, false, T, K)
+		gate, up := scaled(randTensor(r, tensor.F32, false, E, H, F), H), scaled(randTensor(r, tensor.F32, false, E, H, F), H)
+		down := scaled(randTensor(r, tensor.F32, false, E, F, H), F)
+		moe := func(g *graph.Graph, n []*graph.Node) *graph.Node {
+			return g.MoEExperts(n[0], n[1], n[2], n[3], n[4], n[5])
+		}
+		want := refRouted(t, tensor.F32, []tensor.Tensor{x, ids, rw, gate, up, down}, moe)
+		for mi, mask := range [][]bool{{true, false, true, false, false}, {false, false, false, false, true}, {true, true, true, true, true}} {
+			name := fmt.Sprintf("split_%v_%d", idt, mi)
+			var remap []int32
+			var rows []int
+			for e, res := range mask {
+				if res {
+					remap = append(remap, int32(len(rows)))
+					rows = append(rows, e)
+				} else {
+					remap = append(remap, -1)
+				}
+			}
+			rm, _ := tensor.FromI32(tensor.Shape{E}, remap)
+			// The host's part: the non-resident slots alone.
+			hw := rw.Float64s()
+			for s, e := range ids.Float64s() {
+				if mask[int(e)] {
+					hw[s] = 0
+				}
+			}
+			hostW, _ := tensor.FromFloat64s(tensor.F32, rw.Shape, hw)
+			addend := refRouted(t, tensor.F32, []tensor.Tensor{x, ids, hostW, gate, up, down}, moe)
+			k, err := ptx.EmitRouted(&ptx.Routed{Routed: kdesc.Routed{Name: name, Op: graph.OpMoE, DType: tensor.F32, IDs: idt,
+				T: T, K: K, E: E, In: H, Out: H, Hidden: F}, Resident: len(rows)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := sentinel(tensor.F32, T, H)
+			if err := runKernel(t, k, Options{}, out, x, ids, rw, compact(gate, rows), compact(up, rows), compact(down, rows), rm, addend); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			compareTensors(t, name, out, want, routedTol(tensor.F32))
+		}
+	}
+}
+
+// compact stacks the rows (experts) of w listed in rows.
+func compact(w tensor.Tensor, rows []int) tensor.Tensor {
+	per := len(w.Data) / w.Shape[0]
+	shape := append(tensor.Shape{len(rows)}, w.Shape[1:]...)
+	c := tensor.New(w.DType, shape...)
+	for i, e := range rows {
+		copy(c.Data[i*per:], w.Data[e*per:(e+1)*per])
+	}
+	return c
+}
