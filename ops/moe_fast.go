@@ -78,6 +78,10 @@ type moeFast struct {
 	us    []float32 // up rows
 	ys    []float32 // the down product's rows (xs's memory: xs is dead by then)
 
+	// resident, when set, names the experts whose slots this kernel
+	// leaves out (a device computes them: MoEHost); nil leaves none out.
+	resident []bool
+
 	items    []moeItem    // the current phase's work
 	taken    atomic.Int64 // items handed out
 	down     bool         // the phase runs the down products
@@ -89,14 +93,24 @@ type moeFast struct {
 }
 
 func prepareMoEFast(n *graph.Node, env Env) (Kernel, string, error) {
+	m, err := newMoEFast(n, env)
+	if m == nil || err != nil {
+		return nil, "", err
+	}
+	return sizeChecked(n, m.run), m.workers[0].gu.Variant().Name, nil
+}
+
+// newMoEFast prepares the routed kernel of an F32 OpMoE node, or nil
+// (and no error) for one it does not take.
+func newMoEFast(n *graph.Node, env Env) (*moeFast, error) {
 	if n.DType != tensor.F32 {
-		return nil, "", nil
+		return nil, nil
 	}
 	d := moeDimsOf(n.Inputs[1], n.Inputs[3])
 	h, f := n.Inputs[3].Shape[1], n.Inputs[3].Shape[2]
 	rows := d.t * d.k
 	if rows == 0 || h == 0 || f == 0 || d.e == 0 {
-		return nil, "", nil // the reference writes the zeros
+		return nil, nil // the reference writes the zeros
 	}
 	par := asmPar(env)
 	m := &moeFast{n: n, d: d, h: h, f: f, par: par, ew: asm.BestEw()}
@@ -106,10 +120,10 @@ func prepareMoEFast(n *graph.Node, env Env) (Kernel, string, error) {
 		w := &m.workers[i]
 		var err error
 		if w.gu, err = asm.NewGemm(asm.GemmConfig{M: mr, N: min(f, moeColBlock), K: h, LDB: f, LDC: f, Alpha: 1}, nil, asm.Par{}); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if w.dn, err = asm.NewGemm(asm.GemmConfig{M: mr, N: min(h, moeColBlock), K: f, LDB: h, LDC: h, Alpha: 1}, nil, asm.Par{}); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
 	m.gate, m.up, m.dw = m.packed(n.Inputs[3], f, env), m.packed(n.Inputs[4], f, env), m.packed(n.Inputs[5], h, env)
@@ -122,7 +136,7 @@ func prepareMoEFast(n *graph.Node, env Env) (Kernel, string, error) {
 	m.itemBody = m.runItems
 	m.gather = asm.NewChunks(par, rows, rowGrain(h), m.gatherRows)
 	m.combine = asm.NewChunks(par, d.t, rowGrain(h*d.k), m.combineTokens)
-	return sizeChecked(n, m.run), m.workers[0].gu.Variant().Name, nil
+	return m, nil
 }
 
 // packed makes one packedWeight per expert and column block of a stacked
@@ -239,7 +253,8 @@ func (m *moeFast) product(w *moeWorker, g *asm.Gemm, pw *packedWeight, b, a, c [
 }
 
 // route sorts the slots by expert (counting sort, stable): count[e] is
-// where expert e's rows start, pos[j] slot j's row, src[r] row r's token.
+// where expert e's rows start, pos[j] slot j's row (-1 for a slot of a
+// resident expert, which this kernel leaves out), src[r] row r's token.
 func (m *moeFast) route(ids indices) error {
 	d := m.d
 	clear(m.count)
@@ -247,6 +262,9 @@ func (m *moeFast) route(ids indices) error {
 		e, err := expertOf(m.n.Op, ids, j, d.k, d.e)
 		if err != nil {
 			return err
+		}
+		if m.resident != nil && m.resident[e] {
+			continue
 		}
 		m.count[e+1]++
 	}
@@ -256,6 +274,10 @@ func (m *moeFast) route(ids indices) error {
 	copy(m.next, m.count[:d.e])
 	for j := range d.t * d.k {
 		e := ids.at(j) // checked above
+		if m.resident != nil && m.resident[e] {
+			m.pos[j] = -1 // no row: the device's slot
+			continue
+		}
 		r := m.next[e]
 		m.next[e]++
 		m.pos[j], m.src[r] = r, j/d.k
@@ -272,21 +294,30 @@ func (m *moeFast) gatherRows(_, lo, hi int) {
 }
 
 // combineTokens writes tokens [lo, hi): the first slot's row times its
-// weight, then each further row scaled in place and added, in slot order.
+// weight, then each further row scaled in place and added, in slot order
+// (slots left out have no row; a token with none gets zeros).
 func (m *moeFast) combineTokens(_, lo, hi int) {
 	h, k := m.h, m.d.k
 	for t := lo; t < hi; t++ {
 		o := m.out[t*h : (t+1)*h]
+		first := true
 		for s := range k {
 			j := t*k + s
 			r := m.pos[j]
+			if r < 0 {
+				continue
+			}
 			y := m.ys[r*h : (r+1)*h]
-			if s == 0 {
+			if first {
 				_ = m.ew.BinaryScalar(asm.EwMul, o, y, m.wts[j])
+				first = false
 				continue
 			}
 			_ = m.ew.BinaryScalar(asm.EwMul, y, y, m.wts[j])
 			_ = m.ew.Binary(asm.EwAdd, o, o, y)
+		}
+		if first {
+			clear(o)
 		}
 	}
 }

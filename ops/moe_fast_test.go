@@ -244,3 +244,49 @@ func TestMoEDecomposition(t *testing.T) {
 	fast, _ := fastRun(t, c.n, parEnv(2), c.ins...)
 	moeClose(t, "fast", fast, want)
 }
+
+// TestMoEHost: the host part of a split layer equals the reference run
+// with the resident experts' slots weighted zero, for masks with some,
+// none and every expert resident (all resident: zeros), serial and over
+// workers; a mask of the wrong length and a non-MoE node are errors.
+func TestMoEHost(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 9))
+	for _, threads := range []int{1, 3} {
+		c := newMoECase(r, 11, 24, 40, 5, 2, "skewed", tensor.I64, true)
+		env := parEnv(threads)
+		env.WeightsVersion = new(atomic.Uint64)
+		h, err := NewMoEHost(c.n, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mask := range [][]bool{{true, false, true, false, false}, {false, true, false, false, false}, make([]bool, 5), {true, true, true, true, true}} {
+			name := fmt.Sprintf("t%d/%v", threads, mask)
+			out := tensor.New(tensor.F32, 11, 24)
+			for i := range out.Data {
+				out.Data[i] = 0xAB // what Run must overwrite
+			}
+			if err := h.Run(c.ins, out, mask); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			zeroed := c
+			zeroed.ins = append([]tensor.Tensor(nil), c.ins...)
+			w := tensor.New(tensor.F32, 11, 2)
+			copy(w.Data, c.ins[2].Data)
+			ids, ws := indicesOf(c.ins[1].DType, c.ins[1].Data), w.F32()
+			for j := range ws {
+				if mask[ids.at(j)] {
+					ws[j] = 0
+				}
+			}
+			zeroed.ins[2] = w
+			moeClose(t, name, out.Float64s(), zeroed.reference(t))
+		}
+		if err := h.Run(c.ins, tensor.New(tensor.F32, 11, 24), make([]bool, 4)); err == nil || !strings.Contains(err.Error(), "mask of 4 experts") {
+			t.Errorf("a mask of 4 for 5 experts: %v", err)
+		}
+	}
+	g := graph.New()
+	if _, err := NewMoEHost(g.Relu(g.Input("x", tensor.F32, 2)), Env{}); err == nil || !strings.Contains(err.Error(), "want MoE") {
+		t.Errorf("a Relu: %v", err)
+	}
+}

@@ -46,6 +46,7 @@ var emitter = kdesc.NewEmitter("ptx", "CUDA", map[kdesc.Kind]func(kdesc.Desc) (*
 	kdesc.KindScatter:    kdesc.Writes(func(d *kdesc.Scatter) (*Kernel, error) { return EmitScatter(&Scatter{Scatter: *d}) }),
 	kdesc.KindQuantize:   kdesc.Writes(func(d *kdesc.Quantize) (*Kernel, error) { return EmitQuantize(&Quantize{Quantize: *d}) }),
 	kdesc.KindIntProduct: kdesc.Writes(func(d *kdesc.IntProduct) (*Kernel, error) { return EmitIntProduct(&IntProduct{IntProduct: *d}) }),
+	kdesc.KindRouted:     kdesc.Writes(func(d *kdesc.Routed) (*Kernel, error) { return EmitRouted(&Routed{Routed: *d}) }),
 }, graph.OpCustom)
 
 // Emit writes the kernel of a descriptor (from kdesc.Describe) with the

@@ -78,13 +78,12 @@ var unsupported = []gap{
 	{"msl-host", graph.OpMatMulInteger, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpConvInteger, "", "no MSL integer conv for kdesc.IntProduct yet"},
 	{"msl-host", graph.OpDynQuantMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},
-	// Mixture of experts (issue 26): the CPU computes only the routed
-	// rows (grouped per expert); a GPU kernel for kdesc.Routed (a grouped
-	// GEMM over per-expert row blocks, with residency deciding which
-	// experts run on the device) is part 4 of the issue.
-	{"ptx-emu", graph.OpGroupedMatMul, "", "no PTX emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
+	// Mixture of experts (issue 26): CUDA runs the routed ops with a
+	// simple kernel (ptx/moe.go: a dot per output element, MoE one block
+	// per token) computing in f32, so not F64; Metal has none yet.
+	{"ptx-emu", graph.OpGroupedMatMul, "slots i32 f64", "the routed kernels compute in f32: F64 is not lowered"},
+	{"ptx-emu", graph.OpMoE, "f64 i32 ids", "the routed kernels compute in f32: F64 is not lowered"},
 	{"msl-host", graph.OpGroupedMatMul, "", "no MSL emitter for kdesc.Routed yet (a grouped GEMM over per-expert row blocks)"},
-	{"ptx-emu", graph.OpMoE, "", "no PTX emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU (device residency is issue 26, part 4)"},
 	{"msl-host", graph.OpMoE, "", "no MSL emitter for kdesc.Routed yet: the routed SwiGLU experts run on the CPU"},
 	{"ptx-emu", graph.OpQDQMatMul, "", "the PTX int32 GEMM (ptx/quant_gemm.go) has no QDQ operand loader yet (x quantized with its fixed scale and zero point, the float epilogue with per-column scales)"},
 	{"msl-host", graph.OpQDQMatMul, "", "no MSL integer GEMM for kdesc.IntProduct yet"},

@@ -99,8 +99,7 @@ func Lower[K any](name string, n *graph.Node, emit func(Desc) (K, error)) (k K, 
 // them out (its TestOps checks that against this list), and the backend
 // × op matrix lists their cases as not lowered.
 var Unemitted = map[Kind]string{
-	KindRouted: "new in issue 26: the routed expert products run on the CPU, which computes only the routed rows; a GPU path (grouped GEMM over per-expert row blocks, and residency: resident experts on the device, the rest on the host) is issue 26, part 4",
-	KindNMS:    "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
+	KindNMS: "new in issue 23: a sequential greedy selection per batch and class, whose result length depends on the data",
 }
 
 // UnemittedBy names, per emitter package ("ptx", "msl"), the descriptor
@@ -108,6 +107,7 @@ var Unemitted = map[Kind]string{
 // reason; Lacks reads both lists.
 var UnemittedBy = map[string]map[Kind]string{
 	"msl": {
+		KindRouted:     "new in issue 26: no MSL kernel for the routed expert products yet (CUDA has a simple one, ptx/moe.go); the CPU computes only the routed rows",
 		KindQuantize:   "new in issue 24: CUDA lowers the quantization maps (ptx/quant.go); no MSL emitter yet, so quantized models run on the CPU under Metal",
 		KindIntProduct: "new in issue 24: CUDA has an int32-accumulating integer GEMM (ptx/quant_gemm.go); no MSL emitter yet",
 		KindPoolND:     "new in issue 23: 3-D, dilated and index-returning pools; CUDA walks each window as the CPU's reference (ptx/pool_nd.go), no MSL emitter yet (Metal's 2-D pools cover the common models)",
