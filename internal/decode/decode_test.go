@@ -88,7 +88,10 @@ func stepsEqualPrefill(t *testing.T, c demo.DecoderConfig, w map[string][]float3
 			t.Fatal(err)
 		}
 		v := c.Vocab
-		approx.Slices(t, fmt.Sprintf("round %d: prompt rows", round), got, all[:prompt*v], 1e-5, 1e-6)
+		// The prefill's GEMMs and a step's one-row products sum in
+		// other orders (per kernel variant: NEON's differ from AVX's), so
+		// logits of order 1 may differ by a few 1e-6 absolute.
+		approx.Slices(t, fmt.Sprintf("round %d: prompt rows", round), got, all[:prompt*v], 1e-5, 1e-5)
 		for p := prompt; p < n; p++ {
 			if d.Pos() != p {
 				t.Fatalf("Pos() = %d before the step of position %d", d.Pos(), p)
@@ -97,7 +100,7 @@ func stepsEqualPrefill(t *testing.T, c demo.DecoderConfig, w map[string][]float3
 			if err != nil {
 				t.Fatal(err)
 			}
-			approx.Slices(t, fmt.Sprintf("round %d: decode step at %d vs prefill row", round, p), got, all[p*v:(p+1)*v], 1e-5, 1e-6)
+			approx.Slices(t, fmt.Sprintf("round %d: decode step at %d vs prefill row", round, p), got, all[p*v:(p+1)*v], 1e-5, 1e-5)
 		}
 	}
 }
