@@ -128,12 +128,18 @@ func (st *moeState) record(l *moeLayer, ids tensor.Tensor) {
 	st.counted = true
 }
 
-// moeLayers returns the layers, or an error when there are none.
+// moeLayers acquires cg for a call of the MoE API (the caller releases
+// it) and returns the layers; on an error (in use, closed, no MoE
+// layers) cg is not held.
 func (cg *CompiledGraph) moeLayers() ([]*moeLayer, error) {
-	if cg.closed {
-		return nil, errClosed
+	if err := cg.acquire(useGraph); err != nil {
+		return nil, err
 	}
-	if len(cg.moe.layers) == 0 {
+	if cg.closed || len(cg.moe.layers) == 0 {
+		cg.release(useGraph)
+		if cg.closed {
+			return nil, errClosed
+		}
 		return nil, errNoMoE
 	}
 	return cg.moe.layers, nil
@@ -145,14 +151,11 @@ func (cg *CompiledGraph) moeLayers() ([]*moeLayer, error) {
 // expert count. The capture buffers are allocated at compile time, so
 // runs allocate nothing with capture on.
 func (cg *CompiledGraph) EnableMoETopKCapture(numExperts int) error {
-	if err := cg.acquire(useGraph); err != nil {
-		return err
-	}
-	defer cg.release(useGraph)
 	layers, err := cg.moeLayers()
 	if err != nil {
 		return err
 	}
+	defer cg.release(useGraph)
 	for i, l := range layers {
 		if l.e != numExperts {
 			return fmt.Errorf("kiln: EnableMoETopKCapture(%d): MoE layer %d (%s) has %d experts", numExperts, i, l.node.Name, l.e)
@@ -168,14 +171,11 @@ func (cg *CompiledGraph) EnableMoETopKCapture(numExperts int) error {
 // ties to the lower id). It fails when capture is off or no forward ran
 // since it was enabled or last taken. Capture stays on.
 func (cg *CompiledGraph) TakeMoETopKCapture() ([][]uint32, error) {
-	if err := cg.acquire(useGraph); err != nil {
-		return nil, err
-	}
-	defer cg.release(useGraph)
 	layers, err := cg.moeLayers()
 	if err != nil {
 		return nil, err
 	}
+	defer cg.release(useGraph)
 	if !cg.moe.capture {
 		return nil, errors.New("kiln: TakeMoETopKCapture: capture is off (EnableMoETopKCapture turns it on)")
 	}
@@ -196,14 +196,11 @@ func (cg *CompiledGraph) TakeMoETopKCapture() ([][]uint32, error) {
 // resident again. On the CPU this changes only the accounting of
 // TakeMoEResidencyStats.
 func (cg *CompiledGraph) SetMoEResidentExperts(mask []bool) error {
-	if err := cg.acquire(useGraph); err != nil {
-		return err
-	}
-	defer cg.release(useGraph)
 	layers, err := cg.moeLayers()
 	if err != nil {
 		return err
 	}
+	defer cg.release(useGraph)
 	for i, l := range layers {
 		if mask != nil && len(mask) != l.e {
 			return fmt.Errorf("kiln: SetMoEResidentExperts: mask of %d entries, MoE layer %d (%s) has %d experts", len(mask), i, l.node.Name, l.e)
@@ -230,14 +227,11 @@ func setMask(dst, mask []bool) {
 // masks[i] for layer i in forward order (nil: all resident), with one
 // entry per expert of that layer.
 func (cg *CompiledGraph) SetMoEResidentExpertsPerLayer(masks [][]bool) error {
-	if err := cg.acquire(useGraph); err != nil {
-		return err
-	}
-	defer cg.release(useGraph)
 	layers, err := cg.moeLayers()
 	if err != nil {
 		return err
 	}
+	defer cg.release(useGraph)
 	if len(masks) != len(layers) {
 		return fmt.Errorf("kiln: SetMoEResidentExpertsPerLayer: %d masks for %d MoE layers", len(masks), len(layers))
 	}
@@ -257,14 +251,11 @@ func (cg *CompiledGraph) SetMoEResidentExpertsPerLayer(masks [][]bool) error {
 // resident and on non-resident experts and per expert. It fails when no
 // forward ran since it was last taken.
 func (cg *CompiledGraph) TakeMoEResidencyStats() (MoEResidencyStats, error) {
-	if err := cg.acquire(useGraph); err != nil {
-		return MoEResidencyStats{}, err
-	}
-	defer cg.release(useGraph)
 	layers, err := cg.moeLayers()
 	if err != nil {
 		return MoEResidencyStats{}, err
 	}
+	defer cg.release(useGraph)
 	if !cg.moe.counted {
 		return MoEResidencyStats{}, errors.New("kiln: TakeMoEResidencyStats: no forward ran since the stats were last taken")
 	}
