@@ -59,17 +59,24 @@ func dynamicQuant(g *graph.Graph, log *Log) error {
 				ins, last, chain = append(ins, b), add, append(chain, add)
 			}
 		}
-		f, err := g.Insert(graph.OpDynQuantMatMul, graph.Attrs{}, ins...)
-		if err != nil || !f.Shape.Equal(last.Shape) {
-			log.miss("%s: %v", names(chain...), err)
-			return false, nil
-		}
-		if err := replace(g, last, f); err != nil {
-			return false, err
-		}
-		log.fused("%s → %s", names(chain...), f.Name)
-		return true, nil
+		return insertFused(g, log, graph.OpDynQuantMatMul, graph.Attrs{}, ins, chain, last)
 	})
+}
+
+// insertFused inserts a node of op on ins in place of the chain ending at
+// last, reporting whether it did: a node that cannot be made, or whose
+// shape is not last's, is logged as a near miss.
+func insertFused(g *graph.Graph, log *Log, op graph.Op, at graph.Attrs, ins, chain []*graph.Node, last *graph.Node) (bool, error) {
+	f, err := g.Insert(op, at, ins...)
+	if err != nil || !f.Shape.Equal(last.Shape) {
+		log.miss("%s: %v", names(chain...), err)
+		return false, nil
+	}
+	if err := replace(g, last, f); err != nil {
+		return false, err
+	}
+	log.fused("%s → %s", names(chain...), f.Name)
+	return true, nil
 }
 
 // dqlOutput reports whether n is output i of a DynamicQuantizeLinear.

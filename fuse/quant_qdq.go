@@ -69,16 +69,7 @@ func qdqProducts(g *graph.Graph, log *Log) error {
 				at.Epilogue.Act, last, chain = users[0].Op, users[0], append(chain, users[0])
 			}
 		}
-		f, err := g.Insert(op, at, ins...)
-		if err != nil || !f.Shape.Equal(last.Shape) {
-			log.miss("%s: %v", names(chain...), err)
-			return false, nil
-		}
-		if err := replace(g, last, f); err != nil {
-			return false, err
-		}
-		log.fused("%s → %s", names(chain...), f.Name)
-		return true, nil
+		return insertFused(g, log, op, at, ins, chain, last)
 	})
 }
 
