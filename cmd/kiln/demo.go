@@ -136,12 +136,7 @@ func checkDemo(cg *kiln.CompiledGraph, weights map[string][]float32, ids []int64
 	}
 	got := cg.Output(0)
 	ref := want[0].F32()
-	var maxDiff, maxRef float64
-	for i := range ref {
-		maxDiff = math.Max(maxDiff, math.Abs(float64(got[i])-float64(ref[i])))
-		maxRef = math.Max(maxRef, math.Abs(float64(ref[i])))
-	}
-	rel := maxDiff / math.Max(maxRef, 1e-30)
+	maxDiff, rel := maxRelDiff(got, ref)
 	status := "ok"
 	if rel > 1e-5 || math.IsNaN(rel) {
 		status = "MISMATCH"
@@ -155,3 +150,14 @@ func checkDemo(cg *kiln.CompiledGraph, weights map[string][]float32, ids []int64
 }
 
 func mib(b int) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) }
+
+// maxRelDiff returns max |got - ref| and that over max |ref|: the
+// demos' check against the reference interpreter (NaN when a NaN met it).
+func maxRelDiff(got, ref []float32) (maxDiff, rel float64) {
+	var maxRef float64
+	for i := range ref {
+		maxDiff = math.Max(maxDiff, math.Abs(float64(got[i])-float64(ref[i])))
+		maxRef = math.Max(maxRef, math.Abs(float64(ref[i])))
+	}
+	return maxDiff, maxDiff / math.Max(maxRef, 1e-30)
+}

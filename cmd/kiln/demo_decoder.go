@@ -112,12 +112,7 @@ func checkDecoder(out io.Writer, d *decode.Decoder, weights map[string][]float32
 		return err
 	}
 	ref := want[0].F32()
-	var maxDiff, maxRef float64
-	for i := range ref {
-		maxDiff = math.Max(maxDiff, math.Abs(float64(got[i])-float64(ref[i])))
-		maxRef = math.Max(maxRef, math.Abs(float64(ref[i])))
-	}
-	rel := maxDiff / math.Max(maxRef, 1e-30)
+	maxDiff, rel := maxRelDiff(got, ref)
 	status := "ok"
 	if rel > 1e-4 || math.IsNaN(rel) || decode.Argmax(got) != decode.Argmax(ref) {
 		status = "MISMATCH"
