@@ -64,6 +64,21 @@ type convWorker struct {
 	b    [2][]float32 // each a row of ones, then room for a depth block of a panel (see panel)
 	tile []float32    // MR×NR, for edge micro-tiles
 	out  []float32    // a pooled conv's tile (M/G × nb) or, depthwise, row pair
+	far  uint         // gemmPrefetchFar where the weights the products read stream from memory
+}
+
+// convFarBytes is the size of packed weights past which a pass over them
+// streams from memory rather than from L2 (1 MiB on Zen 4/5, 2 MiB on
+// recent Xeons): their panels are fetched far ahead (gemmPrefetchFar).
+const convFarBytes = 1 << 20
+
+// farFlag is gemmPrefetchFar for a product pass over floats of packed
+// weights larger than convFarBytes, else 0.
+func farFlag(floats int) uint {
+	if 4*floats > convFarBytes {
+		return gemmPrefetchFar
+	}
+	return 0
 }
 
 // panel is where depth block [pc, pc+kc) of the worker's panel i (0 or
@@ -129,6 +144,7 @@ func (c *Conv2D) prepareGemm(par Par) {
 			fill(c.ws[i].b[j][:v.nr], 1)
 		}
 		c.ws[i].tile = make([]float32, v.mr*v.nr)
+		c.ws[i].far = farFlag(g.Groups * c.astride)
 		if c.pooled.on {
 			c.ws[i].out = make([]float32, c.mpg*c.nb)
 		}
@@ -151,7 +167,7 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 	pw.data = pw.data[:size]
 	first := c.ktot - c.kk // 1 with a bias column
 	for grp := range c.g.Groups {
-		c.packRowPanels(pw.data[grp*c.astride:][:c.astride], c.ktot, func(m, s int) float32 {
+		c.packRowPanels(pw.data[grp*c.astride:][:c.astride], c.ktot, c.kc, func(m, s int) float32 {
 			m += grp * c.mpg
 			if s < first {
 				return b[m]
@@ -162,27 +178,40 @@ func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
 }
 
 // packRowPanels packs the group's rows of depth values, value s of row
-// m being at(m, s), at rowPanelAt: MR-row panels (zeros past the group's
-// rows), then the mgemv rows past them as they are. dst is (mpan·MR +
-// mgemv)·depth floats.
-func (c *Conv2D) packRowPanels(dst []float32, depth int, at func(m, s int) float32) {
+// m being at(m, s), at rowPanelAt for depth blocks of kc: MR-row panels
+// (zeros past the group's rows), then the mgemv rows past them as they
+// are. dst is (mpan·MR + mgemv)·depth floats.
+func (c *Conv2D) packRowPanels(dst []float32, depth, kc int, at func(m, s int) float32) {
 	clear(dst)
 	for m := range c.mpg {
 		for s := range depth {
-			dst[c.rowPanelAt(m, s, depth)] = at(m, s)
+			dst[c.rowPanelAt(m, s, depth, kc)] = at(m, s)
 		}
 	}
 }
 
-// rowPanelAt is where value s of row m goes in packRowPanels' packing:
-// panel p holds, for each s, the MR values of rows p·MR + r; the rows
-// past the panels follow, each depth long.
-func (c *Conv2D) rowPanelAt(m, s, depth int) int {
+// rowPanelAt is where value s of row m goes in packRowPanels' packing,
+// which is depth block major: block [pc, pc+kc) holds each MR-row panel
+// in turn, panel p holding, for each step of the block, the MR values of
+// rows p·MR + r (rowPanel finds it). The products take the blocks in
+// that order, so a pass over the weights reads memory front to back,
+// which the far prefetch (gemmPrefetchFar) relies on: a panel-major
+// packing had each call read a block-long run, then jump a panel on.
+// The rows past the panels follow, each depth long.
+func (c *Conv2D) rowPanelAt(m, s, depth, kc int) int {
 	mr := c.v.mr
 	if m < c.mpan*mr {
-		return m/mr*depth*mr + s*mr + m%mr
+		pc := s / kc * kc
+		return c.rowPanel(m/mr, pc, min(kc, depth-pc)) + (s-pc)*mr + m%mr
 	}
 	return m*depth + s
+}
+
+// rowPanel is the offset of row panel ip's depth block [pc, pc+kc) in a
+// packRowPanels packing: the blocks before it hold pc steps of every
+// panel.
+func (c *Conv2D) rowPanel(ip, pc, kc int) int {
+	return (pc*c.mpan + ip*kc) * c.v.mr
 }
 
 // gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
@@ -283,14 +312,14 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []float32, ktot int, bp [2][]float32, pc, kc, ci, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
-	flags := uint(0)
+	flags := wk.far
 	if pc > 0 {
-		flags = gemmAccumulate
+		flags |= gemmAccumulate
 	}
 	b0, b1 := bp[0][:kc*nr], bp[1][:kc*nr]
 	full := min(p1, c.mpg/mr) // panels [p0, full) have all MR rows
 	for ip := p0; ip < full; ip++ {
-		ap := a[ip*ktot*mr+pc*mr:][:kc*mr]
+		ap := a[c.rowPanel(ip, pc, kc):][:kc*mr]
 		at := ci + ip*mr*ldy
 		_ = y[at+(mr-1)*ldy+2*nr-1] // the whole tile is inside y
 		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
@@ -298,7 +327,7 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 	rest := max(p0, full)
 	if rows := c.mpg - rest*mr; rest < p1 && (rows == 4 || rows == 8) && v.edge2 != nil {
 		// The last panel's 4 or 8 rows, both column panels at once.
-		ap := a[rest*ktot*mr+pc*mr:][:kc*mr]
+		ap := a[c.rowPanel(rest, pc, kc):][:kc*mr]
 		at := ci + rest*mr*ldy
 		_ = y[at+(rows-1)*ldy+2*nr-1] // the rows are inside y
 		v.edge2(rows, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
@@ -318,14 +347,14 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32, ktot int, bp []float32, pc, kc, ci, ncol, p0, p1 int) {
 	v := c.v
 	mr, nr := v.mr, v.nr
-	flags := uint(0)
+	flags := wk.far
 	if pc > 0 {
-		flags = gemmAccumulate
+		flags |= gemmAccumulate
 	}
 	bp = bp[:kc*nr]
 	for ip := p0; ip < p1; ip++ {
 		rows := min(mr, c.mpg-ip*mr)
-		ap := a[ip*ktot*mr+pc*mr:][:kc*mr]
+		ap := a[c.rowPanel(ip, pc, kc):][:kc*mr]
 		at := ci + ip*mr*ldy
 		if rows == mr && ncol == nr {
 			_ = y[at+(mr-1)*ldy+nr-1] // the whole tile is inside y
@@ -340,7 +369,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 		t := wk.tile
 		v.micro(kc, &ap[0], &bp[0], &t[0], nr, 0)
 		for r := range rows {
-			gemmMerge(y[at+r*ldy:][:ncol], t[r*nr:][:ncol], flags != 0)
+			gemmMerge(y[at+r*ldy:][:ncol], t[r*nr:][:ncol], flags&gemmAccumulate != 0)
 		}
 	}
 	if p1 < c.mpan {
@@ -357,6 +386,6 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 		}
 		t := wk.tile[:nr]
 		v.gemv(kc, &ar[0], &bp[0], nr, &t[0], 0)
-		gemmMerge(y[at:][:ncol], t[:ncol], flags != 0)
+		gemmMerge(y[at:][:ncol], t[:ncol], flags&gemmAccumulate != 0)
 	}
 }

@@ -196,6 +196,7 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 	w.ws = make([]convWorker, threads)
 	for i := range w.ws {
 		w.ws[i].tile = make([]float32, c.v.mr*c.v.nr)
+		w.ws[i].far = farFlag(16 * w.ustride)
 	}
 	return w
 }
@@ -216,7 +217,7 @@ func (c *Conv2D) packWinoGemm(pw *ConvWeights, w, b []float32) {
 		for ci := range g.C {
 			u, fine := winoWeightTransform(w[(m*g.C+ci)*9:][:9])
 			ok = ok && fine
-			at := c.rowPanelAt(m, ci, g.C)
+			at := c.rowPanelAt(m, ci, g.C, wg.kc)
 			for xi, v := range u {
 				dst[xi*wg.ustride+at] = v
 			}

@@ -13,7 +13,8 @@ import "github.com/kilnml/kiln/ops/cpuid"
 //		c[(12*t+i)*ldc+j] += s         (flags&1 == 1)
 //
 // and, with flags&2 (gemmPrefetchNext), prefetches the B panel two on
-// while it computes the first tile; with tiles >= 1, k >= 1, a =
+// while it computes the first tile; with flags&4 (gemmPrefetchFar) it
+// fetches A 4 KiB ahead rather than 768 bytes; with tiles >= 1, k >= 1, a =
 // tiles*12*k floats, b = k*16 floats and c reaching (12*tiles-1)*ldc+16
 // floats; the Go caller checks all of it.
 //

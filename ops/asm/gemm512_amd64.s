@@ -122,6 +122,8 @@ tile:
 	JZ    tail
 	TESTQ $2, FLAGS
 	JNZ   loop4pf
+	TESTQ $4, FLAGS
+	JNZ   loop4far
 
 loop4:
 	// Four steps per iteration (192 bytes of A, three lines): ask for
@@ -137,6 +139,23 @@ loop4:
 	ADDQ $256, PB             // 4 steps × 16 floats
 	DECQ K4
 	JNZ  loop4
+	JMP  tail
+
+loop4far:
+	// As loop4 for an A streamed from memory (gemmPrefetchFar): its
+	// lines 4 KiB (85 steps, some 500 cycles) ahead, which covers a DRAM
+	// miss where 16 steps do not.
+	PREFETCHT0 4096(PA)
+	KSTEP(0, B0)
+	PREFETCHT0 4160(PA)
+	KSTEP(1, B1)
+	PREFETCHT0 4224(PA)
+	KSTEP(2, B2)
+	KSTEP(3, B3)
+	ADDQ $192, PA
+	ADDQ $256, PB
+	DECQ K4
+	JNZ  loop4far
 	JMP  tail
 
 loop4pf:

@@ -16,7 +16,8 @@ package asm
 // two FMAs and the kernel runs at the peak (an L1-resident tile: 209
 // against 229 GFLOP/s). tiles >= 1, k >= 1, a = tiles*12*k floats, b0
 // and b1 k*16 floats each, c reaching (12*tiles-1)*ldc+32 floats; the
-// Go caller checks all of it. It ignores the prefetch flag.
+// Go caller checks all of it. It ignores gemmPrefetchNext and acts on
+// gemmPrefetchFar as gemmPanel12x16AVX512 does.
 //
 //go:noescape
 func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)

@@ -128,6 +128,8 @@ tile:
 	ANDQ  $1, K
 	TESTQ K2, K2
 	JZ    tail
+	TESTQ $4, FLAGS
+	JNZ   loop2far
 
 loop2:
 	// Two steps per iteration (96 bytes of A); ask for the A panel's
@@ -140,6 +142,19 @@ loop2:
 	ADDQ $128, PB           // 2 steps × 16 floats
 	DECQ K2
 	JNZ  loop2
+	JMP  tail
+
+loop2far:
+	// As loop2 for an A streamed from memory (gemmPrefetchFar): 4 KiB
+	// ahead (see gemm512_amd64.s).
+	PREFETCHT0 4096(PA)
+	KSTEP(0)
+	PREFETCHT0 4160(PA)
+	KSTEP(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  loop2far
 
 tail:
 	TESTQ K, K

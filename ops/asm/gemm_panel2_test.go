@@ -10,8 +10,9 @@ import (
 // TestGemmPanel2 checks each variant's two-panel kernel, and its 4- and
 // 8-row edge kernel, against two calls of its one-panel kernel, bit for
 // bit: random depths (across the unrolled steps and the tail), one to
-// four tiles, both flags, C rows wider than the tile, and guards around
-// C (the edge kernels must not write past their rows).
+// four tiles, both flags (with and without the far-prefetch hint, which
+// changes no bits), C rows wider than the tile, and guards around C (the
+// edge kernels must not write past their rows).
 func TestGemmPanel2(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	found := false
@@ -27,7 +28,7 @@ func TestGemmPanel2(t *testing.T) {
 				k = 1 + trial
 			}
 			tiles, ldc := 1+r.IntN(4), 2*nr+r.IntN(9)
-			flags := uint(trial % 2)
+			flags := uint(trial%2) | uint(trial/2%2)*gemmPrefetchFar // the hint changes no bits
 			a := make([]float32, tiles*mr*k)
 			b0, b1 := make([]float32, k*nr), make([]float32, k*nr)
 			for _, x := range [][]float32{a, b0, b1} {
@@ -36,8 +37,8 @@ func TestGemmPanel2(t *testing.T) {
 			c0 := make([]float32, tiles*mr*ldc)
 			randRow(r, c0, 1)
 			want := append([]float32(nil), c0...)
-			v.panel(tiles, k, &a[0], &b0[0], &want[0], ldc, flags)
-			v.panel(tiles, k, &a[0], &b1[0], &want[nr], ldc, flags)
+			v.panel(tiles, k, &a[0], &b0[0], &want[0], ldc, flags&gemmAccumulate)
+			v.panel(tiles, k, &a[0], &b1[0], &want[nr], ldc, flags&gemmAccumulate)
 			got := newGuarded(len(c0)-(ldc-2*nr), 0) // C ends with the last tile row's 2NR columns
 			copy(got.Data, c0)
 			v.panel2(tiles, k, &a[0], &b0[0], &b1[0], &got.Data[0], ldc, flags)

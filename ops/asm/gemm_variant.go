@@ -90,6 +90,13 @@ const gemmAccumulate uint = 1
 // prefetching tolerates.
 const gemmPrefetchNext uint = 2
 
+// gemmPrefetchFar is the flag bit that says the A panel streams from
+// memory (a convolution's packed weights, too large for L2, read once a
+// run): the AVX-512 panel kernels then fetch A 4 KiB ahead, far enough
+// to cover a DRAM miss, where their usual distance covers an L2 hit. A
+// hint, like gemmPrefetchNext.
+const gemmPrefetchFar uint = 4
+
 // GemmVariant is one implementation of the GEMM kernels: a micro-kernel
 // with its tile shape, the GEMV kernel of the same width, and the cache
 // blocking tuned for it.
