@@ -13,8 +13,9 @@ import "github.com/kilnml/kiln/ops/cpuid"
 //		c[(6*t+i)*ldc+j] += s         (flags&1 == 1)
 //
 // and, with flags&2 (gemmPrefetchNext), prefetches the B panel two on
-// while it computes the first tile; with tiles >= 1, k >= 1, a =
-// tiles*6*k floats, b = k*16 floats and c reaching (6*tiles-1)*ldc+16
+// while it computes the first tile; with flags&4 (gemmPrefetchFar) it
+// fetches A 4 KiB ahead rather than 384 bytes; with tiles >= 1, k >= 1,
+// a = tiles*6*k floats, b = k*16 floats and c reaching (6*tiles-1)*ldc+16
 // floats; the Go caller checks all of it. Looping over the tiles here,
 // not in Go, saves a call, a bounds check and the slicing per tile: 5-8%
 // of a product with k = 64, whose tiles are short.

@@ -93,6 +93,8 @@ tile:
 	JZ    tail
 	TESTQ $2, FLAGS
 	JNZ   loop4pf
+	TESTQ $4, FLAGS
+	JNZ   loop4far
 
 loop4:
 	// Four steps per iteration; ask for the A panel 16 steps ahead (it
@@ -106,6 +108,21 @@ loop4:
 	ADDQ $256, PB             // 4 steps × 16 floats
 	DECQ K4
 	JNZ  loop4
+	JMP  tail
+
+loop4far:
+	// As loop4 for an A streamed from memory (gemmPrefetchFar): 4 KiB
+	// ahead, which covers a DRAM miss, two lines an iteration.
+	PREFETCHT0 4096(PA)
+	KSTEP(0)
+	KSTEP(1)
+	PREFETCHT0 4160(PA)
+	KSTEP(2)
+	KSTEP(3)
+	ADDQ $96, PA
+	ADDQ $256, PB
+	DECQ K4
+	JNZ  loop4far
 	JMP  tail
 
 loop4pf:

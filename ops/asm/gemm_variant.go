@@ -92,8 +92,8 @@ const gemmPrefetchNext uint = 2
 
 // gemmPrefetchFar is the flag bit that says the A panel streams from
 // memory (a convolution's packed weights, too large for L2, read once a
-// run): the AVX-512 panel kernels then fetch A 4 KiB ahead, far enough
-// to cover a DRAM miss, where their usual distance covers an L2 hit. A
+// run): the amd64 panel kernels then fetch A 4 KiB ahead, far enough to
+// cover a DRAM miss, where their usual distance covers an L2 hit. A
 // hint, like gemmPrefetchNext.
 const gemmPrefetchFar uint = 4
 
