@@ -246,7 +246,6 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 	}
 	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc,
 		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino}
-	c.next.Store(0)
 	c.runTiles()
 	c.releasePad()
 	c.run = convRun{} // keep no reference to the caller's memory

@@ -1,7 +1,5 @@
 package asm
 
-import "sync/atomic"
-
 // The GEMM path of Conv2D, per (batch, group) plane:
 //
 //	Y[mpg × OH·OW] = [bias | W][mpg × 1+K] · [1 ; patches][1+K × OH·OW]
@@ -57,7 +55,7 @@ type convGemm struct {
 	winoG     *convWinoGemm // the packing path's Winograd runs (conv_wino_gemm.go), or nil
 	dpan      []int         // its panels' rows
 	ws        []convWorker
-	next      atomic.Int64 // the next tile to take
+	claims    workClaims // the run's tiles (or the direct Winograd path's blocks), per worker
 }
 
 type convWorker struct {
@@ -137,6 +135,7 @@ func (c *Conv2D) prepareGemm(par Par) {
 	if c.wino != nil {
 		c.wino.winoWorkers(c.c.N())
 	}
+	c.claims = newWorkClaims(c.c.N())
 	c.ws = make([]convWorker, c.c.N())
 	for i := range c.ws {
 		for j := range c.ws[i].b {
@@ -215,17 +214,15 @@ func (c *Conv2D) rowPanel(ip, pc, kc int) int {
 }
 
 // gemmTiles is the body of worker ch: it takes tiles, numbered over (n,
-// group, row block, column block), from the run's counter until none
-// are left.
+// group, row block, column block), from the run's claims until none are
+// left.
 func (c *Conv2D) gemmTiles(ch, _, _ int) {
 	g, wk := &c.g, &c.ws[ch]
-	tiles := int64(c.tiles(g.N * g.Groups))
 	for {
-		i := c.next.Add(1) - 1
-		if i >= tiles {
+		it, ok := c.claims.next(ch)
+		if !ok {
 			return
 		}
-		it := int(i)
 		plane, rblk, cblk := it/(c.rb*c.cb), it/c.cb%c.rb, it%c.cb
 		p0, p1 := c.rowBlock(rblk)
 		j0, cols := c.colBlock(cblk)

@@ -155,6 +155,11 @@ func (c *Conv2D) runTiles() {
 	if c.winoG != nil && c.run.wino && c.runWinoGemm() {
 		return
 	}
+	if c.wino != nil {
+		c.claims.reset(c.g.N * c.wino.blocks)
+	} else {
+		c.claims.reset(c.tiles(c.g.N * c.g.Groups))
+	}
 	s := &c.shared
 	if !s.on || c.wino != nil {
 		c.c.Do()

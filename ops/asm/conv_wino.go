@@ -166,17 +166,16 @@ func winoWeightTransform(k []float32) (u [16]float32, ok bool) {
 }
 
 // winoTiles is the body of worker ch on the Winograd path: it takes
-// blocks, numbered over (n, block), from the run's counter.
+// blocks, numbered over (n, block), from the run's claims.
 func (c *Conv2D) winoTiles(ch, _, _ int) {
 	g, w := &c.g, c.wino
 	wk, ww := &c.ws[ch], &w.ws[ch]
-	blocks := int64(g.N * w.blocks)
 	for {
-		i := c.next.Add(1) - 1
-		if i >= blocks {
+		i, ok := c.claims.next(ch)
+		if !ok {
 			return
 		}
-		n, blk := int(i)/w.blocks, int(i)%w.blocks
+		n, blk := i/w.blocks, i%w.blocks
 		t0 := blk * w.tb
 		nt := min(w.tb, w.tw*w.th-t0)
 		ty0, rows := t0/w.tw, nt/w.tw

@@ -69,11 +69,12 @@ type convWinoGemm struct {
 	tws      int // tiles per row as numbered
 	bandRows int // tile rows per band
 	bands    int
-	tb       int  // tiles per band, bandRows·tw rounded up to whole panels
-	kc       int  // depth block of the products
-	vs, ms   int  // ξ strides of V and M
-	ustride  int  // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
-	local    bool // workers run whole bands (bandsC), else each pass is split (in, prod, out)
+	tb       int        // tiles per band, bandRows·tw rounded up to whole panels
+	kc       int        // depth block of the products
+	vs, ms   int        // ξ strides of V and M
+	ustride  int        // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
+	local    bool       // workers run whole bands (bandsC), else each pass is split (in, prod, out)
+	claims   workClaims // bands, per worker, when local
 	in, prod *Chunks
 	out      *Chunks
 	bandsC   *Chunks
@@ -185,6 +186,7 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 		w.tb = (w.bandRows*w.tws + 15) &^ 15
 		w.vs, w.ms = g.C*w.tb+winoSkew, g.M*w.tb+winoSkew
 		w.bandsC = NewChunks(par, min(threads, g.N*w.bands), 1, c.winoBands)
+		w.claims = newWorkClaims(w.bandsC.N())
 	} else {
 		w.in = NewChunks(par, g.C, 4, func(ch, lo, hi int) { c.winoInputs(&w.shared, ch, lo, hi) })
 		w.prod = NewChunks(par, 16, 1, func(ch, lo, hi int) { c.winoProductsG(&w.shared, ch, lo, hi) })
@@ -252,6 +254,7 @@ func (c *Conv2D) runWinoGemm() bool {
 			b := &w.own[i]
 			b.v, b.m = buf[i*band:][:16*w.vs], buf[i*band+16*w.vs:][:16*w.ms]
 		}
+		w.claims.reset(g.N * w.bands)
 		w.bandsC.Do()
 	} else {
 		b := &w.shared
@@ -275,22 +278,21 @@ func (c *Conv2D) runWinoGemm() bool {
 	}
 	w.shared.v, w.shared.m, w.bias = nil, nil, nil
 	if w.bad.Load() {
-		c.next.Store(0) // the packing path's tiles count from 0 too
 		return false
 	}
 	return true
 }
 
 // winoBands is the body of worker ch when workers run whole bands: it
-// takes bands, numbered over (image, band), from the run's counter (as
-// they go: a worker that starts late takes fewer) and runs each through
-// the three passes in its own V and M.
+// takes bands, numbered over (image, band), from the run's claims (its
+// own share first; a worker that starts late takes fewer) and runs each
+// through the three passes in its own V and M.
 func (c *Conv2D) winoBands(ch, _, _ int) {
 	g, w := &c.g, c.winoG
 	b := &w.own[ch]
 	for !w.bad.Load() {
-		i := int(c.next.Add(1) - 1)
-		if i >= g.N*w.bands {
+		i, ok := w.claims.next(ch)
+		if !ok {
 			return
 		}
 		b.n, b.ty0 = i/w.bands, i%w.bands*w.bandRows

@@ -1,0 +1,65 @@
+package asm
+
+import "sync/atomic"
+
+// workClaims hands items [0, n) out to a loop's workers (the chunks of a
+// Chunks): each first takes its own contiguous share, front to back, and
+// a worker whose share is done takes items from the back of the share
+// with most left. Shares make one step's split match the next's, so a
+// worker mostly reads what it wrote itself, from its own L2: ResNet-18's
+// convs at two threads, where a shared counter scattered tiles over the
+// cores at random, ran 3-4% slower. Taking from the back keeps what a
+// shared counter gave: no worker waits long on one that started late or
+// was descheduled.
+type workClaims struct {
+	share []atomic.Uint64 // worker w's items left: lo<<32 | hi
+}
+
+// newWorkClaims makes claims for workers workers.
+func newWorkClaims(workers int) workClaims {
+	return workClaims{share: make([]atomic.Uint64, max(workers, 1))}
+}
+
+// reset deals n items out in even contiguous shares. It runs before the
+// workers start.
+func (w *workClaims) reset(n int) {
+	k := len(w.share)
+	for i := range w.share {
+		w.share[i].Store(uint64(i*n/k)<<32 | uint64((i+1)*n/k))
+	}
+}
+
+// next returns the next item for worker, and false once every share is
+// empty.
+func (w *workClaims) next(worker int) (int, bool) {
+	own := &w.share[worker]
+	for {
+		s := own.Load()
+		lo, hi := s>>32, s&0xffffffff
+		if lo >= hi {
+			break
+		}
+		if own.CompareAndSwap(s, (lo+1)<<32|hi) {
+			return int(lo), true
+		}
+	}
+	for {
+		// Steal from the share with most left; retry while any has some.
+		best, most := -1, uint64(0)
+		for i := range w.share {
+			s := w.share[i].Load()
+			if lo, hi := s>>32, s&0xffffffff; hi > lo && hi-lo > most {
+				best, most = i, hi-lo
+			}
+		}
+		if best < 0 {
+			return 0, false
+		}
+		v := &w.share[best]
+		s := v.Load()
+		lo, hi := s>>32, s&0xffffffff
+		if lo < hi && v.CompareAndSwap(s, lo<<32|(hi-1)) {
+			return int(hi - 1), true
+		}
+	}
+}

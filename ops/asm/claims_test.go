@@ -1,0 +1,51 @@
+package asm
+
+import (
+	"sync"
+	"testing"
+)
+
+// TestWorkClaims: every item is handed out exactly once, whatever the
+// workers' pace, and a worker alone takes its own share front to back
+// before anyone else's from the back.
+func TestWorkClaims(t *testing.T) {
+	for _, tc := range []struct{ n, workers int }{{0, 2}, {1, 2}, {7, 2}, {100, 3}, {5, 8}, {1000, 4}} {
+		w := newWorkClaims(tc.workers)
+		w.reset(tc.n)
+		got := make([]int, tc.n)
+		var wg sync.WaitGroup
+		for k := range tc.workers {
+			wg.Go(func() {
+				for {
+					i, ok := w.next(k)
+					if !ok {
+						return
+					}
+					got[i]++ // each index written by one worker only when claims are exclusive
+				}
+			})
+		}
+		wg.Wait()
+		for i, c := range got {
+			if c != 1 {
+				t.Fatalf("n=%d workers=%d: item %d handed out %d times", tc.n, tc.workers, i, c)
+			}
+		}
+	}
+	w := newWorkClaims(2)
+	w.reset(6) // shares [0,3) and [3,6)
+	var order []int
+	for {
+		i, ok := w.next(1)
+		if !ok {
+			break
+		}
+		order = append(order, i)
+	}
+	want := []int{3, 4, 5, 2, 1, 0}
+	for i := range want {
+		if i >= len(order) || order[i] != want[i] {
+			t.Fatalf("one worker took %v, want %v (its share, then the other's from the back)", order, want)
+		}
+	}
+}
