@@ -22,7 +22,7 @@ var vtClipBounds = [][2]float32{
 
 func TestFastClip(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	shapes := [][]int{{0}, {1}, {7}, {33}, {3, 37}, {2049}, {4100}, {2, 3, 17000}} // past clipBlock; the last splits over workers
+	shapes := [][]int{{0}, {1}, {7}, {33}, {3, 37}, {2049}, {4100}, {2, 3, 17000}} // the last splits over workers
 	for _, k := range asm.EwVariants() {
 		for ei, env := range vtEnvs() {
 			t.Run(fmt.Sprintf("%s/env%d", k.Name, ei), func(t *testing.T) {

@@ -24,48 +24,35 @@ import (
 
 // The ops with an asm kernel register prepareVecUnary and
 // prepareVecBinary from the elementwise table (elementwise.go); Clip's
-// kernel is two of the vector×scalar ones.
+// kernel is the one-pass clamp (or one vector×scalar kernel where a
+// bound is infinite).
 func init() {
 	RegisterFast(graph.OpClip, withVec(prepareVecClip))
 }
 
-// clipBlock is how many elements clipF32 bounds below before bounding
-// them above: the second pass reads what the first wrote from L1.
-const clipBlock = 2048
-
 // clipF32 sets dst[i] = min(max(x[i], lo), hi), as the reference's Go
 // min and max do (NaN in x or a NaN bound gives NaN; max(-0, +0) is +0),
-// through the vector×scalar Max and Min; an infinite bound on the open
-// side is skipped (max(x, -Inf) and min(x, +Inf) are x, bit for bit).
-// dst may be x.
+// through asm.EwKernels.Clamp; an infinite bound on the open side is
+// skipped (max(x, -Inf) and min(x, +Inf) are x, bit for bit). dst may be
+// x.
 func clipF32(k *asm.EwKernels, dst, x []float32, lo, hi float32) error {
+	doLo, doHi := !math.IsInf(float64(lo), -1), !math.IsInf(float64(hi), 1)
+	switch {
+	case doLo && doHi:
+		return k.Clamp(dst, x, lo, hi)
+	case doLo:
+		return k.BinaryScalar(asm.EwMax, dst, x, lo)
+	case doHi:
+		return k.BinaryScalar(asm.EwMin, dst, x, hi)
+	}
 	if len(dst) != len(x) {
 		return k.BinaryScalar(asm.EwMax, dst, x, lo) // reports the lengths
 	}
-	doLo, doHi := !math.IsInf(float64(lo), -1), !math.IsInf(float64(hi), 1)
-	if !doLo && !doHi {
-		if len(x) > 0 && &dst[0] != &x[0] {
-			if !vecAliasOK(dst, x) {
-				return asm.ErrEwAlias
-			}
-			copy(dst, x)
+	if len(x) > 0 && &dst[0] != &x[0] {
+		if !vecAliasOK(dst, x) {
+			return asm.ErrEwAlias
 		}
-		return nil
-	}
-	for a := 0; a < len(x); a += clipBlock {
-		b := min(a+clipBlock, len(x))
-		src := x[a:b]
-		if doLo {
-			if err := k.BinaryScalar(asm.EwMax, dst[a:b], src, lo); err != nil {
-				return err
-			}
-			src = dst[a:b]
-		}
-		if doHi {
-			if err := k.BinaryScalar(asm.EwMin, dst[a:b], src, hi); err != nil {
-				return err
-			}
-		}
+		copy(dst, x)
 	}
 	return nil
 }

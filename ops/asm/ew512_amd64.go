@@ -35,6 +35,7 @@ func init() {
 			EwDiv: ewDivVSAVX512, EwMax: ewMaxVSAVX512, EwMin: ewMinVSAVX512},
 		sv: [ewNumBinary]ewSVFunc{EwAdd: ewAddSVAVX512, EwSub: ewSubSVAVX512, EwMul: ewMulSVAVX512,
 			EwDiv: ewDivSVAVX512, EwMax: ewMaxSVAVX512, EwMin: ewMinSVAVX512},
+		clamp: ewClampAVX512,
 	})
 }
 
@@ -154,6 +155,11 @@ func ewMulVSAVX512(dst, x *float32, s float32, n int, stream bool)
 //
 //go:noescape
 func ewDivVSAVX512(dst, x *float32, s float32, n int, stream bool)
+
+// ewClampAVX512 is dst[i] = min(max(x[i], lo), hi), n a multiple of 16.
+//
+//go:noescape
+func ewClampAVX512(dst, x *float32, lo, hi float32, n int, stream bool)
 
 // ewMaxVSAVX512 is dst[i] = max(x[i], s).
 //

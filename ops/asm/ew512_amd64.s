@@ -290,3 +290,51 @@ SV(·ewMulSVAVX512, OP_MUL)
 SV(·ewDivSVAVX512, OP_DIV)
 SV(·ewMaxSVAVX512, OP_MAX)
 SV(·ewMinSVAVX512, OP_MIN)
+
+// func ewClampAVX512(dst, x *float32, lo, hi float32, n int, stream bool)
+// dst[i] = min(max(x[i], lo), hi): OP_MAX with lo broadcast in B0, then
+// OP_MIN with hi in SC, one pass.
+TEXT ·ewClampAVX512(SB), NOSPLIT, $0-33
+	MOVQ         dst+0(FP), DST
+	MOVQ         x+8(FP), XP
+	VBROADCASTSS lo+16(FP), B0
+	VBROADCASTSS hi+20(FP), SC
+	SETUP(n+24, stream+32)
+	TESTQ        NG, NG
+	JZ           tail
+
+loop4:
+	VMOVUPS (XP), A0
+	VMOVUPS 64(XP), A1
+	VMOVUPS 128(XP), A2
+	VMOVUPS 192(XP), A3
+	OP_MAX(B0, A0, Z12) // not in place: OP_MAX reads A after writing D
+	OP_MAX(B0, A1, Z13)
+	OP_MAX(B0, A2, Z14)
+	OP_MAX(B0, A3, Z15)
+	OP_MIN(SC, Z12, D0)
+	OP_MIN(SC, Z13, D1)
+	OP_MIN(SC, Z14, D2)
+	OP_MIN(SC, Z15, D3)
+	STORE4
+	ADDQ    $256, XP
+	ADDQ    $256, DST
+	DECQ    NG
+	JNZ     loop4
+
+tail:
+	TESTQ NB, NB
+	JZ    done
+
+loop1:
+	VMOVUPS (XP), A0
+	OP_MAX(B0, A0, Z12)
+	OP_MIN(SC, Z12, D0)
+	STORE1
+	ADDQ    $64, XP
+	ADDQ    $64, DST
+	DECQ    NB
+	JNZ     loop1
+
+done:
+	FINISH

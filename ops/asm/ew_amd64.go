@@ -25,8 +25,14 @@ func init() {
 			EwDiv: ewDivVSAVX2, EwMax: ewMaxVSAVX2, EwMin: ewMinVSAVX2},
 		sv: [ewNumBinary]ewSVFunc{EwAdd: ewAddSVAVX2, EwSub: ewSubSVAVX2, EwMul: ewMulSVAVX2,
 			EwDiv: ewDivSVAVX2, EwMax: ewMaxSVAVX2, EwMin: ewMinSVAVX2},
+		clamp: ewClampAVX2,
 	})
 }
+
+// ewClampAVX2 is dst[i] = min(max(x[i], lo), hi), n a multiple of 8.
+//
+//go:noescape
+func ewClampAVX2(dst, x *float32, lo, hi float32, n int, stream bool)
 
 // Unary kernels: dst[i] = f(x[i]) with f the scalar twin (ewExp, ewLog,
 // ewTanh, ewSigmoid, ewErf, ewGelu, ewGeluTanh, ewSilu; ewReluGo,

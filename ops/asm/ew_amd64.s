@@ -277,3 +277,51 @@ SV(·ewMulSVAVX2, OP_MUL)
 SV(·ewDivSVAVX2, OP_DIV)
 SV(·ewMaxSVAVX2, OP_MAX)
 SV(·ewMinSVAVX2, OP_MIN)
+
+// func ewClampAVX2(dst, x *float32, lo, hi float32, n int, stream bool)
+// dst[i] = min(max(x[i], lo), hi): OP_MAX with lo broadcast in Y14, then
+// OP_MIN with hi in BCAST, one pass.
+TEXT ·ewClampAVX2(SB), NOSPLIT, $0-33
+	MOVQ         dst+0(FP), DST
+	MOVQ         x+8(FP), SRC
+	VBROADCASTSS lo+16(FP), Y14
+	VBROADCASTSS hi+20(FP), BCAST
+	MOVQ         n+24(FP), STEPS1
+	MOVBLZX      stream+32(FP), STREAM
+	SPLIT
+
+loop4:
+	VMOVUPS (SRC), IN0
+	VMOVUPS 32(SRC), IN1
+	VMOVUPS 64(SRC), IN2
+	VMOVUPS 96(SRC), IN3
+	OP_MAX(Y14, IN0, INY0, Y12, Y13)
+	OP_MAX(Y14, IN1, INY1, Y12, Y13)
+	OP_MAX(Y14, IN2, INY2, Y12, Y13)
+	OP_MAX(Y14, IN3, INY3, Y12, Y13)
+	OP_MIN(BCAST, INY0, OUT0, Y12, Y13)
+	OP_MIN(BCAST, INY1, OUT1, Y12, Y13)
+	OP_MIN(BCAST, INY2, OUT2, Y12, Y13)
+	OP_MIN(BCAST, INY3, OUT3, Y12, Y13)
+	STORE4
+	ADDQ    $128, SRC
+	ADDQ    $128, DST
+	DECQ    STEPS4
+	JNZ     loop4
+
+tail:
+	TESTQ STEPS1, STEPS1
+	JZ    done
+
+loop1:
+	VMOVUPS (SRC), IN0
+	OP_MAX(Y14, IN0, INY0, Y12, Y13)
+	OP_MIN(BCAST, INY0, OUT0, Y12, Y13)
+	STORE1
+	ADDQ    $32, SRC
+	ADDQ    $32, DST
+	DECQ    STEPS1
+	JNZ     loop1
+
+done:
+	FINISH

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -120,6 +121,60 @@ func TestEwUnaryBinadeEdges(t *testing.T) {
 			if i := firstDiff(got, want); i >= 0 {
 				t.Errorf("%s %v(%v [%#08x]) = %v, twin %v", v.Name, op, xs[i], math.Float32bits(xs[i]), got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestEwClamp checks every variant's Clamp against Go's min(max(x, lo),
+// hi), bit for bit (any NaN for a NaN): signed zeros, infinities and NaNs
+// in x and in the bounds, lengths across the vector blocks and tails, in
+// place and not, misaligned starts, and an output large enough for
+// non-temporal stores.
+func TestEwClamp(t *testing.T) {
+	neg, nan, inf := float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1))
+	special := []float32{0, neg, nan, 1, -1, inf, -inf, 5.9999995, 6, 6.0000005, 1e-40}
+	bounds := [][2]float32{{0, 6}, {neg, 0}, {0, neg}, {-1, 1}, {-inf, 6}, {0, inf}, {3, 3}, {nan, 6}, {0, nan}, {-inf, inf}}
+	r := rand.New(rand.NewPCG(3, 9))
+	for _, v := range EwVariants() {
+		for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 63, 64, 65, 200, 1031, ewStreamBytes/4 + 37} { // the last: non-temporal stores
+			x := make([]float32, n+1)
+			for i := range x {
+				if r.IntN(4) == 0 {
+					x[i] = special[r.IntN(len(special))]
+				} else {
+					x[i] = float32(r.NormFloat64() * 5)
+				}
+			}
+			for _, b := range bounds {
+				for _, off := range []int{0, 1} {
+					src := x[off : off+n]
+					for _, inPlace := range []bool{false, true} {
+						dst := make([]float32, n)
+						if inPlace {
+							copy(dst, src)
+							src = dst
+						}
+						orig := append([]float32(nil), src...)
+						if err := v.Clamp(dst, src, b[0], b[1]); err != nil {
+							t.Fatal(err)
+						}
+						for i, got := range dst {
+							if want := min(max(orig[i], b[0]), b[1]); !sameBits(got, want) {
+								t.Fatalf("%s Clamp(%v, %v, %v) n=%d off=%d in place %v: element %d = %v, want %v",
+									v.Name, orig[i], b[0], b[1], n, off, inPlace, i, got, want)
+							}
+						}
+						src = x[off : off+n]
+					}
+				}
+			}
+		}
+		if err := v.Clamp(make([]float32, 3), make([]float32, 4), 0, 6); err == nil {
+			t.Errorf("%s Clamp of lengths 3 and 4: no error", v.Name)
+		}
+		buf := make([]float32, 40)
+		if err := v.Clamp(buf[1:33], buf[:32], 0, 6); err != ErrEwAlias {
+			t.Errorf("%s Clamp with a partly overlapping output: %v, want ErrEwAlias", v.Name, err)
 		}
 	}
 }

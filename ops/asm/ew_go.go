@@ -59,6 +59,14 @@ var (
 	ewSVGo = [ewNumBinary]ewSVFunc{EwAdd: ewAddSVGo, EwSub: ewSubSVGo, EwMul: ewMulSVGo, EwDiv: ewDivSVGo, EwMax: ewMaxSVGo, EwMin: ewMinSVGo}
 )
 
+// ewClampGo is the twin of the clamp kernels.
+func ewClampGo(dst, x *float32, lo, hi float32, n int, _ bool) {
+	d, s := unsafe.Slice(dst, n), unsafe.Slice(x, n)
+	for i, v := range s {
+		d[i] = min(max(v, lo), hi)
+	}
+}
+
 func ewAddVVGo(dst, x, y *float32, n int, _ bool) {
 	d, xs, ys := unsafe.Slice(dst, n), unsafe.Slice(x, n), unsafe.Slice(y, n)
 	for i := range d {

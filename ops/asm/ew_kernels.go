@@ -75,6 +75,7 @@ type (
 	ewUnaryFunc func(dst, x *float32, n int, stream bool)
 	ewVVFunc    func(dst, x, y *float32, n int, stream bool)                  // dst[i] = x[i] op y[i]
 	ewVSFunc    func(dst, x *float32, s float32, n int, stream bool)          // dst[i] = x[i] op s
+	ewClampFunc func(dst, x *float32, lo, hi float32, n int, stream bool)     // dst[i] = min(max(x[i], lo), hi)
 	ewSVFunc    func(dst *float32, s float32, y *float32, n int, stream bool) // dst[i] = s op y[i]
 )
 
@@ -98,11 +99,12 @@ type EwKernels struct {
 	vv    [ewNumBinary]ewVVFunc
 	vs    [ewNumBinary]ewVSFunc
 	sv    [ewNumBinary]ewSVFunc
+	clamp ewClampFunc // nil: Clamp runs Max, then Min
 }
 
 // ewGo is the pure-Go variant: the twins.
 var ewGo = &EwKernels{Name: "go", Feature: cpuid.Generic, block: 1,
-	unary: ewUnaryGo, vv: ewVVGo, vs: ewVSGo, sv: ewSVGo}
+	unary: ewUnaryGo, vv: ewVVGo, vs: ewVSGo, sv: ewSVGo, clamp: ewClampGo}
 
 // EwVariants lists the variants this CPU and build can run, best first,
 // ending with "go". KILN_CPU does not shorten it (tests run them all).
@@ -208,6 +210,34 @@ func (k *EwKernels) BinaryScalar(op EwBinary, dst, x []float32, s float32) error
 	}
 	if e := h + m; e < len(x) {
 		ewVSGo[op](&dst[e], &x[e], s, len(x)-e, false)
+	}
+	return nil
+}
+
+// Clamp sets dst[i] = min(max(x[i], lo), hi) with Go's max and min (a
+// NaN in x or in a bound gives NaN; -0 orders below +0), in one pass
+// where the variant has the kernel: a conv's ReLU6 epilogue (Clip 0, 6)
+// ran Max and Min as two calls a tile row, a fifth of MobileNetV2's
+// time. dst may be x.
+func (k *EwKernels) Clamp(dst, x []float32, lo, hi float32) error {
+	if k.clamp == nil {
+		if err := k.BinaryScalar(EwMax, dst, x, lo); err != nil {
+			return err
+		}
+		return k.BinaryScalar(EwMin, dst, dst, hi)
+	}
+	if err := ewCheck(dst, x); err != nil {
+		return err
+	}
+	h, m, stream := k.split(dst)
+	if h > 0 {
+		ewClampGo(&dst[0], &x[0], lo, hi, h, false)
+	}
+	if m > 0 {
+		k.clamp(&dst[h], &x[h], lo, hi, m, stream)
+	}
+	if e := h + m; e < len(x) {
+		ewClampGo(&dst[e], &x[e], lo, hi, len(x)-e, false)
 	}
 	return nil
 }
