@@ -497,7 +497,8 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 						rows := mc / mr * mr
 						_ = ap[rows*kc-1]
 						_ = c[ci+(rows-1)*ldc+2*nr-1] // every tile is inside C
-						v.panel2(rows/mr, kc, &ap[0], &b0[0], &b1[0], &c[ci], ldc, flags)
+						// The first tile fetches the next pair of panels.
+						v.panel2(rows/mr, kc, &ap[0], &b0[0], &b1[0], &c[ci], ldc, flags|gemmPrefetchNext)
 						if e := mc - rows; (e == 4 || e == 8) && v.edge2 != nil {
 							_ = ap[(rows+mr)*kc-1] // the edge rows' A panel
 							_ = c[ci+(mc-1)*ldc+2*nr-1]
@@ -532,11 +533,11 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 }
 
 // pairMinRows is the fewest MR-row tiles a block needs for its column
-// panels to go two at a time: the two-panel kernel does not prefetch the
-// next B panel, which a B that few row panels share (a 16-row product
-// over a large weight: an MLP at batch 16) needs, as it streams from
-// memory; the one-panel kernel's prefetch made such a product 1.4× faster.
-// (A variable for benchmarks.)
+// panels to go two at a time. A B that few row panels share (a 16-row
+// product over a large weight: an MLP at batch 16) streams from memory
+// and needs the next panels fetched ahead, which the one-panel kernel's
+// prefetch does a panel at a time (it made such a product 1.4× faster
+// when the two-panel kernel had none). (A variable for benchmarks.)
 var pairMinRows = 3
 
 // columnTiles computes rows [ir, mc) of one column panel (nrv <= NR

@@ -16,7 +16,9 @@ package asm
 // two FMAs and the kernel runs at the peak (an L1-resident tile: 209
 // against 229 GFLOP/s). tiles >= 1, k >= 1, a = tiles*12*k floats, b0
 // and b1 k*16 floats each, c reaching (12*tiles-1)*ldc+32 floats; the
-// Go caller checks all of it. It ignores gemmPrefetchNext and acts on
+// Go caller checks all of it. With gemmPrefetchNext its first tile
+// fetches the next pair of B panels, b0 + 2·(b1 - b0) and b1 + 2·(b1 -
+// b0) (the GEMM's packed B, panels back to back); it acts on
 // gemmPrefetchFar as gemmPanel12x16AVX512 does.
 //
 //go:noescape

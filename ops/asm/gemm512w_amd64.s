@@ -22,6 +22,7 @@
 #define PC9   BX  // C row 9
 #define K2    R12 // pairs of steps
 #define TILES AX  // tiles left
+#define PN    R14 // the next pair's b0 at this step, PB + 2·DIST (flags bit 1)
 
 // Accumulators: row r's columns 0-15 in Zr, 16-31 in Z(12+r).
 #define BL Z24 // the step's row of b0
@@ -128,6 +129,8 @@ tile:
 	ANDQ  $1, K
 	TESTQ K2, K2
 	JZ    tail
+	TESTQ $2, FLAGS
+	JNZ   loop2pf
 	TESTQ $4, FLAGS
 	JNZ   loop2far
 
@@ -155,6 +158,30 @@ loop2far:
 	ADDQ $128, PB
 	DECQ K2
 	JNZ  loop2far
+	JMP  tail
+
+loop2pf:
+	// As loop2, and fetch the matching lines of the next pair of B
+	// panels (b0 + 2·DIST and b1 + 2·DIST: the GEMM's packed B, panels
+	// back to back): where few row panels share a B panel it streams from
+	// memory, and the hardware prefetcher brings it too late (as in
+	// gemm512_amd64.s). Only the first tile does it.
+	LEAQ (PB)(DIST*2), PN
+
+loop2pfl:
+	PREFETCHT0 768(PA)
+	PREFETCHT0 (PN)
+	PREFETCHT0 (PN)(DIST*1)
+	KSTEP(0)
+	PREFETCHT0 832(PA)
+	PREFETCHT0 64(PN)
+	PREFETCHT0 64(PN)(DIST*1)
+	KSTEP(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	ADDQ $128, PN
+	DECQ K2
+	JNZ  loop2pfl
 
 tail:
 	TESTQ K, K
@@ -171,7 +198,9 @@ store:
 write:
 	TILE_ROWS(ROW_STORE)
 
-	// The next tile: its C rows start 12 on, its A panel where PA is.
+	// The next tile: its C rows start 12 on, its A panel where PA is;
+	// only the first tile prefetches the next pair of B panels.
+	ANDQ $~2, FLAGS
 	LEAQ (PC9)(LDC*2), PC
 	ADDQ LDC, PC
 	DECQ TILES

@@ -10,9 +10,9 @@ import (
 // TestGemmPanel2 checks each variant's two-panel kernel, and its 4- and
 // 8-row edge kernel, against two calls of its one-panel kernel, bit for
 // bit: random depths (across the unrolled steps and the tail), one to
-// four tiles, both flags (with and without the far-prefetch hint, which
-// changes no bits), C rows wider than the tile, and guards around C (the
-// edge kernels must not write past their rows).
+// four tiles, both flags (with no prefetch hint, the far one or the next
+// panels' one, which change no bits), C rows wider than the tile, and
+// guards around C (the edge kernels must not write past their rows).
 func TestGemmPanel2(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	found := false
@@ -28,7 +28,7 @@ func TestGemmPanel2(t *testing.T) {
 				k = 1 + trial
 			}
 			tiles, ldc := 1+r.IntN(4), 2*nr+r.IntN(9)
-			flags := uint(trial%2) | uint(trial/2%2)*gemmPrefetchFar // the hint changes no bits
+			flags := uint(trial%2) | []uint{0, gemmPrefetchFar, gemmPrefetchNext}[trial/2%3] // hints change no bits
 			a := make([]float32, tiles*mr*k)
 			b0, b1 := make([]float32, k*nr), make([]float32, k*nr)
 			for _, x := range [][]float32{a, b0, b1} {
