@@ -27,6 +27,7 @@ type emuDriver struct {
 	fns     map[uintptr]emuFn
 	next    uintptr
 	live    map[uint64]int // device allocations: address → bytes
+	limit   int            // device memory size (0: no limit)
 	allocs  []int          // every cuMemAlloc's size, in order
 	launchN int
 	err     error // the first failure inside a call (a kernel's fault)
@@ -86,7 +87,7 @@ func emuDevice(t *testing.T) (*Device, *emuDriver) {
 		}
 	})
 	emu.mu.Lock()
-	emu.mem, emu.mods, emu.fns, emu.live, emu.allocs, emu.launchN, emu.err = ptxemu.NewMemory(), map[uintptr]*ptxemu.Module{}, map[uintptr]emuFn{}, map[uint64]int{}, nil, 0, nil
+	emu.mem, emu.mods, emu.fns, emu.live, emu.allocs, emu.launchN, emu.err, emu.limit = ptxemu.NewMemory(), map[uintptr]*ptxemu.Module{}, map[uintptr]emuFn{}, map[uint64]int{}, nil, 0, nil, 0
 	emu.mu.Unlock()
 	return &Device{l: emuLib, Name: "ptxemu", Major: 9, SMs: 4, MaxSharedOptin: 227 << 10}, emu
 }
@@ -112,6 +113,9 @@ func (e *emuDriver) handle(p uintptr) uintptr {
 func (e *emuDriver) alloc(p, n uintptr) uintptr {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if used := e.used(); e.limit > 0 && used+int(n) > e.limit {
+		return 2 // CUDA_ERROR_OUT_OF_MEMORY
+	}
 	a, err := e.mem.Alloc(int(n))
 	if err != nil {
 		return e.fail(err)
@@ -224,6 +228,11 @@ func (e *emuDriver) launch(f, gx, gy, gz, bx, by, bz, shared, _, _, extra uintpt
 func (e *emuDriver) liveBytes() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.used()
+}
+
+// used is liveBytes with e.mu held.
+func (e *emuDriver) used() int {
 	n := 0
 	for _, b := range e.live {
 		n += b

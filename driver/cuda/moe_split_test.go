@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -101,5 +103,305 @@ func TestEmuDriverMoE(t *testing.T) {
 	approx.Slices(t, "emulated CUDA vs CPU", got, want, 1e-4, 1e-5)
 	if e.launchN == 0 || e.err != nil {
 		t.Errorf("%d launches, error %v", e.launchN, e.err)
+	}
+}
+
+// emuProgram is cg's CUDA program on the emulated driver.
+func emuProgram(t *testing.T, cg *kiln.CompiledGraph) *program {
+	t.Helper()
+	x, err := cg.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, ok := x.(*program)
+	if !ok {
+		t.Fatalf("the executable is a %T, not a CUDA program", x)
+	}
+	return pr
+}
+
+// expertBytes is what the masks should leave of the layers' expert
+// weights in device memory: per layer, its resident experts' rows of
+// gate, up and down (all of them without a mask).
+func expertBytes(pr *program, masks [][]bool) int {
+	n := 0
+	for i, l := range pr.sh.lw.moe {
+		full := 0
+		for _, w := range l.experts {
+			full += pr.sh.p.Slots[w.ID].Bytes
+		}
+		e := l.node.Inputs[moeFirstExpert].Shape[0]
+		res := e
+		if masks != nil && masks[i] != nil {
+			res = 0
+			for _, r := range masks[i] {
+				if r {
+					res++
+				}
+			}
+		}
+		n += full / e * res
+	}
+	return n
+}
+
+// TestMoESplitEmu runs a two-layer MoE model on the emulated driver under
+// a sequence of residency masks (all resident, none, mixed per layer,
+// changed between runs, cleared), each against the CPU program with the
+// same masks: the outputs, the top-k capture and the residency stats
+// agree, a split layer's step is the split variant, and device memory
+// holds exactly the resident experts' weight bytes (the expert params
+// are never in the weight region; the full copies exist only while a
+// layer runs all-resident).
+func TestMoESplitEmu(t *testing.T) {
+	g, feeds := moeSplitModel(t, 6)
+	cpu := compileFeeds(t, kiln.NewSession(kiln.CPU), g, feeds)
+	s, e := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	pr := emuProgram(t, gpu)
+	if len(pr.moe) != 2 || pr.moe[0].s == nil || pr.moe[1].s == nil {
+		t.Fatalf("%d MoE layers, want 2 that can split (why not: %q, %q)", len(pr.moe), pr.sh.lw.moe[0].why, pr.sh.lw.moe[1].why)
+	}
+	all := expertBytes(pr, nil)
+	if pr.sh.weights.Bytes > pr.sh.p.WeightBytes-all {
+		t.Errorf("weight region of %d bytes holds expert weights (plan %d, experts %d)", pr.sh.weights.Bytes, pr.sh.p.WeightBytes, all)
+	}
+	base := e.liveBytes() // weights, arena: nothing of the experts before a run
+	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+		if err := cg.EnableMoETopKCapture(4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	T, F := true, false
+	for _, c := range []struct {
+		name  string
+		masks [][]bool
+	}{
+		{"all resident", nil},
+		{"none resident", [][]bool{{F, F, F, F}, {F, F, F, F}}},
+		{"mixed per layer", [][]bool{{T, F, T, F}, {F, F, T, T}}},
+		{"changed", [][]bool{{F, T, T, T}, nil}},
+		{"one expert", [][]bool{{F, F, F, T}, {T, F, F, F}}},
+		{"cleared", nil},
+	} {
+		for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+			masks := c.masks
+			if masks == nil {
+				masks = [][]bool{nil, nil}
+			}
+			if err := cg.SetMoEResidentExpertsPerLayer(masks); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		want, got := runF32(t, cpu, feeds["x"]), runF32(t, gpu, feeds["x"])
+		approx.Slices(t, c.name, got, want, 1e-4, 1e-5)
+		if e.err != nil {
+			t.Fatalf("%s: the emulated driver failed: %v", c.name, e.err)
+		}
+		// Device memory: the resident experts' bytes, the ids kept per
+		// layer, and per split layer its remap, zero and addend buffers.
+		extra := 0
+		for i, m := range pr.moe {
+			extra += m.idBytes
+			if m.host != nil { // split once: zero and addend stay
+				extra += 2 * pr.sh.p.Slots[m.l.node.ID].Bytes
+			}
+			if c.masks != nil && c.masks[i] != nil {
+				extra += 4 * len(c.masks[i])
+				if !m.split || m.nres != countTrue(c.masks[i]) {
+					t.Errorf("%s: layer %d split %v over %d experts", c.name, i, m.split, m.nres)
+				}
+				if v := pr.steps[m.l.step].variant; v != "split" {
+					t.Errorf("%s: layer %d's step variant %q, want split", c.name, i, v)
+				}
+			}
+		}
+		if live, want := e.liveBytes()-base, expertBytes(pr, c.masks)+extra; live != want {
+			t.Errorf("%s: %d bytes of device memory past the weights and arena, want %d (experts %d)", c.name, live, want, expertBytes(pr, c.masks))
+		}
+		if got, want := pr.moeDeviceBytes(), expertBytes(pr, c.masks); got != want {
+			t.Errorf("%s: moeDeviceBytes %d, want %d", c.name, got, want)
+		}
+		cs, err := cpu.TakeMoEResidencyStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := gpu.TakeMoEResidencyStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gs, cs) {
+			t.Errorf("%s: stats on CUDA %+v, on the CPU %+v", c.name, gs, cs)
+		}
+		cc, err := cpu.TakeMoETopKCapture()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc, err := gpu.TakeMoETopKCapture()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gc, cc) {
+			t.Errorf("%s: capture on CUDA %v, on the CPU %v", c.name, gc, cc)
+		}
+	}
+}
+
+func countTrue(mask []bool) int {
+	n := 0
+	for _, r := range mask {
+		if r {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMoESplitTooBig: on a device too small for every expert (the
+// emulated driver refuses allocations past a limit), a model whose masks
+// keep half the experts on the host runs and matches the CPU; asking for
+// every expert resident fails at the run, naming the layer, and setting
+// a mask again recovers.
+func TestMoESplitTooBig(t *testing.T) {
+	g, feeds := moeSplitModel(t, 5)
+	cpu := compileFeeds(t, kiln.NewSession(kiln.CPU), g, feeds)
+	s, e := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	pr := emuProgram(t, gpu)
+	T, F := true, false
+	half := [][]bool{{T, F, T, F}, {F, T, F, T}}
+	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+		if err := cg.SetMoEResidentExpertsPerLayer(half); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Room for half the experts and the split's small buffers, not for
+	// all of them.
+	small := 0
+	for _, m := range pr.moe {
+		small += m.idBytes + 2*pr.sh.p.Slots[m.l.node.ID].Bytes + 16
+	}
+	e.limit = e.liveBytes() + expertBytes(pr, half) + small
+	if expertBytes(pr, nil) <= expertBytes(pr, half)+small {
+		t.Fatal("test sizes: every expert would fit")
+	}
+	want, got := runF32(t, cpu, feeds["x"]), runF32(t, gpu, feeds["x"])
+	approx.Slices(t, "half resident on a small device", got, want, 1e-4, 1e-5)
+	if err := gpu.SetMoEResidentExperts(nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := gpu.RunTyped(kiln.TypedInput{Name: "x", Data: feeds["x"].Data, DType: tensor.F32})
+	if err == nil || !strings.Contains(err.Error(), "MoE layer") {
+		t.Errorf("every expert resident on a small device: error %v, want one naming the MoE layer", err)
+	}
+	if err := gpu.SetMoEResidentExpertsPerLayer(half); err != nil {
+		t.Fatal(err)
+	}
+	approx.Slices(t, "half resident again", runF32(t, gpu, feeds["x"]), want, 1e-4, 1e-5)
+}
+
+// TestMoESplitCloneAndCapture: a clone keeps its original's masks (its
+// own compact weights), clones running all-resident share one full copy
+// of the experts, and graph capture refuses a program with a split
+// layer, naming it.
+func TestMoESplitCloneAndCapture(t *testing.T) {
+	g, feeds := moeSplitModel(t, 4)
+	cpu := compileFeeds(t, kiln.NewSession(kiln.CPU), g, feeds)
+	s, e := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	want := runF32(t, cpu, feeds["x"])
+	runF32(t, gpu, feeds["x"])
+	c, err := gpu.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := e.liveBytes()
+	approx.Slices(t, "all-resident clone", runF32(t, c, feeds["x"]), want, 1e-4, 1e-5)
+	cpr := emuProgram(t, c)
+	for i, m := range cpr.moe {
+		if !m.onFull || m.s.users != 2 {
+			t.Errorf("layer %d: the clone on full weights %v, %d users, want shared by 2", i, m.onFull, m.s.users)
+		}
+		before += m.idBytes // the clone's kept ids
+	}
+	if after := e.liveBytes(); after != before {
+		t.Errorf("the clone's first run allocated %d bytes besides its ids, want 0 (experts shared)", after-before)
+	}
+	masks := [][]bool{{false, true, false, false}, nil}
+	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+		if err := cg.SetMoEResidentExpertsPerLayer(masks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = runF32(t, cpu, feeds["x"])
+	c2, err := gpu.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	approx.Slices(t, "split clone", runF32(t, c2, feeds["x"]), want, 1e-4, 1e-5)
+	c2pr := emuProgram(t, c2)
+	if !c2pr.moe[0].split || c2pr.moe[0].nres != 1 || c2pr.moe[1].split {
+		t.Errorf("the clone's layers: split %v over %d, then %v; want the original's masks", c2pr.moe[0].split, c2pr.moe[0].nres, c2pr.moe[1].split)
+	}
+	_, _, err = capture(emuProgram(t, gpu))
+	if err == nil || !strings.Contains(err.Error(), "MoE layer 0") || !strings.Contains(err.Error(), "graph") {
+		t.Errorf("capturing a split program: %v, want a refusal naming MoE layer 0", err)
+	}
+}
+
+// TestMoESplitRefused: a layer whose expert weight another node reads
+// too cannot split; a mask keeping one of its experts off the device is
+// an error naming the layer and the reason (nothing changes), an
+// all-resident mask is accepted, and its stats still match the CPU's.
+func TestMoESplitRefused(t *testing.T) {
+	const h, f, ne, k = 8, 12, 4, 2
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 3, h)
+	gate := g.Param("gate", tensor.F32, ne, h, f)
+	g.OutputNamed("y", g.MoE(x, graph.MoESpec{Router: g.Param("router", tensor.F32, h, ne), Gate: gate,
+		Up: g.Param("up", tensor.F32, ne, h, f), Down: g.Param("down", tensor.F32, ne, f, h), K: k}))
+	g.OutputNamed("g", g.Neg(gate))
+	feeds, err := testmodels.RandomFeeds(g, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := compileFeeds(t, kiln.NewSession(kiln.CPU), g, feeds)
+	s, _ := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	err = gpu.SetMoEResidentExperts([]bool{true, false, true, true})
+	if err == nil || !strings.Contains(err.Error(), "MoE layer 0") || !strings.Contains(err.Error(), "read by other nodes") {
+		t.Errorf("masking a layer that cannot split: %v", err)
+	}
+	wantErrSub(t, "short mask", gpu.SetMoEResidentExperts([]bool{true}), "mask of 1 entries")
+	wantErrSub(t, "mask count", gpu.SetMoEResidentExpertsPerLayer(nil), "0 masks for 1 MoE layers")
+	_, err = gpu.TakeMoEResidencyStats()
+	wantErrSub(t, "stats before a run", err, "no forward ran")
+	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+		if err := cg.SetMoEResidentExperts([]bool{true, true, true, true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cg.RunTyped(kiln.TypedInput{Name: "x", Data: feeds["x"].Data, DType: tensor.F32}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := cpu.TakeMoEResidencyStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := gpu.TakeMoEResidencyStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gs, cs) || gs.Layers[0].Resident != 3*k {
+		t.Errorf("stats on CUDA %+v, on the CPU %+v", gs, cs)
+	}
+}
+
+func wantErrSub(t *testing.T, what string, err error, sub string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), sub) {
+		t.Errorf("%s: error %v, want one containing %q", what, err, sub)
 	}
 }
