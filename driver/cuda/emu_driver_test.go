@@ -30,6 +30,7 @@ type emuDriver struct {
 	limit   int            // device memory size (0: no limit)
 	allocs  []int          // every cuMemAlloc's size, in order
 	launchN int
+	trace   []string // copies, stream waits and launches, in order
 	err     error // the first failure inside a call (a kernel's fault)
 }
 
@@ -67,7 +68,8 @@ func emuDevice(t *testing.T) (*Device, *emuDriver) {
 		ok2 := purego.NewCallback(func(uintptr, uintptr) uintptr { return 0 })
 		handle := purego.NewCallback(func(p, _ uintptr) uintptr { return emu.handle(p) })
 		emuLib = &lib{path: "ptxemu-stand-in",
-			cuCtxSetCurrent: ok1, cuCtxSynchronize: ok, cuStreamSynchronize: ok1, cuStreamDestroy: ok1,
+			cuCtxSetCurrent: ok1, cuCtxSynchronize: ok, cuStreamDestroy: ok1,
+			cuStreamSynchronize: purego.NewCallback(func(uintptr) uintptr { emu.log("sync"); return 0 }),
 			cuStreamCreate: handle, cuEventCreate: handle, cuEventDestroy: ok1, cuEventRecord: ok2,
 			cuEventSynchronize: ok1, cuModuleUnload: ok1,
 			cuMemAlloc: purego.NewCallback(emu.alloc),
@@ -88,6 +90,7 @@ func emuDevice(t *testing.T) (*Device, *emuDriver) {
 	})
 	emu.mu.Lock()
 	emu.mem, emu.mods, emu.fns, emu.live, emu.allocs, emu.launchN, emu.err, emu.limit = ptxemu.NewMemory(), map[uintptr]*ptxemu.Module{}, map[uintptr]emuFn{}, map[uint64]int{}, nil, 0, nil, 0
+	emu.trace = nil
 	emu.mu.Unlock()
 	return &Device{l: emuLib, Name: "ptxemu", Major: 9, SMs: 4, MaxSharedOptin: 227 << 10}, emu
 }
@@ -100,6 +103,13 @@ func (e *emuDriver) fail(err error) uintptr {
 		e.err = err
 	}
 	return emuFail
+}
+
+// log appends to the trace.
+func (e *emuDriver) log(what string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.trace = append(e.trace, what)
 }
 
 func (e *emuDriver) handle(p uintptr) uintptr {
@@ -142,6 +152,7 @@ func (e *emuDriver) htod(dst, src, n uintptr) uintptr {
 	if err := e.mem.Write(uint64(dst), hostBytes(src, n)); err != nil {
 		return e.fail(err)
 	}
+	e.trace = append(e.trace, "HtoD")
 	return 0
 }
 
@@ -151,6 +162,7 @@ func (e *emuDriver) dtoh(dst, src, n uintptr) uintptr {
 	if err := e.mem.Read(uint64(src), hostBytes(dst, n)); err != nil {
 		return e.fail(err)
 	}
+	e.trace = append(e.trace, "DtoH")
 	return 0
 }
 
@@ -164,6 +176,7 @@ func (e *emuDriver) dtod(dst, src, n, _ uintptr) uintptr {
 	if err := e.mem.Write(uint64(dst), b); err != nil {
 		return e.fail(err)
 	}
+	e.trace = append(e.trace, "DtoD")
 	return 0
 }
 
@@ -221,6 +234,7 @@ func (e *emuDriver) launch(f, gx, gy, gz, bx, by, bz, shared, _, _, extra uintpt
 		return e.fail(fmt.Errorf("%s: %w", fn.name, err))
 	}
 	e.launchN++
+	e.trace = append(e.trace, fn.name)
 	return 0
 }
 

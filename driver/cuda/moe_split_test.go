@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -403,5 +404,49 @@ func wantErrSub(t *testing.T, what string, err error, sub string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), sub) {
 		t.Errorf("%s: error %v, want one containing %q", what, err, sub)
+	}
+}
+
+// TestMoESplitOrder checks what a forward queues, in the emulated
+// driver's trace: without a mask, no readback or wait before the last
+// launch (the path of old, plus one ids copy per layer); with layer 0
+// split, its inputs are read back (tokens, ids, routing weights) after a
+// wait, then the resident experts' kernel is queued before the host
+// computes, then the host's sum is uploaded and added; layer 1 stays
+// whole.
+func TestMoESplitOrder(t *testing.T) {
+	g, feeds := moeSplitModel(t, 4)
+	s, e := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	pr := emuProgram(t, gpu)
+	l0, l1 := pr.sh.lw.moe[0], pr.sh.lw.moe[1]
+	k0, k1 := pr.sh.lw.steps[l0.step].kernel.Name, pr.sh.lw.steps[l1.step].kernel.Name
+	forward := func() []string {
+		runF32(t, gpu, feeds["x"]) // places, if the masks changed
+		e.trace = nil
+		runF32(t, gpu, feeds["x"])
+		return e.trace
+	}
+	tr := forward()
+	first := slices.IndexFunc(tr, func(s string) bool { return s == "DtoH" || s == "sync" })
+	if i := slices.Index(tr, k1); i < 0 || slices.Index(tr, k0) < 0 || (first >= 0 && first < i) {
+		t.Errorf("all resident: a readback or wait before the last MoE launch: %v", tr)
+	}
+	for _, k := range []string{k0, k1} {
+		if i := slices.Index(tr, k); i < 0 || i+1 >= len(tr) || tr[i+1] != "DtoD" {
+			t.Errorf("all resident: %s is not followed by its ids' copy: %v", k, tr)
+		}
+	}
+	if err := gpu.SetMoEResidentExpertsPerLayer([][]bool{{true, false, false, true}, nil}); err != nil {
+		t.Fatal(err)
+	}
+	tr = forward()
+	i := slices.Index(tr, l0.split.Name)
+	want := []string{"DtoH", "DtoH", "DtoH", "sync", l0.split.Name, "HtoD", l0.add.Name, "DtoD"}
+	if i < 4 || !slices.Equal(tr[i-4:min(i+4, len(tr))], want) {
+		t.Errorf("split layer 0: trace %v, want the sequence %v", tr, want)
+	}
+	if slices.Contains(tr, k0) || slices.Contains(tr, l1.split.Name) || !slices.Contains(tr, k1) {
+		t.Errorf("split layer 0, whole layer 1: trace %v", tr)
 	}
 }
