@@ -31,7 +31,7 @@ type emuDriver struct {
 	allocs  []int          // every cuMemAlloc's size, in order
 	launchN int
 	trace   []string // copies, stream waits and launches, in order
-	err     error // the first failure inside a call (a kernel's fault)
+	err     error    // the first failure inside a call (a kernel's fault)
 }
 
 type emuFn struct {
@@ -70,7 +70,7 @@ func emuDevice(t *testing.T) (*Device, *emuDriver) {
 		emuLib = &lib{path: "ptxemu-stand-in",
 			cuCtxSetCurrent: ok1, cuCtxSynchronize: ok, cuStreamDestroy: ok1,
 			cuStreamSynchronize: purego.NewCallback(func(uintptr) uintptr { emu.log("sync"); return 0 }),
-			cuStreamCreate: handle, cuEventCreate: handle, cuEventDestroy: ok1, cuEventRecord: ok2,
+			cuStreamCreate:      handle, cuEventCreate: handle, cuEventDestroy: ok1, cuEventRecord: ok2,
 			cuEventSynchronize: ok1, cuModuleUnload: ok1,
 			cuMemAlloc: purego.NewCallback(emu.alloc),
 			cuMemFree:  purego.NewCallback(emu.free),
