@@ -240,7 +240,11 @@ func (cg *CompiledGraph) TakeMoETopKCapture() ([][]uint32, error) {
 // e is resident), the same for every MoE layer, so mask must have as
 // many entries as every layer has experts; nil makes every expert
 // resident again. On the CPU this changes only the accounting of
-// TakeMoEResidencyStats.
+// TakeMoEResidencyStats. On CUDA a non-resident expert's weights leave
+// device memory and its token rows run on the host (re-planned at the
+// next run, not per run; see driver/cuda); a layer that cannot split
+// there (not F32, or an expert weight that is not a param of its own)
+// makes a mask with a non-resident expert an error, and nothing changes.
 func (cg *CompiledGraph) SetMoEResidentExperts(mask []bool) error {
 	layers, err := cg.moeLayers()
 	if err != nil {
@@ -283,7 +287,8 @@ func setMask(dst, mask []bool) {
 
 // SetMoEResidentExpertsPerLayer sets each MoE layer's resident experts:
 // masks[i] for layer i in forward order (nil: all resident), with one
-// entry per expert of that layer.
+// entry per expert of that layer. On CUDA it places the experts as
+// SetMoEResidentExperts does.
 func (cg *CompiledGraph) SetMoEResidentExpertsPerLayer(masks [][]bool) error {
 	layers, err := cg.moeLayers()
 	if err != nil {

@@ -160,11 +160,11 @@ func (pr *program) writeExpert(layer, which int, data []byte) error {
 	copy(s.host[which], data)
 	s.ver++
 	s.wver.Add(1)
-	pr.up.Add(int64(len(data)))
-	if s.full[which] != nil {
-		return s.full[which].Upload(0, data)
+	if s.full[which] == nil {
+		return nil
 	}
-	return nil
+	pr.up.Add(int64(len(data)))
+	return s.full[which].Upload(0, data)
 }
 
 // readExpert copies the host copy of an expert weight (zeros when never
@@ -234,6 +234,7 @@ func (pr *program) placeFull(m *moeRun) error {
 						s.freeFull()
 						return err
 					}
+					pr.up.Add(int64(len(s.host[w])))
 				}
 			}
 		}

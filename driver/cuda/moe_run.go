@@ -50,6 +50,7 @@ func (pr *program) placeSplit(m *moeRun) error {
 				if err := b.Upload(int(r)*per, host[w][x*per:(x+1)*per]); err != nil {
 					return err
 				}
+				pr.up.Add(int64(per))
 			}
 		}
 		if m.ins == nil {
@@ -210,9 +211,13 @@ func (pr *program) moeDeviceBytes() int {
 			if m.compact[w] != nil {
 				n += m.compact[w].Bytes
 			}
-			if m.onFull {
-				n += m.s.full[w].Bytes
+		}
+		if m.onFull {
+			m.s.mu.Lock()
+			for _, b := range m.s.full {
+				n += b.Bytes
 			}
+			m.s.mu.Unlock()
 		}
 	}
 	return n
