@@ -288,6 +288,15 @@ func TestMoESplitTooBig(t *testing.T) {
 	}
 	want, got := runF32(t, cpu, feeds["x"]), runF32(t, gpu, feeds["x"])
 	approx.Slices(t, "half resident on a small device", got, want, 1e-4, 1e-5)
+	// The masks came before the first run: no expert weight was ever
+	// allocated whole (a compact one is half the size).
+	for _, l := range pr.sh.lw.moe {
+		for _, w := range l.experts {
+			if full := pr.sh.p.Slots[w.ID].Bytes; slices.Contains(e.allocs, full) {
+				t.Errorf("an allocation of %d bytes, %s's full size: %v", full, w, e.allocs)
+			}
+		}
+	}
 	if err := gpu.SetMoEResidentExperts(nil); err != nil {
 		t.Fatal(err)
 	}
