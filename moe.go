@@ -24,10 +24,11 @@ import (
 // A program on a device that places experts (exec.MoEPlacer: CUDA)
 // gets the masks too: there a non-resident expert's weights stay off the
 // device and its token rows run on the host (see driver/cuda). The
-// device keeps each layer's ids of the last run; they are read back and
-// counted the first time the MoE API is called after a run (one small
-// copy per layer, none per run), so capture and stats answer as on the
-// CPU. A GraphModel's replays are not observed.
+// device copies each layer's ids aside after it runs (one small
+// device-to-device copy per layer); they are read back and counted the
+// first time the MoE API is called after a run, not per run, so capture
+// and stats answer as on the CPU. A GraphModel's replays are not
+// observed.
 
 // MoELayerStats is one MoE layer's token accounting for one forward.
 type MoELayerStats struct {
@@ -76,7 +77,9 @@ func newMoEState(pr *exec.Program, x exec.Executable) *moeState {
 	if pr == nil {
 		if p, ok := x.(exec.MoEPlacer); ok {
 			for _, n := range p.MoELayers() {
-				st.layers = append(st.layers, newMoELayer(n))
+				l := newMoELayer(n)
+				l.back, _ = tensor.Make(n.Inputs[1].DType, n.Inputs[1].Shape)
+				st.layers = append(st.layers, l)
 			}
 			if len(st.layers) > 0 {
 				st.placer = p
@@ -94,11 +97,10 @@ func newMoEState(pr *exec.Program, x exec.Executable) *moeState {
 }
 
 // newMoELayer is an OpMoE node's observation state, every expert
-// resident; ids holds a device program's ids as read back.
+// resident.
 func newMoELayer(n *graph.Node) *moeLayer {
 	e := n.Inputs[3].Shape[0]
 	l := &moeLayer{node: n, e: e, ids: make([]uint32, n.Inputs[1].Shape.NumElements()), counts: make([]int, e), resident: make([]bool, e)}
-	l.back, _ = tensor.Make(n.Inputs[1].DType, n.Inputs[1].Shape)
 	for x := range l.resident {
 		l.resident[x] = true
 	}
