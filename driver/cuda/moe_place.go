@@ -164,7 +164,12 @@ func (pr *program) writeExpert(layer, which int, data []byte) error {
 		return nil
 	}
 	pr.up.Add(int64(len(data)))
-	return s.full[which].Upload(0, data)
+	// On the program's stream, then waited for: clones' streams read the
+	// full copy too (as Write does for the weight region).
+	if err := pr.stream.Upload(s.full[which], 0, data); err != nil {
+		return err
+	}
+	return pr.stream.sync()
 }
 
 // readExpert copies the host copy of an expert weight (zeros when never
@@ -179,8 +184,10 @@ func (pr *program) readExpert(layer, which int, dst []byte) {
 
 // moePrepare places every layer whose mask or weights changed since it
 // was placed; the caller holds the context. Nothing happens (and nothing
-// is allocated) when nothing changed.
+// is allocated) when nothing changed. The uploads go on the program's
+// stream and are waited for once, so every clone's stream sees them.
 func (pr *program) moePrepare() error {
+	placed := false
 	for i, m := range pr.moe {
 		if m.keep == nil {
 			var err error
@@ -206,7 +213,10 @@ func (pr *program) moePrepare() error {
 		if err != nil {
 			return fmt.Errorf("cuda: placing MoE layer %d (%s): %w", i, m.l.node, err)
 		}
-		m.placed, m.ver = true, ver
+		m.placed, m.ver, placed = true, ver, true
+	}
+	if placed {
+		return pr.stream.sync()
 	}
 	return nil
 }
@@ -230,7 +240,7 @@ func (pr *program) placeFull(m *moeRun) error {
 				}
 				s.full[w] = b
 				if s.host[w] != nil {
-					if err := b.Upload(0, s.host[w]); err != nil {
+					if err := pr.stream.Upload(b, 0, s.host[w]); err != nil {
 						s.freeFull()
 						return err
 					}

@@ -47,7 +47,7 @@ func (pr *program) placeSplit(m *moeRun) error {
 		m.compact[w] = b
 		for x, r := range remap {
 			if r >= 0 {
-				if err := b.Upload(int(r)*per, host[w][x*per:(x+1)*per]); err != nil {
+				if err := pr.stream.Upload(b, int(r)*per, host[w][x*per:(x+1)*per]); err != nil {
 					return err
 				}
 				pr.up.Add(int64(per))
@@ -62,7 +62,7 @@ func (pr *program) placeSplit(m *moeRun) error {
 	if m.remap, err = d.Alloc(4 * e); err != nil {
 		return err
 	}
-	if err := m.remap.Upload(0, tensor.Bytes(remap)); err != nil {
+	if err := pr.stream.Upload(m.remap, 0, tensor.Bytes(remap)); err != nil {
 		return err
 	}
 	if err := pr.splitBuffers(m); err != nil {
@@ -96,7 +96,7 @@ func (pr *program) splitBuffers(m *moeRun) error {
 	if m.zero, err = d.Alloc(outBytes); err != nil {
 		return err
 	}
-	if err := m.zero.Upload(0, make([]byte, outBytes)); err != nil {
+	if err := pr.stream.Upload(m.zero, 0, make([]byte, outBytes)); err != nil {
 		return err
 	}
 	if m.addend, err = d.Alloc(outBytes); err != nil {
