@@ -101,6 +101,9 @@ func (m *Module) LaunchPacked(o Options, mem *Memory, name string, l ptx.Launch,
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("emu: %s: %w", name, err)
 	}
+	if _, size := k.entry.Layout(); len(params) < size {
+		return fmt.Errorf("emu: %s: %d bytes of parameters, the entry's take %d", name, len(params), size)
+	}
 	return m.launch(o, mem, k, l, params)
 }
 
