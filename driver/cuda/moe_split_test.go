@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kilnml/kiln"
 	"github.com/kilnml/kiln/exec"
@@ -388,6 +389,9 @@ func TestMoESplitRefused(t *testing.T) {
 	wantErrSub(t, "mask count", gpu.SetMoEResidentExpertsPerLayer(nil), "0 masks for 1 MoE layers")
 	_, err = gpu.TakeMoEResidencyStats()
 	wantErrSub(t, "stats before a run", err, "no forward ran")
+	_, err = gpu.TakeMoETopKCapture()
+	wantErrSub(t, "capture off", err, "capture is off")
+	wantErrSub(t, "capture of 8 experts", gpu.EnableMoETopKCapture(8), "MoE layer 0")
 	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
 		if err := cg.SetMoEResidentExperts([]bool{true, true, true, true}); err != nil {
 			t.Fatal(err)
@@ -406,6 +410,37 @@ func TestMoESplitRefused(t *testing.T) {
 	}
 	if !reflect.DeepEqual(gs, cs) || gs.Layers[0].Resident != 3*k {
 		t.Errorf("stats on CUDA %+v, on the CPU %+v", gs, cs)
+	}
+}
+
+// TestMoESplitStepTimes: with step timing on (events between steps, the
+// timed run path), a split layer's forward still matches the CPU and is
+// one step of the split variant.
+func TestMoESplitStepTimes(t *testing.T) {
+	g, feeds := moeSplitModel(t, 5)
+	cpu := compileFeeds(t, kiln.NewSession(kiln.CPU), g, feeds)
+	s, _ := emuSession(t)
+	gpu := compileFeeds(t, s, g, feeds)
+	masks := [][]bool{{false, true, true, false}, {true, true, true, false}}
+	for _, cg := range []*kiln.CompiledGraph{cpu, gpu} {
+		if err := cg.SetMoEResidentExpertsPerLayer(masks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr := emuProgram(t, gpu)
+	d := make([]time.Duration, len(pr.steps))
+	if err := pr.SetStepTimes(d); err != nil {
+		t.Fatal(err)
+	}
+	approx.Slices(t, "split, timed", runF32(t, gpu, feeds["x"]), runF32(t, cpu, feeds["x"]), 1e-4, 1e-5)
+	n := 0
+	for _, si := range pr.StepInfo() {
+		if si.Node.Op == graph.OpMoE && si.Variant == "split" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d split MoE steps in StepInfo, want 2", n)
 	}
 }
 
