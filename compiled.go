@@ -56,7 +56,7 @@ type CompiledGraph struct {
 func newCompiled(s *Session, g *graph.Graph, p *plan.Plan, x exec.Executable, rep fuse.Report) *CompiledGraph {
 	cg := &CompiledGraph{sess: s, g: g, plan: p, x: x, fusion: rep, paramSet: make([]bool, len(g.Params())), weights: new(weightUse)}
 	cg.cpu, _ = x.(*exec.Program)
-	cg.moe = newMoEState(cg.cpu)
+	cg.moe = newMoEState(cg.cpu, x)
 	cg.padSrc = paddedSources(g)
 	for _, o := range g.Outputs() {
 		sl := p.Slots[o.ID]

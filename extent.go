@@ -179,7 +179,11 @@ func (cg *CompiledGraph) active() *extentProgram {
 func (cg *CompiledGraph) runProgram() error {
 	ep := cg.active()
 	if ep == nil {
-		return cg.x.Run()
+		if err := cg.x.Run(); err != nil {
+			return err
+		}
+		cg.moe.pending = cg.moe.placer != nil // its ids are read back when asked (moe.go)
+		return nil
 	}
 	for i := range ep.ins {
 		c := &ep.ins[i]

@@ -3,6 +3,7 @@ package kiln
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kilnml/kiln/exec"
 	"github.com/kilnml/kiln/graph"
@@ -19,6 +20,15 @@ import (
 // time: a run allocates nothing either way. On the CPU residency is
 // accounting only: every expert runs on the CPU whatever the masks say.
 // OpMoE nodes inside a Loop body are not observed.
+//
+// A program on a device that places experts (exec.MoEPlacer: CUDA)
+// gets the masks too: there a non-resident expert's weights stay off the
+// device and its token rows run on the host (see driver/cuda). The
+// device copies each layer's ids aside after it runs (one small
+// device-to-device copy per layer); they are read back and counted the
+// first time the MoE API is called after a run, not per run, so capture
+// and stats answer as on the CPU. A GraphModel's replays are not
+// observed.
 
 // MoELayerStats is one MoE layer's token accounting for one forward.
 type MoELayerStats struct {
@@ -40,10 +50,11 @@ type MoEResidencyStats struct {
 type moeLayer struct {
 	node     *graph.Node
 	e        int
-	ids      []uint32 // the capture: tokens × k, router order
-	n        int      // how many of ids the last forward wrote
-	counts   []int    // pairs per expert, last forward
-	resident []bool   // the mask (all true until set)
+	ids      []uint32      // the capture: tokens × k, router order
+	n        int           // how many of ids the last forward wrote
+	counts   []int         // pairs per expert, last forward
+	resident []bool        // the mask (all true until set)
+	back     tensor.Tensor // a device program's ids, read back
 }
 
 // moeState is a CompiledGraph's MoE observation; a clone has its own.
@@ -52,30 +63,63 @@ type moeState struct {
 	capture  bool // top-k capture enabled
 	captured bool // a forward was captured since enabling or the last take
 	counted  bool // a forward was counted since the last stats take
+
+	placer  exec.MoEPlacer // the device program placing experts, or nil (CPU)
+	pending bool           // placer ran a forward whose ids are not read yet
 }
 
-var errNoMoE = errors.New("kiln: the graph has no MoE layers (graph.MoE, graph.MoEExperts) on the CPU program")
+var errNoMoE = errors.New("kiln: the graph has no MoE layers (graph.MoE, graph.MoEExperts)")
 
-// newMoEState finds the OpMoE steps of a CPU program and wraps them.
-func newMoEState(pr *exec.Program) *moeState {
+// newMoEState finds the OpMoE steps of a CPU program and wraps them, or
+// the layers of a device program that places experts.
+func newMoEState(pr *exec.Program, x exec.Executable) *moeState {
 	st := &moeState{}
 	if pr == nil {
+		if p, ok := x.(exec.MoEPlacer); ok {
+			for _, n := range p.MoELayers() {
+				l := newMoELayer(n)
+				l.back, _ = tensor.Make(n.Inputs[1].DType, n.Inputs[1].Shape)
+				st.layers = append(st.layers, l)
+			}
+			if len(st.layers) > 0 {
+				st.placer = p
+			}
+		}
 		return st
 	}
 	for i := range pr.Steps {
-		n := pr.Steps[i].Node
-		if n.Op != graph.OpMoE {
-			continue
+		if n := pr.Steps[i].Node; n.Op == graph.OpMoE {
+			st.layers = append(st.layers, newMoELayer(n))
 		}
-		e := n.Inputs[3].Shape[0]
-		l := &moeLayer{node: n, e: e, ids: make([]uint32, n.Inputs[1].Shape.NumElements()), counts: make([]int, e), resident: make([]bool, e)}
-		for x := range l.resident {
-			l.resident[x] = true
-		}
-		st.layers = append(st.layers, l)
 	}
 	st.wrap(pr)
 	return st
+}
+
+// newMoELayer is an OpMoE node's observation state, every expert
+// resident.
+func newMoELayer(n *graph.Node) *moeLayer {
+	e := n.Inputs[3].Shape[0]
+	l := &moeLayer{node: n, e: e, ids: make([]uint32, n.Inputs[1].Shape.NumElements()), counts: make([]int, e), resident: make([]bool, e)}
+	for x := range l.resident {
+		l.resident[x] = true
+	}
+	return l
+}
+
+// readBack counts (and captures) the device program's last forward, once.
+func (st *moeState) readBack() error {
+	if !st.pending {
+		return nil
+	}
+	st.pending = false
+	for i, l := range st.layers {
+		if err := st.placer.MoEIDs(i, l.back.Data); err != nil {
+			return err
+		}
+		st.record(l, l.back)
+	}
+	return nil
 }
 
 // wrap makes the OpMoE steps of pr (the full program, or one specialised
@@ -142,6 +186,10 @@ func (cg *CompiledGraph) moeLayers() ([]*moeLayer, error) {
 		}
 		return nil, errNoMoE
 	}
+	if err := cg.moe.readBack(); err != nil {
+		cg.release(useGraph)
+		return nil, err
+	}
 	return cg.moe.layers, nil
 }
 
@@ -194,7 +242,11 @@ func (cg *CompiledGraph) TakeMoETopKCapture() ([][]uint32, error) {
 // e is resident), the same for every MoE layer, so mask must have as
 // many entries as every layer has experts; nil makes every expert
 // resident again. On the CPU this changes only the accounting of
-// TakeMoEResidencyStats.
+// TakeMoEResidencyStats. On CUDA a non-resident expert's weights leave
+// device memory and its token rows run on the host (re-planned at the
+// next run, not per run; see driver/cuda); a layer that cannot split
+// there (not F32, or an expert weight that is not a param of its own)
+// makes a mask with a non-resident expert an error, and nothing changes.
 func (cg *CompiledGraph) SetMoEResidentExperts(mask []bool) error {
 	layers, err := cg.moeLayers()
 	if err != nil {
@@ -206,10 +258,22 @@ func (cg *CompiledGraph) SetMoEResidentExperts(mask []bool) error {
 			return fmt.Errorf("kiln: SetMoEResidentExperts: mask of %d entries, MoE layer %d (%s) has %d experts", len(mask), i, l.node.Name, l.e)
 		}
 	}
+	if err := cg.moe.place(slices.Repeat([][]bool{mask}, len(layers))); err != nil {
+		return fmt.Errorf("kiln: SetMoEResidentExperts: %w", err)
+	}
 	for _, l := range layers {
 		setMask(l.resident, mask)
 	}
 	return nil
+}
+
+// place hands the masks to a device program that places experts (the
+// CPU has nothing to place).
+func (st *moeState) place(masks [][]bool) error {
+	if st.placer == nil {
+		return nil
+	}
+	return st.placer.SetMoEResident(masks)
 }
 
 // setMask copies mask into dst, or makes every entry true for nil.
@@ -225,7 +289,8 @@ func setMask(dst, mask []bool) {
 
 // SetMoEResidentExpertsPerLayer sets each MoE layer's resident experts:
 // masks[i] for layer i in forward order (nil: all resident), with one
-// entry per expert of that layer.
+// entry per expert of that layer. On CUDA it places the experts as
+// SetMoEResidentExperts does.
 func (cg *CompiledGraph) SetMoEResidentExpertsPerLayer(masks [][]bool) error {
 	layers, err := cg.moeLayers()
 	if err != nil {
@@ -239,6 +304,9 @@ func (cg *CompiledGraph) SetMoEResidentExpertsPerLayer(masks [][]bool) error {
 		if masks[i] != nil && len(masks[i]) != l.e {
 			return fmt.Errorf("kiln: SetMoEResidentExpertsPerLayer: mask %d has %d entries, MoE layer %d (%s) has %d experts", i, len(masks[i]), i, l.node.Name, l.e)
 		}
+	}
+	if err := cg.moe.place(masks); err != nil {
+		return fmt.Errorf("kiln: SetMoEResidentExpertsPerLayer: %w", err)
 	}
 	for i, l := range layers {
 		setMask(l.resident, masks[i])

@@ -46,14 +46,14 @@ func (b *backend) Lower(g *graph.Graph, p *plan.Plan) (exec.Executable, error) {
 			return nil, fmt.Errorf("cuda: loading the program's kernels: %w", err)
 		}
 	}
-	if sh.weights, err = b.d.Alloc(p.WeightBytes); err != nil {
+	if sh.weights, err = b.d.Alloc(lw.cut.bytes); err != nil {
 		sh.release()
 		return nil, err
 	}
 	for _, n := range g.Nodes {
 		if n.Op == graph.OpConstant && n.Value != nil {
 			s := p.Slots[n.ID]
-			if err := sh.weights.Upload(s.Offset, n.Value.Data[:s.Bytes]); err != nil {
+			if err := sh.weights.Upload(lw.cut.offset(s.Offset), n.Value.Data[:s.Bytes]); err != nil {
 				sh.release()
 				return nil, err
 			}
@@ -75,6 +75,23 @@ func (b *backend) Lower(g *graph.Graph, p *plan.Plan) (exec.Executable, error) {
 		}
 		sh.fns = append(sh.fns, k)
 	}
+	for _, l := range lw.moe {
+		if l.why != "" {
+			sh.moe, sh.moeFns = append(sh.moe, nil), append(sh.moeFns, nil, nil)
+			continue
+		}
+		split, err := sh.mod.Kernel(l.split.Name)
+		if err != nil {
+			sh.release()
+			return nil, err
+		}
+		add, err := sh.mod.Kernel(l.add.Name)
+		if err != nil {
+			sh.release()
+			return nil, err
+		}
+		sh.moe, sh.moeFns = append(sh.moe, &moeShared{}), append(sh.moeFns, split, add)
+	}
 	pr, err := newProgram(sh)
 	if err != nil {
 		sh.release()
@@ -95,7 +112,9 @@ type shared struct {
 	fns     []*Kernel          // one per kernel step, in order
 	weights *Buffer
 	blasLib *blasLib
-	blas    []*gemmArgs // by step: the GEMMs cuBLAS runs (nil: none)
+	blas    []*gemmArgs  // by step: the GEMMs cuBLAS runs (nil: none)
+	moe     []*moeShared // by MoE layer: host weights, full device copy (moe*.go); nil when it cannot split
+	moeFns  []*Kernel    // by MoE layer: the split kernel and the addend's
 	refs    atomic.Int32
 	once    sync.Once
 }
@@ -123,6 +142,7 @@ type step struct {
 	bytes   int
 	isCopy  bool
 	variant string
+	moe     *moeRun // an OpMoE layer (moe_run.go)
 }
 
 // program is a lowered graph on one GPU with its own arena and stream.
@@ -136,6 +156,7 @@ type program struct {
 	clock  *stepClock  // nil unless SetStepTimes is on
 	closed bool
 
+	moe       []*moeRun   // OpMoE layers' placement, forward order (moe_place.go)
 	res       []*resident // device-resident handles (resident.go)
 	pre, post []devCopy   // their copies around the steps of every run
 	up, down  atomic.Int64
@@ -181,6 +202,7 @@ func newProgram(sh *shared) (*program, error) {
 		}
 		pr.steps = append(pr.steps, st)
 	}
+	pr.newMoERuns()
 	return pr, nil
 }
 
@@ -188,7 +210,7 @@ func newProgram(sh *shared) (*program, error) {
 func (pr *program) ptr(r ref) Ptr {
 	base := pr.arena.Ptr
 	if r.region == plan.Weights {
-		base = pr.sh.weights.Ptr
+		return pr.sh.weights.Ptr + Ptr(pr.sh.lw.cut.offset(r.offset))
 	}
 	return base + Ptr(r.offset)
 }
@@ -206,7 +228,7 @@ func (pr *program) slot(n *graph.Node) (*Buffer, int, int, error) {
 	}
 	s := pr.sh.p.Slots[n.ID]
 	if s.Region == plan.Weights {
-		return pr.sh.weights, s.Offset, s.Bytes, nil
+		return pr.sh.weights, pr.sh.lw.cut.offset(s.Offset), s.Bytes, nil
 	}
 	return pr.arena, s.Offset, s.Bytes, nil
 }
@@ -224,6 +246,9 @@ func (pr *program) Write(n *graph.Node, data []byte) error {
 	}
 	if pr.residentFor(n) != nil {
 		return fmt.Errorf("cuda: %s is a device-resident handle: bind it (BindResident), do not write it", n)
+	}
+	if l, w := pr.sh.lw.expertOf(n); l >= 0 {
+		return pr.sh.d.do(func() error { return pr.writeExpert(l, w, data) })
 	}
 	if err := pr.stream.Upload(buf, off, data); err != nil {
 		return err
@@ -249,6 +274,9 @@ func (pr *program) Run() error {
 // runTimed is enqueue with an event after every step, then waits and
 // adds the step times (SetStepTimes); the caller holds the context.
 func (pr *program) runTimed() error {
+	if err := pr.moePrepare(); err != nil {
+		return err
+	}
 	if err := pr.enqueueCopies(pr.pre); err != nil {
 		return err
 	}
@@ -273,6 +301,9 @@ func (pr *program) runTimed() error {
 // holds the context. Stream capture (GraphModel) records exactly these
 // calls.
 func (pr *program) enqueue() error {
+	if err := pr.moePrepare(); err != nil {
+		return err
+	}
 	if err := pr.enqueueCopies(pr.pre); err != nil {
 		return err
 	}
@@ -293,6 +324,8 @@ func (pr *program) enqueueStep(i int) error {
 		err = l.check("cuMemcpyDtoDAsync", pr.argv.call(l.cuMemcpyDtoDAsync, uintptr(s.dst), uintptr(s.src), uintptr(s.bytes), pr.stream.h))
 	case s.blas != nil:
 		err = s.blas.run(pr.blas)
+	case s.moe != nil:
+		err = pr.runMoE(s)
 	default:
 		err = s.args.launch(l, s.fn, s.launch, pr.stream.h)
 	}
@@ -317,6 +350,10 @@ func (pr *program) Read(n *graph.Node, dst []byte) error {
 	if len(dst) != size {
 		return fmt.Errorf("cuda: %s has %d bytes, destination %d", n, size, len(dst))
 	}
+	if l, w := pr.sh.lw.expertOf(n); l >= 0 {
+		pr.readExpert(l, w, dst)
+		return nil
+	}
 	if err := pr.stream.Download(buf, off, dst); err != nil {
 		return err
 	}
@@ -336,6 +373,7 @@ func (pr *program) Clone() (exec.Executable, error) {
 		pr.sh.release()
 		return nil, err
 	}
+	pr.cloneMoE(c)
 	if err := pr.cloneResidents(c); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
@@ -350,7 +388,7 @@ func (pr *program) Close() error {
 	errClock := pr.clock.destroy()
 	err0 := pr.blas.destroy(pr.sh.d)
 	err1 := pr.stream.Destroy()
-	errRes := pr.freeResidents()
+	errRes := errors.Join(pr.freeResidents(), pr.freeMoE())
 	err2 := pr.arena.Free()
 	pr.sh.release()
 	return errors.Join(errRes, errClock, err0, err1, err2)

@@ -42,6 +42,18 @@
 // inputs nor the outputs feeding them. Programs count the bytes they copy
 // between host and device (exec.TransferCounter).
 //
+// MoE residency (moe*.go): a program implements exec.MoEPlacer. An F32
+// OpMoE layer whose expert weights are params of its own keeps them out
+// of the weight region: the host holds every expert's weights, and the
+// device either a full copy (every expert resident; clones share it) or,
+// under a residency mask, compact weights of the resident experts with a
+// remap, placed at the next run after the mask or a weight changed. A
+// split layer's forward reads its inputs back, queues the resident
+// experts' kernel, computes the others on the host (ops.MoEHost) while
+// the GPU runs, and uploads their sum for a second kernel to add. Each
+// layer's ids are copied aside on the device for kiln's capture and
+// stats. NewGraphModel refuses a program with a split layer.
+//
 // Step timing: with exec.StepTimer's SetStepTimes on, a program records
 // an event after every step and adds the GPU time between neighbours
 // (`kiln bench --device cuda --steps N`).

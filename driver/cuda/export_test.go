@@ -60,3 +60,13 @@ func HandleCopies(x exec.Executable) (pre, post int) {
 	}
 	return len(pr.pre), len(pr.post)
 }
+
+// MoEDeviceBytes is the device memory x holds for its MoE layers' expert
+// weights (compact copies of split layers, full ones of whole layers).
+func MoEDeviceBytes(x exec.Executable) int {
+	pr, ok := x.(*program)
+	if !ok {
+		return 0
+	}
+	return pr.moeDeviceBytes()
+}

@@ -22,7 +22,10 @@
 #              cache on the device, no cache byte crossing the bus, also
 #              under graph replay; TestGPUDecoderGraphReplay: the demo
 #              decoder's decode step replayed from a CUDA graph matches
-#              its per-kernel step, 8 bytes in and the logits out), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
+#              its per-kernel step, 8 bytes in and the logits out), the MoE
+#              residency split (TestGPUMoESplit: masks all/none/mixed per
+#              layer against the CPU, stats and capture equal, device bytes
+#              = the resident experts'), cuBLAS (KILN_TEST_REQUIRE_CUBLAS=1
 #              when it loads), and the model zoo against the CPU when KILN_ZOO names it
 #              (onnx/testdata/export_zoo.py DIR; TestGPUZoo)
 #   matrix     internal/conformance's TestBackendOpMatrix with its cuda
@@ -42,7 +45,10 @@
 #              BenchmarkGPUElementwise and BenchmarkGPUCopy (GB/s),
 #              BenchmarkGPUDemoEncoder (per-kernel vs graph replay),
 #              BenchmarkGPUDecoder (decode tokens/s of the small demo
-#              decoder, per-kernel launches vs graph replay per token)
+#              decoder, per-kernel launches vs graph replay per token),
+#              BenchmarkGPUMoESplit (forward ms of a 2-layer E=8 k=2 MoE
+#              model, 128 tokens, with 8, 4, 1 and 0 experts per layer
+#              resident: the host's share of the split, and devMiB)
 #   sanitizer  compute-sanitizer racecheck and memcheck over the op and
 #              model tests (when compute-sanitizer is installed)
 set -u

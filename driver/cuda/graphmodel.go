@@ -29,7 +29,11 @@ var errModelClosed = errors.New("cuda: graph model is closed")
 // out of Run (its InputSlice is empty), an output feeding one stays on the
 // device (its OutputSlice is empty; Run reads it from there), and
 // ReadGPUHandle reads the model's copy. Host handles (BindHandle) are not
-// fed: their inputs are inputs here. A GraphModel is not safe for
+// fed: their inputs are inputs here. A program whose MoE residency masks
+// split a layer between the GPU and the host cannot be captured (the
+// host's step is no graph node): NewGraphModel fails naming the layer;
+// masks set on the compiled graph later do not reach the model, and its
+// replays are not counted by kiln's MoE capture and stats. A GraphModel is not safe for
 // concurrent use.
 type GraphModel struct {
 	pr         *program

@@ -19,7 +19,15 @@ func capture(pr *program) (graphH, execH uintptr, err error) {
 	d := pr.sh.d
 	l := d.l
 	s := pr.stream.h
+	if err := pr.moeCapturable(); err != nil {
+		return 0, 0, err
+	}
 	err = d.do(func() error {
+		// Place the MoE layers' weights first: allocating during the
+		// capture would abort it.
+		if err := pr.moePrepare(); err != nil {
+			return err
+		}
 		if err := l.check("cuStreamBeginCapture", call(l.cuStreamBeginCapture, s, captureThreadLocal)); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ type stepPlan struct {
 type lowered struct {
 	steps  []stepPlan
 	module string
+	moe    []moeLayer // the OpMoE steps' residency plans, forward order (moe.go)
+	cut    weightCut  // the weight region without splittable layers' experts
 }
 
 // lowerGraph picks and emits a kernel for every node in schedule order.
@@ -78,6 +80,10 @@ func lowerGraph(g *graph.Graph, p *plan.Plan) (*lowered, error) {
 		}
 		ks = append(ks, k)
 		lw.steps = append(lw.steps, stepPlan{node: n, kernel: k, ptrs: ptrs})
+	}
+	ks, err := planMoE(g, p, lw, ks)
+	if err != nil {
+		return nil, err
 	}
 	lw.module = ptx.Module(ks...)
 	return lw, nil

@@ -32,7 +32,9 @@ type Step struct {
 // module and the steps the backend would launch, in order, for a fused
 // and planned graph. It needs no driver, so tools can run a program
 // without a GPU (internal/ptxemu's end-to-end test runs the steps in its
-// emulator).
+// emulator). The steps are the program with every MoE expert resident;
+// the module also holds the kernels a residency split launches instead
+// (moe.go), which needs the backend's host step.
 func Lower(g *graph.Graph, p *plan.Plan) (module string, steps []Step, err error) {
 	lw, err := lowerGraph(g, p)
 	if err != nil {

@@ -86,6 +86,30 @@ func (m *Module) LaunchWith(o Options, mem *Memory, name string, l ptx.Launch, a
 	if err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
+	return m.launch(o, mem, k, l, params)
+}
+
+// LaunchPacked is LaunchWith with the arguments already packed against
+// the kernel's signature (ptx.Entry.Pack's layout), as a driver receives
+// them in cuLaunchKernel's parameter buffer: a stand-in driver runs the
+// launches a program queues through it.
+func (m *Module) LaunchPacked(o Options, mem *Memory, name string, l ptx.Launch, params []byte) error {
+	k, err := m.kernel(name)
+	if err != nil {
+		return err
+	}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("emu: %s: %w", name, err)
+	}
+	if _, size := k.entry.Layout(); len(params) < size {
+		return fmt.Errorf("emu: %s: %d bytes of parameters, the entry's take %d", name, len(params), size)
+	}
+	return m.launch(o, mem, k, l, params)
+}
+
+// launch runs k with packed params.
+func (m *Module) launch(o Options, mem *Memory, k *kernel, l ptx.Launch, params []byte) error {
+	name := k.name
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = 1 << 24
 	}
