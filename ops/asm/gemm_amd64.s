@@ -205,6 +205,7 @@ write:
 #define PY    DX  // y
 #define FLAGS R9  // bit 0: accumulate into y
 #define K4    R11 // groups of four rows
+#define PN    R12 // row p+64, prefetched
 
 #define S0L Y0  // sums of rows p ≡ 0 (mod 4), columns 0-7 (L) and 8-15 (H)
 #define S0H Y1
@@ -228,6 +229,9 @@ TEXT ·gemv16AVX2(SB), NOSPLIT, $0-48
 	MOVQ flags+40(FP), FLAGS
 	SHLQ $2, LDB              // ldb in bytes
 	LEAQ (LDB)(LDB*2), LDB3   // 3*ldb bytes
+	MOVQ LDB, PN
+	SHLQ $6, PN
+	ADDQ PB, PN               // row p+64, which the loop fetches ahead
 
 	// Zero the eight partial sums.
 	VXORPS S0L, S0L, S0L
@@ -247,7 +251,15 @@ TEXT ·gemv16AVX2(SB), NOSPLIT, $0-48
 	JZ    tail
 
 loop4:
-	// Rows p..p+3: broadcast x[p+i], multiply-add row p+i into sums i.
+	// Rows p..p+3: broadcast x[p+i], multiply-add row p+i into sums i;
+	// fetch rows p+64..p+67 (4 KiB on in a packed panel): B is read once
+	// and streams from memory (a decoder step's weights, a classifier's)
+	// faster than the hardware prefetcher, which stops at each page,
+	// brings it.
+	PREFETCHT0   (PN)
+	PREFETCHT0   (PN)(LDB*1)
+	PREFETCHT0   (PN)(LDB*2)
+	PREFETCHT0   (PN)(LDB3*1)
 	VBROADCASTSS (PX), X0
 	VFMADD231PS  (PB), X0, S0L
 	VFMADD231PS  32(PB), X0, S0H
@@ -262,6 +274,7 @@ loop4:
 	VFMADD231PS  32(PB)(LDB3*1), X3, S3H
 	ADDQ         $16, PX      // next four x
 	LEAQ         (PB)(LDB*4), PB // next four rows
+	LEAQ         (PN)(LDB*4), PN
 	DECQ         K4
 	JNZ          loop4
 
@@ -308,6 +321,7 @@ store:
 #undef PY
 #undef FLAGS
 #undef K4
+#undef PN
 #undef S0L
 #undef S0H
 #undef S1L
