@@ -26,6 +26,7 @@
 #define OFF    AX  // the current pair's byte offset in the rows
 #define MP     BX  // its masks
 #define QY     CX  // the current output vector
+#define PF     R14 // a row two output rows on, to prefetch
 #define EVEN   Z28 // lane t: 2t
 #define ODD    Z29 // lane t: 2t+1
 #define NEGINF Z30
@@ -35,6 +36,18 @@
 	VRANGEPS $5, X, A, R; \
 	VCMPPS   $3, X, A, K5; \
 	VADDPS   X, A, K5, R
+
+// PREFETCH asks for the pair at OFF of the rows two output rows on from
+// x1 and x2 (the rows an output row has that the one before it had not,
+// where the window is three rows high at row stride 2): the hardware
+// prefetchers alone left the stem's pooling 20% slower from L3.
+#define PREFETCH \
+	LEAQ       (P1)(XS*2), PF;   \
+	PREFETCHT0 (PF)(OFF*1);      \
+	PREFETCHT0 64(PF)(OFF*1);    \
+	LEAQ       (P2)(XS*2), PF;   \
+	PREFETCHT0 (PF)(OFF*1);      \
+	PREFETCHT0 64(PF)(OFF*1)
 
 // PAIR loads the pair at OFF under the masks at MP and sets E to its
 // rows' maxima at the even columns, O at the odd ones.
@@ -95,6 +108,7 @@ row:
 	MOVQ MASKS, MP
 	MOVQ PY, QY
 	PAIR(Z20, Z21)
+	PREFETCH
 
 vec:
 	ADDQ    $128, OFF
@@ -102,6 +116,7 @@ vec:
 	CMPQ    OFF, LAST
 	JEQ     last
 	PAIR(Z22, Z23)
+	PREFETCH
 	OUT(Z20, Z21, Z22, Z24)
 	VMOVUPS Z24, (QY)
 	ADDQ    $64, QY
