@@ -43,18 +43,34 @@ type poolKernels struct {
 // poolGo are the pure-Go twins.
 var poolGo = &poolKernels{feature: cpuid.Generic, max3S2: maxRows3S2Go}
 
-// maxRows3S2Go is the twin of the assembly kernels.
+// maxRows3S2Go is the twin of the assembly kernels: the outputs whose
+// windows are whole (the most) by nine loads and maxima each, those the
+// border clips by their columns.
 func maxRows3S2Go(y, x0, x1, x2 *float32, rows, w, pl, ow, xstride int, _ *uint16) {
 	at := func(p *float32, i int) float32 { return *(*float32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
+	i0 := min((pl+1)/2, ow) // first output with 2i-pl >= 0
+	i1 := i0
+	for i1 < ow && 2*i1-pl+2 < w {
+		i1++
+	}
+	xs := [3]*float32{x0, x1, x2}
 	for r := range rows {
+		yr := unsafe.Add(unsafe.Pointer(y), 4*r*ow)
 		for i := range ow {
-			m := float32(math.Inf(-1))
-			for _, x := range [3]*float32{x0, x1, x2} {
-				for c := max(2*i-pl, 0); c < min(2*i-pl+3, w); c++ {
-					m = max(m, at(x, r*xstride+c))
+			var m float32
+			if i >= i0 && i < i1 {
+				c := r*xstride + 2*i - pl
+				m = max(at(x0, c), at(x0, c+1), at(x0, c+2), at(x1, c), at(x1, c+1), at(x1, c+2),
+					at(x2, c), at(x2, c+1), at(x2, c+2))
+			} else {
+				m = float32(math.Inf(-1))
+				for _, x := range xs {
+					for c := max(2*i-pl, 0); c < min(2*i-pl+3, w); c++ {
+						m = max(m, at(x, r*xstride+c))
+					}
 				}
 			}
-			*(*float32)(unsafe.Add(unsafe.Pointer(y), 4*(r*ow+i))) = m
+			*(*float32)(unsafe.Add(yr, 4*i)) = m
 		}
 	}
 }
