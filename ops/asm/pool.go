@@ -53,12 +53,14 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
-		if isMax {
+		switch {
+		case p.max3.on: // the kernel needs no row buffer
+		case isMax:
 			p.ws[i].f = make([]float32, g.W)
 			if p.wide() {
 				p.ws[i].h = make([]float32, g.W)
 			}
-		} else {
+		default:
 			p.ws[i].d = make([]float64, g.W)
 		}
 	}
