@@ -97,7 +97,8 @@ func max3S2Masks(w, pl, ow int) []uint16 {
 }
 
 // pool3S2 is Pool2D's plan for the kernel: on where the pooling is a max
-// over at most three rows and three columns at column stride 2; the
+// over at most three rows and three columns at column stride 2 with at
+// most two padding columns on the left, rows and outputs to work on; the
 // output rows [oy0, oy1) whose windows the border does not clip.
 type pool3S2 struct {
 	on       bool
@@ -110,7 +111,7 @@ type pool3S2 struct {
 func (p *Pool2D) plan3S2() {
 	g, m := &p.g, &p.max3
 	k := poolFamily.forFeature(p.k.Feature).max3S2
-	if !p.isMax || k == nil || g.KW != 3 || g.SW != 2 || g.KH > 3 || g.PL > 2 {
+	if !p.isMax || k == nil || g.KW != 3 || g.SW != 2 || g.KH > 3 || g.PL > 2 || g.W < 1 || g.OW < 1 {
 		return
 	}
 	m.on, m.kernel, m.masks = true, k, max3S2Masks(g.W, g.PL, g.OW)
