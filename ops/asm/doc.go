@@ -45,7 +45,9 @@
 // registers across all the taps; small planes instead go channel-
 // interleaved, 16 channels a vector (conv_depthwise_chan.go); avx512,
 // avx2, neon); 2×2 max pooling
-// vectorised, other pools by rows.
+// vectorised; 3-wide, stride-2 max pooling (ResNet's stem) a plane of
+// rows per call (the pool family, pool_max3s2*.go: avx512, the twin);
+// other pools by rows.
 //
 // BF16 (gemm_bf16*.go, gemm_bf16_amd64.s): GemmBF16 multiplies by a
 // weight held in bfloat16 (PackedBF16) on AVX512_BF16 CPUs: a 12×16

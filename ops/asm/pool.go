@@ -20,7 +20,7 @@ type Pool2D struct {
 	k               *RowKernels
 	x0, x1          []int // per output column, the input columns it covers
 	ws              []poolScratch
-	max3            pool3S2 // the 3-wide, stride-2 max kernel's plan (pool_max3.go)
+	max3            pool3S2 // the 3-wide, stride-2 max kernel's plan (pool_max3s2.go)
 	c               *Chunks
 	x, y            []float32 // operands of the current run
 }
@@ -53,12 +53,14 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
-		if isMax {
+		switch {
+		case p.max3.on: // the kernel needs no row buffer
+		case isMax:
 			p.ws[i].f = make([]float32, g.W)
 			if p.wide() {
 				p.ws[i].h = make([]float32, g.W)
 			}
-		} else {
+		default:
 			p.ws[i].d = make([]float64, g.W)
 		}
 	}
@@ -119,6 +121,10 @@ func maxOf(x []float32) float32 {
 
 // rows computes output rows [lo, hi), numbered over (plane, oy).
 func (p *Pool2D) rows(ch, lo, hi int) {
+	if p.max3.on {
+		p.max3S2Rows(lo, hi)
+		return
+	}
 	g, s := &p.g, &p.ws[ch]
 	hw := g.H * g.W
 	negInf := float32(math.Inf(-1))
@@ -130,14 +136,6 @@ func (p *Pool2D) rows(ch, lo, hi int) {
 		if p.isMax {
 			if y0 >= y1 {
 				fill(yrow, negInf)
-				continue
-			}
-			if p.max3.on {
-				var rows [3][]float32
-				for r := y0; r < y1; r++ {
-					rows[r-y0] = xp[r*g.W : (r+1)*g.W]
-				}
-				p.maxRow3S2(yrow, rows[:y1-y0])
 				continue
 			}
 			acc := s.f

@@ -27,6 +27,7 @@ import (
 //	rows        row_amd64.go (avx2), row512_amd64.go (avx512), row_arm64.go (neon)
 //	depthwise   conv_depthwise_amd64.go (avx512, avx2), conv_depthwise_arm64.go (neon)
 //	conv        conv_amd64.go (avx512, avx2): patch packers, by the GEMM's feature
+//	pool        pool_max3s2_amd64.go (avx512; avx2 keeps the row folds): by the rows' feature
 //	winograd    conv_wino_amd64.go (avx2): transforms, by the GEMM's feature; optional
 //	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
 var (
@@ -37,6 +38,7 @@ var (
 	rowFamily       = &variantSet[*RowKernels]{family: "rows", twin: rowsGo}
 	depthwiseFamily = &variantSet[*depthwiseKernels]{family: "depthwise", twin: depthwiseGo}
 	convFamily      = &variantSet[*convKernels]{family: "conv", twin: convKernelsGo, follows: gemmFamily}
+	poolFamily      = &variantSet[*poolKernels]{family: "pool", twin: poolGo, follows: rowFamily}
 	winoFamily      = &variantSet[*winoKernels]{family: "winograd", optional: true, follows: gemmFamily}
 	fmaPeakFamily   = &variantSet[*fmaPeak]{family: "fma-peak", optional: true}
 )
@@ -56,6 +58,7 @@ func (v *EwKernels) variantID() (string, cpuid.Variant)        { return v.Name, 
 func (v *RowKernels) variantID() (string, cpuid.Variant)       { return v.Name, v.Feature }
 func (v *depthwiseKernels) variantID() (string, cpuid.Variant) { return v.name, v.feature }
 func (v *convKernels) variantID() (string, cpuid.Variant)      { return featureName(v.feature), v.feature }
+func (v *poolKernels) variantID() (string, cpuid.Variant)      { return featureName(v.feature), v.feature }
 func (v *winoKernels) variantID() (string, cpuid.Variant)      { return featureName(v.feature), v.feature }
 func (v *fmaPeak) variantID() (string, cpuid.Variant)          { return featureName(v.feature), v.feature }
 
@@ -80,7 +83,7 @@ func nameOf[V kernelTable](v V) string {
 }
 
 // families lists every set for reports (Families) and the dispatch test.
-var families = []family{gemmFamily, gemmBF16Family, gemmI8Family, ewFamily, rowFamily, depthwiseFamily, convFamily, winoFamily, fmaPeakFamily}
+var families = []family{gemmFamily, gemmBF16Family, gemmI8Family, ewFamily, rowFamily, depthwiseFamily, convFamily, poolFamily, winoFamily, fmaPeakFamily}
 
 // variantSet is one kernel family's implementations: the assembly
 // variants, best first, and the pure-Go twin (nil where the family has
