@@ -42,11 +42,6 @@ func convRows16S2AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 //go:noescape
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
-// maxRow3S2AVX512 is the AVX-512 maxRow3S2Kernel (pool_max3.go).
-//
-//go:noescape
-func maxRow3S2AVX512(y, x0, x1, x2 *float32, n int)
-
 func init() {
 	avx2 := convKernels{feature: cpuid.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
 	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
@@ -58,7 +53,6 @@ func init() {
 	avx512.feature = cpuid.AVX512
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
-	avx512.maxRow3S2 = maxRow3S2AVX512
 	convFamily.add(&avx512, &avx2)
 }
 

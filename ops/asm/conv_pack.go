@@ -182,7 +182,6 @@ type convKernels struct {
 	feature      cpuid.Variant
 	s1, s2       convTapsKernel
 	maxPairs     maxPairsKernel
-	maxRow3S2    maxRow3S2Kernel  // Pool2D's 3-wide, stride-2 max (pool_max3.go)
 	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
 	rows1, rows2 convRowsKernel   // nil: panels spanning rows pack in Go (packRows)
 }
@@ -199,7 +198,7 @@ func (k *convKernels) rowsKernel(sw int) convRowsKernel {
 }
 
 // convKernelsGo are the pure-Go twins (convFamily, variant.go).
-var convKernelsGo = &convKernels{feature: cpuid.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo, maxRow3S2: maxRow3S2Go}
+var convKernelsGo = &convKernels{feature: cpuid.Generic, s1: convTaps16S1Go, s2: convTaps16S2Go, maxPairs: maxPairsGo}
 
 // convKernelsFor returns the kernels of feature f (the Go twins when
 // there are none).
