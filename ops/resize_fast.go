@@ -13,9 +13,10 @@ import (
 // same plan-time tables as the reference (kdesc.ResizeTaps), narrowed to int32
 // indices and float32 weights, so no output element divides or rounds.
 // Work is split into one task per worker over the output rows of all
-// planes; each task keeps the two most recent horizontally interpolated
-// source rows, so upsampling interpolates each source row once and then
-// blends two rows per output row.
+// planes. A linear task runs bands of output rows: it interpolates the
+// band's source rows horizontally into its buffer (each once), then
+// blends two of them per output row in one BlendRows call for the band,
+// so a row of a few hundred values costs no call of its own.
 
 func init() {
 	RegisterFast(graph.OpResize, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -36,20 +37,25 @@ type resizeFast struct {
 	pairs  bool
 	pa, pb float32
 	// xtaps: the columns' taps for the gather kernel (linear, not pairs).
-	xtaps *asm.Taps
-	tasks []resizeTask
-	x, y  []float32 // the current run's operands
-	env   Env
-	body  func(lo, hi int)
-	rows  *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
+	xtaps    *asm.Taps
+	tasks    []resizeTask
+	bandRows int       // source rows a task's buffer holds (linear)
+	x, y     []float32 // the current run's operands
+	env      Env
+	body     func(lo, hi int)
+	rows     *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
 }
 
-// resizeTask is one worker's rows and its cache of two horizontally
-// interpolated source rows (linear), keyed by plane·h + source row.
+// resizeTask is one worker's buffer of horizontally interpolated source
+// rows (linear): bandRows rows of ow values.
 type resizeTask struct {
-	key [2]int
-	buf [2][]float32
+	buf []float32
 }
+
+// resizeBandBytes bounds a task's buffer of interpolated source rows: it
+// stays in the core's L2 cache while the band's outputs are blended from
+// it.
+const resizeBandBytes = 64 << 10
 
 // prepareResizeFast returns nil (no error) for nodes it does not take.
 func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
@@ -87,19 +93,16 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 		}
 	}
 	f.tasks = make([]resizeTask, max(env.Threads, 1))
+	// Two rows at least: one output row's taps.
+	f.bandRows = min(max(resizeBandBytes/(4*f.ow), 2), f.h)
 	for i := range f.tasks {
-		t := &f.tasks[i]
-		t.key = [2]int{-1, -1}
-		if !f.nearest {
-			t.buf = [2][]float32{make([]float32, f.ow), make([]float32, f.ow)}
+		if !f.nearest && f.yi1 != nil {
+			f.tasks[i].buf = make([]float32, f.bandRows*f.ow)
 		}
 	}
 	f.body = f.runTasks
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		f.x, f.y = ins[0].F32(), out.F32()
-		for i := range f.tasks {
-			f.tasks[i].key = [2]int{-1, -1} // the input changed since the last run
-		}
 		f.env.For(len(f.tasks), 1, f.body)
 		return nil
 	}, nil
@@ -175,53 +178,53 @@ func (f *resizeFast) nearestRows(r0, r1 int) {
 }
 
 // linearRows writes output rows [r0, r1): the blend of two horizontally
-// interpolated source rows. Every tap is read, zero weights included, as
-// the reference does.
+// interpolated source rows, band by band (a run of output rows of one
+// plane whose source rows fit the task's buffer). Every tap is read,
+// zero weights included, as the reference does.
 func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
-	for row := r0; row < r1; row++ {
-		plane, oy := row/f.oh, row%f.oh
-		dst := f.y[row*f.ow : (row+1)*f.ow]
-		k0 := plane*f.h + int(f.yi0[oy])
-		if f.yi1 == nil { // the rows copy through (one tap)
-			copy(dst, f.hrow(t, k0, -1))
-			continue
+	if f.yi1 == nil { // the rows copy through (one tap)
+		for row := r0; row < r1; row++ {
+			plane, oy := row/f.oh, row%f.oh
+			f.hrow(f.y[row*f.ow:(row+1)*f.ow], f.x[(plane*f.h+int(f.yi0[oy]))*f.w:][:f.w])
 		}
-		k1 := plane*f.h + int(f.yi1[oy])
-		h0 := f.hrow(t, k0, k1)
-		h1 := f.hrow(t, k1, k0)
-		// dst = h0·a + h1·b in one vector sweep.
-		f.rows.Blend(dst, h0, h1, f.wy0[oy], f.wy1[oy])
+		return
+	}
+	for row := r0; row < r1; {
+		plane, oy := row/f.oh, row%f.oh
+		lo, hi := min(f.yi0[oy], f.yi1[oy]), max(f.yi0[oy], f.yi1[oy])
+		end := oy + 1 // one past the band's last output row
+		for ; end < f.oh && row+end-oy < r1; end++ {
+			l, h := min(lo, f.yi0[end], f.yi1[end]), max(hi, f.yi0[end], f.yi1[end])
+			if int(h-l) >= f.bandRows {
+				break
+			}
+			lo, hi = l, h
+		}
+		src := f.x[plane*f.h*f.w:][:f.h*f.w]
+		for i := int(lo); i <= int(hi); i++ {
+			f.hrow(t.buf[(i-int(lo))*f.ow:][:f.ow], src[i*f.w:][:f.w])
+		}
+		n := end - oy
+		f.rows.BlendRows(f.y[row*f.ow:][:n*f.ow], t.buf[:int(hi-lo+1)*f.ow], f.ow, int(lo),
+			f.yi0[oy:end], f.yi1[oy:end], f.wy0[oy:end], f.wy1[oy:end])
+		row += n
 	}
 }
 
-// hrow returns source row key interpolated horizontally, from the cache
-// or computed into the slot that does not hold keep: 2× pairs through
-// Lerp2, any other taps through the gather kernel (LerpTaps).
-func (f *resizeFast) hrow(t *resizeTask, key, keep int) []float32 {
-	for i := range 2 {
-		if t.key[i] == key {
-			return t.buf[i]
-		}
-	}
-	i := 0
-	if t.key[0] == keep {
-		i = 1
-	}
-	t.key[i] = key
-	src := f.x[key*f.w : (key+1)*f.w]
-	dst := t.buf[i]
+// hrow interpolates source row src horizontally into dst: 2× pairs
+// through Lerp2, any other taps through the permute kernel (LerpTaps).
+func (f *resizeFast) hrow(dst, src []float32) {
 	if f.xi1 == nil { // the columns copy through (one tap)
 		copy(dst, src)
-		return dst
+		return
 	}
-	x0, x1, w0, w1 := f.xi0[:len(dst)], f.xi1[:len(dst)], f.wx0[:len(dst)], f.wx1[:len(dst)]
 	if f.pairs {
 		f.rows.Lerp2(dst[1:f.ow-1], src, f.pa, f.pb)
+		x0, x1, w0, w1 := f.xi0, f.xi1, f.wx0, f.wx1
 		for _, o := range [2]int{0, f.ow - 1} {
 			dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
 		}
-		return dst
+		return
 	}
 	f.rows.LerpTaps(dst, src, f.xtaps)
-	return dst
 }

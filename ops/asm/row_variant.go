@@ -62,6 +62,9 @@ type RowKernels struct {
 	// blend sets y[i] = a·x0[i] + b·x1[i] for i < n (see Blend); nil
 	// where a variant has none.
 	blend func(y, x0, x1 *float32, n int, a, b float32)
+	// blendRows runs BlendRows past its checks; nil where a variant has
+	// none (BlendRows then runs the twin).
+	blendRows blendRowsFunc
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
@@ -77,7 +80,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,
