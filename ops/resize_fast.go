@@ -13,10 +13,14 @@ import (
 // same plan-time tables as the reference (kdesc.ResizeTaps), narrowed to int32
 // indices and float32 weights, so no output element divides or rounds.
 // Work is split into one task per worker over the output rows of all
-// planes. A linear task runs bands of output rows: it interpolates the
-// band's source rows horizontally into its buffer (each once), then
-// blends two of them per output row in one BlendRows call for the band,
-// so a row of a few hundred values costs no call of its own.
+// planes. A linear 2× whose horizontal taps pair up (half_pixel,
+// pytorch_half_pixel) runs vertical pass first, both passes in registers
+// (BlendLerp2): each output value is written once, nothing in between.
+// Other linear tasks run bands of output rows: a band's source rows are
+// interpolated horizontally into the task's buffer (each once, which
+// pays where many output rows share them), then two of them blended per
+// output row in one BlendRows call for the band. Either way a row of a
+// few hundred values costs no call of its own.
 
 func init() {
 	RegisterFast(graph.OpResize, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -36,6 +40,7 @@ type resizeFast struct {
 	// pytorch_half_pixel: 0.75, 0.25), run by the Lerp2 row kernel.
 	pairs  bool
 	pa, pb float32
+	ends   asm.Lerp2Ends // pairs: the taps of each row's first and last output
 	// xtaps: the columns' taps for the gather kernel (linear, not pairs).
 	xtaps    *asm.Taps
 	tasks    []resizeTask
@@ -54,8 +59,8 @@ type resizeTask struct {
 
 // resizeBandBytes bounds a task's buffer of interpolated source rows: it
 // stays in the core's L2 cache while the band's outputs are blended from
-// it.
-const resizeBandBytes = 64 << 10
+// it. A variable so that tests can cut planes into many bands.
+var resizeBandBytes = 64 << 10
 
 // prepareResizeFast returns nil (no error) for nodes it does not take.
 func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
@@ -87,6 +92,12 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 		}
 	}
 	f.pairs, f.pa, f.pb = lerpPairs(f.w, f.ow, f.xi0, f.xi1, f.wx0, f.wx1)
+	if f.pairs {
+		for e, o := range [2]int{0, f.ow - 1} {
+			f.ends.I[2*e], f.ends.I[2*e+1] = f.xi0[o], f.xi1[o]
+			f.ends.W[2*e], f.ends.W[2*e+1] = f.wx0[o], f.wx1[o]
+		}
+	}
 	if f.xi1 != nil && !f.pairs {
 		if f.xtaps, err = asm.NewTaps(f.xi0, f.xi1, f.wx0, f.wx1, f.w); err != nil {
 			return nil, err
@@ -96,7 +107,7 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 	// Two rows at least: one output row's taps.
 	f.bandRows = min(max(resizeBandBytes/(4*f.ow), 2), f.h)
 	for i := range f.tasks {
-		if !f.nearest && f.yi1 != nil {
+		if !f.nearest && f.yi1 != nil && !f.pairs {
 			f.tasks[i].buf = make([]float32, f.bandRows*f.ow)
 		}
 	}
@@ -189,6 +200,10 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 		}
 		return
 	}
+	if f.pairs {
+		f.pairRows(r0, r1)
+		return
+	}
 	for row := r0; row < r1; {
 		plane, oy := row/f.oh, row%f.oh
 		lo, hi := min(f.yi0[oy], f.yi1[oy]), max(f.yi0[oy], f.yi1[oy])
@@ -211,20 +226,47 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 	}
 }
 
+// pairRows writes output rows [r0, r1) of a 2× pairs resize vertical
+// pass first, in one pass over each plane's rows: BlendLerp2 blends an
+// output row's two source rows and interpolates the blend horizontally
+// in registers, the row's two end outputs (clamped taps) from their own
+// taps, so each output value is written once and no intermediate row is
+// stored.
+func (f *resizeFast) pairRows(r0, r1 int) {
+	for row := r0; row < r1; {
+		plane, oy := row/f.oh, row%f.oh
+		n := min(r1-row, f.oh-oy)
+		f.rows.BlendLerp2(f.y[row*f.ow:][:n*f.ow], f.x[plane*f.h*f.w:][:f.h*f.w], f.w,
+			f.yi0[oy:oy+n], f.yi1[oy:oy+n], f.wy0[oy:oy+n], f.wy1[oy:oy+n], f.pa, f.pb, &f.ends)
+		row += n
+	}
+}
+
 // hrow interpolates source row src horizontally into dst: 2× pairs
 // through Lerp2, any other taps through the permute kernel (LerpTaps).
 func (f *resizeFast) hrow(dst, src []float32) {
-	if f.xi1 == nil { // the columns copy through (one tap)
+	switch {
+	case f.xi1 == nil: // the columns copy through (one tap)
 		copy(dst, src)
-		return
+	case f.pairs:
+		f.lerp2Band(dst, src)
+	default:
+		f.rows.LerpTaps(dst, src, f.xtaps)
 	}
-	if f.pairs {
-		f.rows.Lerp2(dst[1:f.ow-1], src, f.pa, f.pb)
-		x0, x1, w0, w1 := f.xi0, f.xi1, f.wx0, f.wx1
+}
+
+// lerp2Band interpolates consecutive source rows src (whole rows of w)
+// into as many rows of ow = 2w in dst, 2× pairs, with one Lerp2 over
+// them as if they were one row: the pairs that straddle two rows land
+// exactly on the rows' end outputs (row r's last, row r+1's first),
+// whose taps are clamped, and which are then written from their own taps.
+func (f *resizeFast) lerp2Band(dst, src []float32) {
+	f.rows.Lerp2(dst[1:len(dst)-1], src, f.pa, f.pb)
+	x0, x1, w0, w1 := f.xi0, f.xi1, f.wx0, f.wx1
+	for r := range len(src) / f.w {
+		d, s := dst[r*f.ow:][:f.ow], src[r*f.w:][:f.w]
 		for _, o := range [2]int{0, f.ow - 1} {
-			dst[o] = src[x0[o]]*w0[o] + src[x1[o]]*w1[o]
+			d[o] = s[x0[o]]*w0[o] + s[x1[o]]*w1[o]
 		}
-		return
 	}
-	f.rows.LerpTaps(dst, src, f.xtaps)
 }

@@ -163,6 +163,30 @@ func TestResizeFastWidths(t *testing.T) {
 	}
 }
 
+// TestResizeFastBands cuts every plane into bands of two to five source
+// rows (the buffer of interpolated rows made that small), so that bands
+// start and end mid-plane, share source rows, and meet the workers'
+// shares of rows, against the reference.
+func TestResizeFastBands(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	defer func(b int) { resizeBandBytes = b }(resizeBandBytes)
+	for _, rows := range []int{1, 2, 3, 5} {
+		for _, c := range []struct {
+			in, out []int
+			coord   graph.ResizeCoord
+		}{
+			{[]int{2, 3, 11, 17}, []int{2, 3, 22, 34}, graph.CoordHalfPixel},      // Lerp2 pairs
+			{[]int{1, 3, 11, 17}, []int{1, 3, 22, 34}, graph.CoordAlignCorners},   // LerpTaps
+			{[]int{1, 2, 4, 5}, []int{1, 2, 32, 40}, graph.CoordPytorchHalfPixel}, // 8×
+			{[]int{1, 2, 23, 19}, []int{1, 2, 9, 7}, graph.CoordHalfPixel},        // down
+			{[]int{1, 2, 9, 19}, []int{1, 2, 20, 19}, graph.CoordAsymmetric},      // rows only
+		} {
+			resizeBandBytes = rows * 4 * c.out[3]
+			rsCompare(t, r, fmt.Sprintf("%v→%v %v band of %d rows", c.in, c.out, c.coord, rows), c.in, c.out, graph.ResizeLinear, c.coord)
+		}
+	}
+}
+
 // TestResizeLerpPairs checks which linear axes take the Lerp2 kernel:
 // 2× under half_pixel (weights 0.75, 0.25, worked out by hand: output
 // 2i+1 sits at input i + 0.25) but not align_corners (weights vary) nor

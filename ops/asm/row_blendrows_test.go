@@ -72,3 +72,61 @@ func TestBlendRowsChecks(t *testing.T) {
 		}()
 	}
 }
+
+// TestBlendLerp2Band checks BlendLerp2 against lerpRef for every variant:
+// v = wy0·s0 + wy1·s1 and then Lerp2's pairs from v, each step rounded
+// as the contract says; widths 2..40 and long rows (every tail of the 8-
+// and 16-pair steps), rows reading any two source rows, end outputs from
+// random taps, misaligned output, specials mixed in, guard words around
+// the output, x unchanged.
+func TestBlendLerp2Band(t *testing.T) {
+	widths := []int{2, 3, 8, 9, 10, 16, 17, 18, 24, 31, 33, 40, 128, 257}
+	for _, k := range RowVariants() {
+		for _, w := range widths {
+			for off := range 3 {
+				r := rand.New(rand.NewPCG(uint64(w), uint64(off+9)))
+				const xRows, rows = 4, 7
+				x := make([]float32, xRows*w)
+				specialRow(r, x, 3, off == 1)
+				x0 := append([]float32(nil), x...)
+				i0, i1 := make([]int32, rows), make([]int32, rows)
+				wy0, wy1 := make([]float32, rows), make([]float32, rows)
+				for i := range rows {
+					i0[i], i1[i] = int32(r.IntN(xRows)), int32(r.IntN(xRows))
+					wy0[i], wy1[i] = r.Float32(), float32(r.NormFloat64())
+				}
+				a, b := float32(0.75), float32(0.25)
+				if off == 2 {
+					a, b = 0.3, -1.7
+				}
+				ends := &Lerp2Ends{I: [4]int32{0, int32(r.IntN(w)), int32(w - 1), int32(r.IntN(w))},
+					W: [4]float32{1, 0, r.Float32(), float32(r.NormFloat64())}}
+				y := newGuarded(rows*2*w, off)
+				k.BlendLerp2(y.Data, x, w, i0, i1, wy0, wy1, a, b, ends)
+				y.check(t, "BlendLerp2")
+				for i := range rows {
+					v := make([]float32, w)
+					for j := range v {
+						v[j] = lerpRef(wy0[i], x0[int(i0[i])*w+j], wy1[i], x0[int(i1[i])*w+j])
+					}
+					row := y.Data[i*2*w : (i+1)*2*w]
+					for e, o := range []int{0, 2*w - 1} {
+						want := lerpRef(ends.W[2*e], v[ends.I[2*e]], ends.W[2*e+1], v[ends.I[2*e+1]])
+						if !bitsEq(row[o], want) {
+							t.Fatalf("%s w=%d off=%d: row %d end %d = %v, want %v", k.Name, w, off, i, o, row[o], want)
+						}
+					}
+					for j := range w - 1 {
+						p, q := lerpRef(a, v[j], b, v[j+1]), lerpRef(b, v[j], a, v[j+1])
+						if !bitsEq(row[2*j+1], p) || !bitsEq(row[2*j+2], q) {
+							t.Fatalf("%s w=%d off=%d: row %d pair %d = %v, %v, want %v, %v", k.Name, w, off, i, j, row[2*j+1], row[2*j+2], p, q)
+						}
+					}
+				}
+				if !slicesBitsEq(x, x0) {
+					t.Fatalf("%s w=%d: x changed", k.Name, w)
+				}
+			}
+		}
+	}
+}

@@ -65,6 +65,9 @@ type RowKernels struct {
 	// blendRows runs BlendRows past its checks; nil where a variant has
 	// none (BlendRows then runs the twin).
 	blendRows blendRowsFunc
+	// blendLerp2 runs BlendLerp2 past its checks; nil where a variant
+	// has none (BlendLerp2 then runs the twin).
+	blendLerp2 blendLerp2Func
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
@@ -80,7 +83,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo, blendLerp2: blendLerp2Go,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,
