@@ -54,6 +54,14 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	if err != nil || n.Shape.NumElements() == 0 {
 		return nil, "", err
 	}
+	if ph, err := newConvTPhases(g, n.Shape.Rank(), env, gv); err != nil || ph != nil {
+		if err != nil {
+			return nil, "", err
+		}
+		return func(ins []tensor.Tensor, out tensor.Tensor) error {
+			return ph.run(ins[0].F32(), ins[1].F32(), f32sOf(ins, 2), out.F32())
+		}, "phases", nil
+	}
 	rowsPerGroup := g.mpg * g.kSz
 	gm, err := asm.NewGemm(asm.GemmConfig{M: rowsPerGroup, N: g.inSz, K: g.cpg, TransA: true, Alpha: 1},
 		gv, asm.Par{For: env.For, Threads: env.Threads})
