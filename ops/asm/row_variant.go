@@ -68,6 +68,9 @@ type RowKernels struct {
 	// blendLerp2 runs BlendLerp2 past its checks; nil where a variant
 	// has none (BlendLerp2 then runs the twin).
 	blendLerp2 blendLerp2Func
+	// addStride2 runs AddStride2 past its checks; nil where a variant
+	// has none (AddStride2 then runs the twin).
+	addStride2 func(y *float32, ldd int, x *float32, lds, rows, n int)
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
@@ -83,7 +86,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo, blendLerp2: blendLerp2Go,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo, blendLerp2: blendLerp2Go, addStride2: addStride2Go,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,
