@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
@@ -112,9 +114,7 @@ func (f *convTFast) col2im(lo, hi int) {
 		if f.bias != nil {
 			bv = f.bias[m]
 		}
-		for i := range plane {
-			plane[i] = bv
-		}
+		fillF32(plane, bv)
 		for t := range f.kSz {
 			kz, ky, kx := t/(k[1]*k[2]), t/k[2]%k[1], t%k[2]
 			x0, x1 := f.xLo[kx], f.xHi[kx]
@@ -229,5 +229,22 @@ func stridedAdd(dst, src []float32, step int) {
 	}
 	for o := j * step; j < len(src); j, o = j+1, o+step {
 		dst[o] += src[j]
+	}
+}
+
+// fillF32 sets every element of s to v: a cleared block (v = 0) or one
+// value copied over doubling lengths, both through the runtime's vector
+// memory routines rather than an element loop.
+func fillF32(s []float32, v float32) {
+	if v == 0 && !math.Signbit(float64(v)) {
+		clear(s)
+		return
+	}
+	if len(s) == 0 {
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
