@@ -19,8 +19,10 @@ import (
 // Other linear tasks run bands of output rows: a band's source rows are
 // interpolated horizontally into the task's buffer (each once, which
 // pays where many output rows share them), then two of them blended per
-// output row in one BlendRows call for the band. Either way a row of a
-// few hundred values costs no call of its own.
+// output row in one BlendRows call for the band; downsampling, which
+// would interpolate rows no output reads, runs vertical pass first in
+// registers (BlendTaps). Either way a row of a few hundred values costs
+// no call of its own.
 
 func init() {
 	RegisterFast(graph.OpResize, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -42,13 +44,16 @@ type resizeFast struct {
 	pa, pb float32
 	ends   asm.Lerp2Ends // pairs: the taps of each row's first and last output
 	// xtaps: the columns' taps for the gather kernel (linear, not pairs).
-	xtaps    *asm.Taps
-	tasks    []resizeTask
-	bandRows int       // source rows a task's buffer holds (linear)
-	x, y     []float32 // the current run's operands
-	env      Env
-	body     func(lo, hi int)
-	rows     *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
+	xtaps *asm.Taps
+	// fusedTaps: rows run vertical pass first, both passes in registers
+	// (BlendTaps; see prepareResizeFast).
+	fusedTaps bool
+	tasks     []resizeTask
+	bandRows  int       // source rows a task's buffer holds (linear)
+	x, y      []float32 // the current run's operands
+	env       Env
+	body      func(lo, hi int)
+	rows      *asm.RowKernels // Repeat, Lerp2 and the vertical Blend
 }
 
 // resizeTask is one worker's buffer of horizontally interpolated source
@@ -64,6 +69,20 @@ var resizeBandBytes = 64 << 10
 
 // prepareResizeFast returns nil (no error) for nodes it does not take.
 func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
+	f, err := newResizeFast(n, env)
+	if f == nil {
+		return nil, err
+	}
+	return func(ins []tensor.Tensor, out tensor.Tensor) error {
+		f.x, f.y = ins[0].F32(), out.F32()
+		f.env.For(len(f.tasks), 1, f.body)
+		return nil
+	}, nil
+}
+
+// newResizeFast plans the fast kernel, or returns nil (no error) for
+// nodes it does not take.
+func newResizeFast(n *graph.Node, env Env) (*resizeFast, error) {
 	if n.DType != tensor.F32 || n.Inputs[0].DType != tensor.F32 || n.Shape.Rank() < 2 || n.Shape.NumElements() == 0 {
 		return nil, nil
 	}
@@ -103,6 +122,13 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 			return nil, err
 		}
 	}
+	// Vertical pass first where no source row serves several output rows
+	// (downsampling): interpolating every source row horizontally first
+	// would do work for rows no output reads. Upsampling keeps the bands,
+	// which interpolate each source row once for all the output rows
+	// that share it (measured: 2× align_corners even, 3× and 8× slower
+	// fused, 2× downsampling 1.7× faster fused).
+	f.fusedTaps = f.xtaps != nil && f.yi1 != nil && f.oh <= f.h && f.rows.BlendTapsVector(f.xtaps)
 	f.tasks = make([]resizeTask, max(env.Threads, 1))
 	// Two rows at least: one output row's taps.
 	f.bandRows = min(max(resizeBandBytes/(4*f.ow), 2), f.h)
@@ -112,11 +138,7 @@ func prepareResizeFast(n *graph.Node, env Env) (Kernel, error) {
 		}
 	}
 	f.body = f.runTasks
-	return func(ins []tensor.Tensor, out tensor.Tensor) error {
-		f.x, f.y = ins[0].F32(), out.F32()
-		f.env.For(len(f.tasks), 1, f.body)
-		return nil
-	}, nil
+	return f, nil
 }
 
 // splitTaps narrows an axis's one or two taps per output to int32
@@ -202,6 +224,16 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 	}
 	if f.pairs {
 		f.pairRows(r0, r1)
+		return
+	}
+	if f.fusedTaps {
+		for row := r0; row < r1; {
+			plane, oy := row/f.oh, row%f.oh
+			n := min(r1-row, f.oh-oy)
+			f.rows.BlendTaps(f.y[row*f.ow:][:n*f.ow], f.x[plane*f.h*f.w:][:f.h*f.w], f.xtaps,
+				f.yi0[oy:oy+n], f.yi1[oy:oy+n], f.wy0[oy:oy+n], f.wy1[oy:oy+n])
+			row += n
+		}
 		return
 	}
 	for row := r0; row < r1; {

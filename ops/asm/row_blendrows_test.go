@@ -130,3 +130,66 @@ func TestBlendLerp2Band(t *testing.T) {
 		}
 	}
 }
+
+// TestBlendTapsBand checks BlendTaps against lerpRef (v = wy0·s0 +
+// wy1·s1, then each output's taps of v, every step rounded as the
+// contract says) for every variant: output lengths across the 16-wide
+// blocks and their tail, taps local (the permute layout) and anywhere
+// (the twin), source rows chosen at random, specials mixed in, guard
+// words around the output, x unchanged.
+func TestBlendTapsBand(t *testing.T) {
+	for _, k := range RowVariants() {
+		for _, n := range []int{1, 15, 16, 17, 31, 32, 48, 63, 256, 259} {
+			for off := range 4 {
+				local := off >= 2
+				r := rand.New(rand.NewPCG(uint64(n), uint64(off+17)))
+				w := 1 + r.IntN(n+3)
+				const xRows, rows = 4, 5
+				x := make([]float32, xRows*w)
+				specialRow(r, x, 3, off%2 == 1)
+				x0 := append([]float32(nil), x...)
+				ti0, ti1 := make([]int32, n), make([]int32, n)
+				tw0, tw1 := make([]float32, n), make([]float32, n)
+				for o := range n {
+					ti0[o], ti1[o] = int32(r.IntN(w)), int32(r.IntN(w))
+					if local {
+						c := o * w / n
+						ti0[o] = int32(min(max(c+r.IntN(12)-4, 0), w-1))
+						ti1[o] = int32(min(max(c+r.IntN(12)-4, 0), w-1))
+					}
+					tw0[o], tw1[o] = r.Float32(), r.Float32()*2-0.5
+				}
+				tp, err := NewTaps(ti0, ti1, tw0, tw1, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if local && n >= tapsBlock && !k.BlendTapsVector(tp) && k.blendTaps != nil {
+					t.Fatalf("%s n=%d w=%d: local taps not run by the vector kernel", k.Name, n, w)
+				}
+				i0, i1 := make([]int32, rows), make([]int32, rows)
+				wy0, wy1 := make([]float32, rows), make([]float32, rows)
+				for i := range rows {
+					i0[i], i1[i] = int32(r.IntN(xRows)), int32(r.IntN(xRows))
+					wy0[i], wy1[i] = r.Float32(), float32(r.NormFloat64())
+				}
+				y := newGuarded(rows*n, off)
+				k.BlendTaps(y.Data, x, tp, i0, i1, wy0, wy1)
+				y.check(t, "BlendTaps")
+				for i := range rows {
+					v := func(j int32) float32 {
+						return lerpRef(wy0[i], x0[int(i0[i])*w+int(j)], wy1[i], x0[int(i1[i])*w+int(j)])
+					}
+					for o := range n {
+						want := lerpRef(tw0[o], v(ti0[o]), tw1[o], v(ti1[o]))
+						if got := y.Data[i*n+o]; !bitsEq(got, want) {
+							t.Fatalf("%s n=%d w=%d off=%d: row %d [%d] = %v, want %v", k.Name, n, w, off, i, o, got, want)
+						}
+					}
+				}
+				if !slicesBitsEq(x, x0) {
+					t.Fatalf("%s n=%d: x changed", k.Name, n)
+				}
+			}
+		}
+	}
+}

@@ -71,6 +71,9 @@ type RowKernels struct {
 	// addStride2 runs AddStride2 past its checks; nil where a variant
 	// has none (AddStride2 then runs the twin).
 	addStride2 func(y *float32, ldd int, x *float32, lds, rows, n int)
+	// blendTaps runs BlendTaps's whole blocks of outputs; nil where a
+	// variant has none (BlendTaps then runs the twin on every output).
+	blendTaps blendTapsFunc
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
