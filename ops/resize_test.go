@@ -221,9 +221,9 @@ func TestResizeLerpPairs(t *testing.T) {
 }
 
 // TestResizeFusedTaps checks which linear resizes run vertical pass first
-// through BlendTaps: downsampling (no source row serves two output
-// rows), not upsampling, and only where the row kernels run BlendTaps
-// vectorised (AVX-512).
+// through BlendTaps: downsampling and up to 2× (no source row serves
+// more than two output rows), not beyond, and only where the row kernels
+// run BlendTaps vectorised (AVX-512).
 func TestResizeFusedTaps(t *testing.T) {
 	vector := asm.BestRows().BlendTapsVector(mustTaps(t))
 	for _, c := range []struct {
@@ -232,7 +232,8 @@ func TestResizeFusedTaps(t *testing.T) {
 	}{
 		{[]int{1, 2, 40, 70}, []int{1, 2, 19, 35}, vector},
 		{[]int{1, 2, 40, 80}, []int{1, 2, 21, 48}, vector},
-		{[]int{1, 2, 20, 70}, []int{1, 2, 40, 35}, false},
+		{[]int{1, 2, 20, 70}, []int{1, 2, 40, 35}, vector},
+		{[]int{1, 2, 20, 40}, []int{1, 2, 41, 80}, false},
 	} {
 		g := graph.New()
 		n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(graph.ResizeLinear, graph.CoordAlignCorners, c.in, c.out))

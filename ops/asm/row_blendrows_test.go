@@ -134,16 +134,25 @@ func TestBlendLerp2Band(t *testing.T) {
 // TestBlendTapsBand checks BlendTaps against lerpRef (v = wy0·s0 +
 // wy1·s1, then each output's taps of v, every step rounded as the
 // contract says) for every variant: output lengths across the 16-wide
-// blocks and their tail, taps local (the permute layout) and anywhere
-// (the twin), source rows chosen at random, specials mixed in, guard
+// blocks and their tail, taps local (the permute layouts, blocks within
+// 16 sources and within 32) and anywhere (the twin), source rows chosen at random, specials mixed in, guard
 // words around the output, x unchanged.
 func TestBlendTapsBand(t *testing.T) {
+	var sawNarrow, sawWide bool // both layouts' kernels ran
+	defer func() {
+		if !sawNarrow || !sawWide {
+			t.Errorf("narrow taps tested %v, wide %v", sawNarrow, sawWide)
+		}
+	}()
 	for _, k := range RowVariants() {
 		for _, n := range []int{1, 15, 16, 17, 31, 32, 48, 63, 256, 259} {
 			for off := range 4 {
 				local := off >= 2
 				r := rand.New(rand.NewPCG(uint64(n), uint64(off+17)))
 				w := 1 + r.IntN(n+3)
+				if off == 3 {
+					w = 1 + n/4 // 4× upsampling: blocks span at most 16 sources
+				}
 				const xRows, rows = 4, 5
 				x := make([]float32, xRows*w)
 				specialRow(r, x, 3, off%2 == 1)
@@ -165,6 +174,9 @@ func TestBlendTapsBand(t *testing.T) {
 				}
 				if local && n >= tapsBlock && !k.BlendTapsVector(tp) && k.blendTaps != nil {
 					t.Fatalf("%s n=%d w=%d: local taps not run by the vector kernel", k.Name, n, w)
+				}
+				if tp.base != nil {
+					sawNarrow, sawWide = sawNarrow || tp.narrow, sawWide || !tp.narrow
 				}
 				i0, i1 := make([]int32, rows), make([]int32, rows)
 				wy0, wy1 := make([]float32, rows), make([]float32, rows)

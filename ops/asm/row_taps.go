@@ -29,6 +29,9 @@ type Taps struct {
 	base   []int32
 	mask   []uint32
 	r0, r1 []int32
+	// narrow: every block's taps span at most 16 sources (upsampling),
+	// so one vector of sources holds them all.
+	narrow bool
 }
 
 // tapsBlock is the number of outputs of a permute block.
@@ -59,6 +62,10 @@ func (t *Taps) window() {
 		}
 	}
 	t.base, t.mask, t.r0, t.r1 = base, mask, r0, r1
+	t.narrow = true
+	for o := range blocks * tapsBlock {
+		t.narrow = t.narrow && r0[o] < tapsBlock && r1[o] < tapsBlock
+	}
 }
 
 // NewTaps returns the taps of outputs o < len(i0), reading a source of
@@ -170,7 +177,11 @@ func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, w
 	}
 	done := 0
 	if k.BlendTapsVector(t) {
-		k.blendTaps(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
+		f := k.blendTaps
+		if t.narrow && k.blendTaps16 != nil {
+			f = k.blendTaps16
+		}
+		f(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
 			&t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base))
 		done = len(t.base) * tapsBlock
 	}

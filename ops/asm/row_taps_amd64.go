@@ -15,3 +15,9 @@ func lerpTapsPermAVX512(y, x *float32, base *int32, mask *uint32, r0, r1 *int32,
 //
 //go:noescape
 func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+
+// blendTaps16AVX512 is blendTapsAVX512 for narrow taps (Taps.narrow):
+// one vector of sources per row and block, a one-register permute.
+//
+//go:noescape
+func blendTaps16AVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
