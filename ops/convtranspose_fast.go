@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
@@ -14,8 +16,13 @@ import (
 // the worker pool). Then each output channel's plane starts at its bias
 // and adds, for every tap, that tap's row of col shifted to where the tap
 // lands (input cell i goes to i·stride + tap·dilation - pad), in runs
-// along the last axis: vector adds (the row kernels' Axpy) at stride 1,
-// a strided loop otherwise. Output channels are split over the workers.
+// along the last axis: at stride 2 one AddStride2 call per tap over all
+// the input rows it reaches (the decoders' 3×3 and 4×4 at stride 2),
+// vector adds (the row kernels' Axpy) at stride 1, a strided loop
+// otherwise. Output channels are split over the workers. (Splitting the
+// output into stride² phases, each an ordinary convolution of the input
+// through Conv2D, measured slower at decoder sizes: its convolutions
+// have only the output channels as rows, and each pads the input.)
 
 func init() {
 	RegisterFast(graph.OpConvTranspose, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -34,6 +41,8 @@ type convTFast struct {
 	col     []float32
 	xLo     []int // per tap column kx: the first input column landing inside the output
 	xHi     []int // and one past the last
+	yLo     []int // per tap row ky: the same for input rows
+	yHi     []int
 	rows    *asm.RowKernels
 	env     Env
 	scatter func(lo, hi int)
@@ -68,15 +77,8 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 		f.args.OffB = append(f.args.OffB, gi*g.cpg*g.inSz)
 		f.args.OffC = append(f.args.OffC, gi*rowsPerGroup*g.inSz)
 	}
-	f.xLo, f.xHi = make([]int, g.k[2]), make([]int, g.k[2])
-	for kx := range g.k[2] {
-		f.xLo[kx], f.xHi[kx] = g.in[2], 0
-		for ix := range g.in[2] {
-			if ox := ix*g.s[2] + kx*g.d[2] - g.pb[2]; ox >= 0 && ox < g.out[2] {
-				f.xLo[kx], f.xHi[kx] = min(f.xLo[kx], ix), ix+1
-			}
-		}
-	}
+	f.xLo, f.xHi = g.landing(2)
+	f.yLo, f.yHi = g.landing(1)
 	scatter := "col2im"
 	f.scatter = f.col2im
 	if g.tiles() {
@@ -112,9 +114,7 @@ func (f *convTFast) col2im(lo, hi int) {
 		if f.bias != nil {
 			bv = f.bias[m]
 		}
-		for i := range plane {
-			plane[i] = bv
-		}
+		fillF32(plane, bv)
 		for t := range f.kSz {
 			kz, ky, kx := t/(k[1]*k[2]), t/k[2]%k[1], t%k[2]
 			x0, x1 := f.xLo[kx], f.xHi[kx]
@@ -127,11 +127,17 @@ func (f *convTFast) col2im(lo, hi int) {
 				if oz < 0 || oz >= od[0] {
 					continue
 				}
-				for iy := range in[1] {
+				y0, y1 := f.yLo[ky], f.yHi[ky]
+				if y0 >= y1 {
+					continue
+				}
+				if s[2] == 2 { // all the tap's rows in one call
+					o := (oz*od[1]+y0*s[1]+ky*d[1]-pb[1])*od[2] + x0*2 + kx*d[2] - pb[2]
+					f.rows.AddStride2(plane[o:], s[1]*od[2], crow[(iz*in[1]+y0)*in[2]+x0:], in[2], y1-y0, x1-x0)
+					continue
+				}
+				for iy := y0; iy < y1; iy++ {
 					oy := iy*s[1] + ky*d[1] - pb[1]
-					if oy < 0 || oy >= od[1] {
-						continue
-					}
 					src := crow[(iz*in[1]+iy)*in[2]:][x0:x1]
 					o := (oz*od[1]+oy)*od[2] + x0*s[2] + kx*d[2] - pb[2]
 					if s[2] == 1 {
@@ -143,6 +149,22 @@ func (f *convTFast) col2im(lo, hi int) {
 			}
 		}
 	}
+}
+
+// landing returns, per tap of spatial axis a (0..2 of the padded
+// three), the range [lo, hi) of input positions whose cells land inside
+// the output under that tap (lo >= hi: none).
+func (g *convTGeom) landing(a int) (lo, hi []int) {
+	lo, hi = make([]int, g.k[a]), make([]int, g.k[a])
+	for k := range g.k[a] {
+		lo[k], hi[k] = g.in[a], 0
+		for i := range g.in[a] {
+			if o := i*g.s[a] + k*g.d[a] - g.pb[a]; o >= 0 && o < g.out[a] {
+				lo[k], hi[k] = min(lo[k], i), i+1
+			}
+		}
+	}
+	return lo, hi
 }
 
 // tiles reports whether every output cell takes exactly one tap of one
@@ -207,5 +229,22 @@ func stridedAdd(dst, src []float32, step int) {
 	}
 	for o := j * step; j < len(src); j, o = j+1, o+step {
 		dst[o] += src[j]
+	}
+}
+
+// fillF32 sets every element of s to v: a cleared block (v = 0) or one
+// value copied over doubling lengths, both through the runtime's vector
+// memory routines rather than an element loop.
+func fillF32(s []float32, v float32) {
+	if v == 0 && !math.Signbit(float64(v)) {
+		clear(s)
+		return
+	}
+	if len(s) == 0 {
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }

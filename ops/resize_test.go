@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -103,6 +104,8 @@ func TestResizeFast(t *testing.T) {
 		{"bilinear 2x", []int{2, 3, 6, 9}, []int{2, 3, 12, 18}, graph.ResizeLinear, graph.CoordHalfPixel},
 		{"bilinear down", []int{1, 4, 9, 8}, []int{1, 4, 5, 3}, graph.ResizeLinear, graph.CoordAlignCorners},
 		{"bilinear 2-D", []int{7, 6}, []int{13, 11}, graph.ResizeLinear, graph.CoordPytorchHalfPixel},
+		{"bilinear down wide", []int{1, 2, 40, 70}, []int{1, 2, 19, 35}, graph.ResizeLinear, graph.CoordHalfPixel},
+		{"bilinear down align", []int{2, 1, 40, 80}, []int{2, 1, 21, 48}, graph.ResizeLinear, graph.CoordAlignCorners},
 		{"linear rows only", []int{2, 5, 6}, []int{2, 9, 6}, graph.ResizeLinear, graph.CoordHalfPixel},
 		{"linear columns only", []int{2, 5, 6}, []int{2, 5, 13}, graph.ResizeLinear, graph.CoordAlignCorners},
 	} {
@@ -163,6 +166,30 @@ func TestResizeFastWidths(t *testing.T) {
 	}
 }
 
+// TestResizeFastBands cuts every plane into bands of two to five source
+// rows (the buffer of interpolated rows made that small), so that bands
+// start and end mid-plane, share source rows, and meet the workers'
+// shares of rows, against the reference.
+func TestResizeFastBands(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	defer func(b int) { resizeBandBytes = b }(resizeBandBytes)
+	for _, rows := range []int{1, 2, 3, 5} {
+		for _, c := range []struct {
+			in, out []int
+			coord   graph.ResizeCoord
+		}{
+			{[]int{2, 3, 11, 17}, []int{2, 3, 22, 34}, graph.CoordHalfPixel},      // Lerp2 pairs
+			{[]int{1, 3, 11, 17}, []int{1, 3, 22, 34}, graph.CoordAlignCorners},   // LerpTaps
+			{[]int{1, 2, 4, 5}, []int{1, 2, 32, 40}, graph.CoordPytorchHalfPixel}, // 8×
+			{[]int{1, 2, 23, 19}, []int{1, 2, 9, 7}, graph.CoordHalfPixel},        // down
+			{[]int{1, 2, 9, 19}, []int{1, 2, 20, 19}, graph.CoordAsymmetric},      // rows only
+		} {
+			resizeBandBytes = rows * 4 * c.out[3]
+			rsCompare(t, r, fmt.Sprintf("%v→%v %v band of %d rows", c.in, c.out, c.coord, rows), c.in, c.out, graph.ResizeLinear, c.coord)
+		}
+	}
+}
+
 // TestResizeLerpPairs checks which linear axes take the Lerp2 kernel:
 // 2× under half_pixel (weights 0.75, 0.25, worked out by hand: output
 // 2i+1 sits at input i + 0.25) but not align_corners (weights vary) nor
@@ -191,4 +218,45 @@ func TestResizeLerpPairs(t *testing.T) {
 			t.Errorf("%v %d→%d: lerpPairs = %v, %v, %v; want %v, %v, %v", c.coord, c.w, c.ow, ok, a, b, c.ok, c.a, c.b)
 		}
 	}
+}
+
+// TestResizeFusedTaps checks which linear resizes run vertical pass first
+// through BlendTaps: downsampling and up to 2× (no source row serves
+// more than two output rows), not beyond, and only where the row kernels
+// run BlendTaps vectorised (AVX-512).
+func TestResizeFusedTaps(t *testing.T) {
+	vector := asm.BestRows().BlendTapsVector(mustTaps(t))
+	for _, c := range []struct {
+		in, out []int
+		fused   bool
+	}{
+		{[]int{1, 2, 40, 70}, []int{1, 2, 19, 35}, vector},
+		{[]int{1, 2, 40, 80}, []int{1, 2, 21, 48}, vector},
+		{[]int{1, 2, 20, 70}, []int{1, 2, 40, 35}, vector},
+		{[]int{1, 2, 20, 40}, []int{1, 2, 41, 80}, false},
+	} {
+		g := graph.New()
+		n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(graph.ResizeLinear, graph.CoordAlignCorners, c.in, c.out))
+		f, err := newResizeFast(n, Serial)
+		if err != nil || f == nil {
+			t.Fatalf("%v→%v: no fast kernel (%v)", c.in, c.out, err)
+		}
+		if got := f.fusedTaps; got != c.fused {
+			t.Errorf("%v→%v: fused %v, want %v", c.in, c.out, got, c.fused)
+		}
+	}
+}
+
+// mustTaps is a 16-output downsampling by 2, which the permute layout
+// takes.
+func mustTaps(t *testing.T) *asm.Taps {
+	i0, i1, w0, w1 := make([]int32, 16), make([]int32, 16), make([]float32, 16), make([]float32, 16)
+	for o := range i0 {
+		i0[o], i1[o], w0[o], w1[o] = int32(2*o), int32(2*o+1), 0.5, 0.5
+	}
+	tp, err := asm.NewTaps(i0, i1, w0, w1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
 }

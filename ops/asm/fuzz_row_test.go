@@ -21,6 +21,7 @@ const (
 	fzScaleAxpy
 	fzAcc
 	fzExpScale
+	fzResize
 	fzRowKinds
 )
 
@@ -146,6 +147,8 @@ func FuzzRowKernels(f *testing.F) {
 				}
 			case fzExpScale:
 				checkExpScaleFuzz(t, in, k, x, xg, off, fail)
+			case fzResize:
+				checkResizeFuzz(t, in, k, x, fail)
 			case fzAcc:
 				acc := in.floats(n, 0)
 				acc64 := make([]float64, n)

@@ -43,6 +43,6 @@ func init() {
 		sum: sumF32NEON, sumSqDev: sumSqDevF32NEON, max: maxF32NEON, min: minF32NEON,
 		accAdd: accAddF64NEON, accMax: accMaxF32NEON, accMin: accMinF32NEON,
 		expShift: expShiftF32NEON, scale: scaleF32NEON, norm: normF32NEON,
-		axpy: axpyF32NEON, transpose8: transpose8NEON, repeat: repeatNEON, lerp2: lerp2NEON, blend: blendNEON,
+		axpy: axpyF32NEON, transpose8: transpose8NEON, repeat: repeatNEON, lerp2: lerp2NEON, blend: blendNEON, blendRows: blendRowsWith(blendNEON),
 	})
 }

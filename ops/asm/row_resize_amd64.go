@@ -55,3 +55,14 @@ var (
 	blendAVX2    = splitBlend(8, blendBodyAVX2, blendGo)
 	blendAVX512  = splitBlend(16, blendBodyAVX512, blendAVX2)
 )
+
+// blendLerp2AVX2 and blendLerp2AVX512 are the blendLerp2 primitive
+// (row_resize_amd64.s): whole vectors of pairs, then the last w-1 mod 8
+// pairs one at a time (AVX2) or as one masked step (AVX-512), then the
+// row's two end outputs from their taps, scalar.
+//
+//go:noescape
+func blendLerp2AVX2(y, x *float32, w int, i0, i1 *int32, wy0, wy1 *float32, rows int, a, b float32, ei *int32, ew *float32)
+
+//go:noescape
+func blendLerp2AVX512(y, x *float32, w int, i0, i1 *int32, wy0, wy1 *float32, rows int, a, b float32, ei *int32, ew *float32)

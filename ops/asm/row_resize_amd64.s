@@ -179,6 +179,64 @@ DATA rsZIlv<>+120(SB)/4, $15
 DATA rsZIlv<>+124(SB)/4, $31
 GLOBL rsZIlv<>(SB), RODATA|NOPTR, $128
 
+// The blendLerp2 primitive (see BlendLerp2): per output row, v = wy0·s0
+// + wy1·s1 from its two source rows, at i and again at i+1 (the same
+// steps, so the same bits), then lerp2's p and q from them, stored
+// interleaved at elements 1 + 2i of the row. Registers: DI the output
+// row, R8 x, R9 a source row's bytes, R10 the pairs' bytes in whole
+// vectors, R11..R14 i0, i1, wy0, wy1, BX the byte offset of row r in
+// them, CX its end, SI and DX the source rows, AX the offset in them.
+#define BL2SETUP(VEC) \
+	MOVQ  y+0(FP), DI      \
+	MOVQ  x+8(FP), R8      \
+	MOVQ  w+16(FP), R9     \
+	LEAQ  -1(R9), R10      \
+	ANDQ  $-VEC, R10       \
+	SHLQ  $2, R10          \
+	SHLQ  $2, R9           \
+	MOVQ  i0+24(FP), R11   \
+	MOVQ  i1+32(FP), R12   \
+	MOVQ  wy0+40(FP), R13  \
+	MOVQ  wy1+48(FP), R14  \
+	MOVQ  rows+56(FP), CX  \
+	SHLQ  $2, CX           \
+	XORQ  BX, BX
+
+// BL2ENDS writes the row's two end outputs (ei, ew: Lerp2Ends) from v
+// at their taps, v = WY0·s0 + WY1·s1 lane 0 of those registers.
+#define BL2V(OFF, WY0, WY1, V, T) \
+	MOVQ    ei+72(FP), AX  \
+	MOVLQSX OFF(AX), AX    \
+	VMOVSS  (SI)(AX*4), V  \
+	VMULSS  WY0, V, V      \
+	VMOVSS  (DX)(AX*4), T  \
+	VMULSS  WY1, T, T      \
+	VADDSS  T, V, V
+
+#define BL2ENDS(WY0, WY1) \
+	BL2V(0, WY0, WY1, X0, X2)   \
+	BL2V(4, WY0, WY1, X1, X2)   \
+	MOVQ   ew+80(FP), AX        \
+	VMULSS (AX), X0, X0         \
+	VMULSS 4(AX), X1, X1        \
+	VADDSS X1, X0, X0           \
+	VMOVSS X0, (DI)             \
+	BL2V(8, WY0, WY1, X0, X2)   \
+	BL2V(12, WY0, WY1, X1, X2)  \
+	MOVQ   ew+80(FP), AX        \
+	VMULSS 8(AX), X0, X0        \
+	VMULSS 12(AX), X1, X1       \
+	VADDSS X1, X0, X0           \
+	VMOVSS X0, -4(DI)(R9*2)
+
+#define BL2ROW \
+	MOVLQSX (R11)(BX*1), SI \
+	IMULQ   R9, SI          \
+	ADDQ    R8, SI          \
+	MOVLQSX (R12)(BX*1), DX \
+	IMULQ   R9, DX          \
+	ADDQ    R8, DX
+
 // func repeat2AVX2(y, x *float32, n int)
 TEXT ·repeat2AVX2(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI
@@ -387,5 +445,157 @@ loop:
 	ADDQ    $16, AX
 	CMPQ    AX, CX
 	JLT     loop
+	VZEROUPPER
+	RET
+
+// func blendLerp2AVX2(y, x *float32, w int, i0, i1 *int32, wy0, wy1 *float32, rows int, a, b float32, ei *int32, ew *float32)
+TEXT ·blendLerp2AVX2(SB), NOSPLIT, $0-88
+	BL2SETUP(8)
+	LEAQ         -4(R9), AX
+	MOVQ         AX, w+16(FP)      // the slot now holds the pairs' bytes
+	VBROADCASTSS a+64(FP), Y12
+	VBROADCASTSS b+68(FP), Y13
+row:
+	BL2ROW
+	VBROADCASTSS (R13)(BX*1), Y14
+	VBROADCASTSS (R14)(BX*1), Y15
+	XORQ         AX, AX
+	CMPQ         AX, R10
+	JGE          tail
+vec:
+	VMULPS     (SI)(AX*1), Y14, Y0
+	VMULPS     (DX)(AX*1), Y15, Y1
+	VADDPS     Y1, Y0, Y0          // v[i .. i+8)
+	VMULPS     4(SI)(AX*1), Y14, Y1
+	VMULPS     4(DX)(AX*1), Y15, Y2
+	VADDPS     Y2, Y1, Y1          // v[i+1 .. i+9)
+	VMULPS     Y12, Y0, Y2
+	VMULPS     Y13, Y1, Y3
+	VADDPS     Y3, Y2, Y2          // p
+	VMULPS     Y13, Y0, Y4
+	VMULPS     Y12, Y1, Y5
+	VADDPS     Y5, Y4, Y4          // q
+	VUNPCKLPS  Y4, Y2, Y6
+	VUNPCKHPS  Y4, Y2, Y7
+	VPERM2F128 $0x20, Y7, Y6, Y8
+	VPERM2F128 $0x31, Y7, Y6, Y9
+	VMOVUPS    Y8, 4(DI)(AX*2)
+	VMOVUPS    Y9, 36(DI)(AX*2)
+	ADDQ       $32, AX
+	CMPQ       AX, R10
+	JLT        vec
+tail:
+	CMPQ   AX, w+16(FP)
+	JGE    next
+	VMOVSS (SI)(AX*1), X0
+	VMULSS X14, X0, X0
+	VMOVSS (DX)(AX*1), X1
+	VMULSS X15, X1, X1
+	VADDSS X1, X0, X0
+	VMOVSS 4(SI)(AX*1), X1
+	VMULSS X14, X1, X1
+	VMOVSS 4(DX)(AX*1), X2
+	VMULSS X15, X2, X2
+	VADDSS X2, X1, X1
+	VMULSS X12, X0, X2
+	VMULSS X13, X1, X3
+	VADDSS X3, X2, X2
+	VMOVSS X2, 4(DI)(AX*2)
+	VMULSS X13, X0, X4
+	VMULSS X12, X1, X5
+	VADDSS X5, X4, X4
+	VMOVSS X4, 8(DI)(AX*2)
+	ADDQ   $4, AX
+	JMP    tail
+next:
+	BL2ENDS(X14, X15)
+	LEAQ (DI)(R9*2), DI
+	ADDQ $4, BX
+	CMPQ BX, CX
+	JLT  row
+	VZEROUPPER
+	RET
+
+// func blendLerp2AVX512(y, x *float32, w int, i0, i1 *int32, wy0, wy1 *float32, rows int, a, b float32, ei *int32, ew *float32)
+// The last w-1 mod 16 pairs go as one masked step: K1 their lanes of
+// the sources, K2 and K3 the two stores' lanes of their 2·(w-1 mod 16)
+// outputs.
+TEXT ·blendLerp2AVX512(SB), NOSPLIT, $0-88
+	BL2SETUP(16)
+	VBROADCASTSS a+64(FP), Z28
+	VBROADCASTSS b+68(FP), Z29
+	VMOVDQU32    rsZIlv<>+0(SB), Z30
+	VMOVDQU32    rsZIlv<>+64(SB), Z31
+	MOVQ         w+16(FP), AX
+	DECQ         AX
+	ANDQ         $15, AX           // t: pairs in the masked step
+	MOVL         $1, DX
+	SHLXL        AX, DX, SI
+	DECL         SI
+	KMOVW        SI, K1
+	SHLL         $1, AX
+	SHLXL        AX, DX, SI
+	DECL         SI
+	KMOVW        SI, K2
+	SHRL         $16, SI
+	KMOVW        SI, K3
+row:
+	BL2ROW
+	VBROADCASTSS (R13)(BX*1), Z26
+	VBROADCASTSS (R14)(BX*1), Z27
+	XORQ         AX, AX
+	CMPQ         AX, R10
+	JGE          tail
+vec:
+	VMULPS    (SI)(AX*1), Z26, Z0
+	VMULPS    (DX)(AX*1), Z27, Z1
+	VADDPS    Z1, Z0, Z0           // v[i .. i+16)
+	VMULPS    4(SI)(AX*1), Z26, Z1
+	VMULPS    4(DX)(AX*1), Z27, Z2
+	VADDPS    Z2, Z1, Z1           // v[i+1 .. i+17)
+	VMULPS    Z28, Z0, Z2
+	VMULPS    Z29, Z1, Z3
+	VADDPS    Z3, Z2, Z2           // p
+	VMULPS    Z29, Z0, Z4
+	VMULPS    Z28, Z1, Z5
+	VADDPS    Z5, Z4, Z4           // q
+	VMOVAPS   Z2, Z6
+	VPERMT2PS Z4, Z30, Z6
+	VPERMT2PS Z4, Z31, Z2
+	VMOVUPS   Z6, 4(DI)(AX*2)
+	VMOVUPS   Z2, 68(DI)(AX*2)
+	ADDQ      $64, AX
+	CMPQ      AX, R10
+	JLT       vec
+tail:
+	KORTESTW  K1, K1               // no pairs left over
+	JZ        next
+	VMOVUPS.Z (SI)(AX*1), K1, Z0   // masked: nothing read past the row
+	VMOVUPS.Z (DX)(AX*1), K1, Z1
+	VMOVUPS.Z 4(SI)(AX*1), K1, Z2
+	VMOVUPS.Z 4(DX)(AX*1), K1, Z3
+	VMULPS    Z26, Z0, Z0
+	VMULPS    Z27, Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMULPS    Z26, Z2, Z2
+	VMULPS    Z27, Z3, Z3
+	VADDPS    Z3, Z2, Z1
+	VMULPS    Z28, Z0, Z2
+	VMULPS    Z29, Z1, Z3
+	VADDPS    Z3, Z2, Z2
+	VMULPS    Z29, Z0, Z4
+	VMULPS    Z28, Z1, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVAPS   Z2, Z6
+	VPERMT2PS Z4, Z30, Z6
+	VPERMT2PS Z4, Z31, Z2
+	VMOVUPS   Z6, K2, 4(DI)(AX*2)
+	VMOVUPS   Z2, K3, 68(DI)(AX*2)
+next:
+	BL2ENDS(X26, X27)
+	LEAQ (DI)(R9*2), DI
+	ADDQ $4, BX
+	CMPQ BX, CX
+	JLT  row
 	VZEROUPPER
 	RET

@@ -166,12 +166,12 @@ func slicesBitsEq(a, b []float32) bool {
 }
 
 // TestResizeRowPrimitivesPresent: every variant brings its own repeat,
-// lerp2 and blend (a nil one would fall back to the twin unnoticed: the
+// lerp2, blend and blendRows (a nil one would fall back to the twin unnoticed: the
 // value tests above would still pass, at scalar speed).
 func TestResizeRowPrimitivesPresent(t *testing.T) {
 	for _, k := range RowVariants() {
-		if k.repeat == nil || k.lerp2 == nil || k.blend == nil {
-			t.Errorf("%s: repeat %v, lerp2 %v, blend %v present", k.Name, k.repeat != nil, k.lerp2 != nil, k.blend != nil)
+		if k.repeat == nil || k.lerp2 == nil || k.blend == nil || k.blendRows == nil {
+			t.Errorf("%s: repeat %v, lerp2 %v, blend %v, blendRows %v present", k.Name, k.repeat != nil, k.lerp2 != nil, k.blend != nil, k.blendRows != nil)
 		}
 	}
 }

@@ -29,6 +29,9 @@ type Taps struct {
 	base   []int32
 	mask   []uint32
 	r0, r1 []int32
+	// narrow: every block's taps span at most 16 sources (upsampling),
+	// so one vector of sources holds them all.
+	narrow bool
 }
 
 // tapsBlock is the number of outputs of a permute block.
@@ -59,6 +62,10 @@ func (t *Taps) window() {
 		}
 	}
 	t.base, t.mask, t.r0, t.r1 = base, mask, r0, r1
+	t.narrow = true
+	for o := range blocks * tapsBlock {
+		t.narrow = t.narrow && r0[o] < tapsBlock && r1[o] < tapsBlock
+	}
 }
 
 // NewTaps returns the taps of outputs o < len(i0), reading a source of
@@ -136,3 +143,76 @@ func i32s(p *int32, n int) []int32 {
 
 // addI32 is &p[i].
 func addI32(p *int32, i int) *int32 { return (*int32)(unsafe.Add(unsafe.Pointer(p), 4*i)) }
+
+// BlendTaps writes a band of output rows of a linear resize vertical
+// pass first: with x holding source rows of t's source length w, output
+// row r (dst[r·n : (r+1)·n], n = t.Len()) is LerpTaps of the row v =
+// wy0[r]·(row i0[r] of x) + wy1[r]·(row i1[r] of x). Every product is
+// rounded to float32 and then summed, in that order (v as Blend computes
+// it, then LerpTaps's steps), so every variant gives the twin's bits,
+// NaN payloads aside. No row of v is stored: the vector kernel blends
+// the sources of each block of outputs in registers. Rows are counted by
+// len(i0); i1, wy0 and wy1 have its length, dst has rows·n elements and
+// does not overlap x, and every index names a row of x.
+func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, wy1 []float32) {
+	rows, n, w := len(i0), t.Len(), t.srcLen
+	sameLen("BlendTaps", len(i1), rows)
+	sameLen("BlendTaps", len(wy0), rows)
+	sameLen("BlendTaps", len(wy1), rows)
+	sameLen("BlendTaps", len(dst), rows*n)
+	if rows == 0 || n == 0 {
+		return
+	}
+	xr := 0
+	if w > 0 {
+		xr = len(x) / w
+	}
+	for r := range rows {
+		if i0[r] < 0 || int(i0[r]) >= xr || i1[r] < 0 || int(i1[r]) >= xr {
+			panic(fmt.Sprintf("asm: BlendTaps: row %d reads rows %d and %d of %d", r, i0[r], i1[r], xr))
+		}
+	}
+	if overlap32(dst, x) {
+		panic("asm: BlendTaps: dst overlaps x")
+	}
+	done := 0
+	if k.BlendTapsVector(t) {
+		f := k.blendTaps
+		if t.narrow && k.blendTaps16 != nil {
+			f = k.blendTaps16
+		}
+		f(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
+			&t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base))
+		done = len(t.base) * tapsBlock
+	}
+	if done < n {
+		blendTapsGo(dst, x, t, i0, i1, wy0, wy1, done)
+	}
+}
+
+// BlendTapsVector reports whether BlendTaps runs t's whole blocks of
+// outputs in the vector kernel on this variant (else the twin, scalar,
+// runs all of them).
+func (k *RowKernels) BlendTapsVector(t *Taps) bool { return k.blendTaps != nil && len(t.base) > 0 }
+
+// blendTapsFunc is the blendTaps primitive: BlendTaps's whole blocks of
+// outputs, laid out by Taps.window.
+type blendTapsFunc func(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int,
+	base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+
+// blendTapsGo is the twin of the blendTaps primitive, on outputs o0 ..
+// t.Len()-1 of every row.
+func blendTapsGo(dst, x []float32, t *Taps, i0, i1 []int32, wy0, wy1 []float32, o0 int) {
+	n, w := t.Len(), t.srcLen
+	for r := range i0 {
+		s0, s1 := x[int(i0[r])*w:][:w], x[int(i1[r])*w:][:w]
+		a, b := wy0[r], wy1[r]
+		// The conversions keep targets that fuse (arm64) from fusing,
+		// so every platform rounds as the vector code does.
+		v := func(i int32) float32 { return float32(a*s0[i]) + float32(b*s1[i]) }
+		y := dst[r*n : (r+1)*n]
+		for o := o0; o < n; o++ {
+			y[o] = float32(t.w0[o]*v(t.i0[o])) + float32(t.w1[o]*v(t.i1[o]))
+		}
+	}
+}

@@ -8,3 +8,16 @@ package asm
 //
 //go:noescape
 func lerpTapsPermAVX512(y, x *float32, base *int32, mask *uint32, r0, r1 *int32, w0, w1 *float32, blocks int)
+
+// blendTapsAVX512 is the blendTaps primitive on zmm: per output row, per
+// block of 16 outputs, the blend of the 32 sources at the block's base
+// of both source rows, then lerpTapsPermAVX512's permutes on it.
+//
+//go:noescape
+func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+
+// blendTaps16AVX512 is blendTapsAVX512 for narrow taps (Taps.narrow):
+// one vector of sources per row and block, a one-register permute.
+//
+//go:noescape
+func blendTaps16AVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)

@@ -35,11 +35,18 @@ TEXT ·lerpTapsPermAVX512(SB), NOSPLIT, $0-72
 loop:
 	MOVLQSX   (BASE)(B*4), S         // the block's first source
 	MOVL      (MASK)(B*4), M
+	CMPL      M, $-1
+	JNE       part                   // not all 32 sources exist (the row's end)
+	VMOVUPS   (X)(S*4), Z0           // unmasked where all exist: masked loads cost more
+	VMOVUPS   64(X)(S*4), Z1
+	JMP       taps
+part:
 	KMOVW     M, K1                  // sources base .. base+15 that exist
 	SHRL      $16, M
 	KMOVW     M, K2                  // and base+16 .. base+31
 	VMOVUPS.Z (X)(S*4), K1, Z0       // masked: no read past the source
 	VMOVUPS.Z 64(X)(S*4), K2, Z1
+taps:
 	VMOVDQU32 (R0)(O*4), Z2          // first taps, relative to base
 	VMOVDQU32 (R1)(O*4), Z3          // second taps
 	VPERMI2PS Z1, Z0, Z2             // Z2[j] = source base + r0[j]

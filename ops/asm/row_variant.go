@@ -62,6 +62,21 @@ type RowKernels struct {
 	// blend sets y[i] = a·x0[i] + b·x1[i] for i < n (see Blend); nil
 	// where a variant has none.
 	blend func(y, x0, x1 *float32, n int, a, b float32)
+	// blendRows runs BlendRows past its checks; nil where a variant has
+	// none (BlendRows then runs the twin).
+	blendRows blendRowsFunc
+	// blendLerp2 runs BlendLerp2 past its checks; nil where a variant
+	// has none (BlendLerp2 then runs the twin).
+	blendLerp2 blendLerp2Func
+	// addStride2 runs AddStride2 past its checks; nil where a variant
+	// has none (AddStride2 then runs the twin).
+	addStride2 func(y *float32, ldd int, x *float32, lds, rows, n int)
+	// blendTaps runs BlendTaps's whole blocks of outputs; nil where a
+	// variant has none (BlendTaps then runs the twin on every output).
+	blendTaps blendTapsFunc
+	// blendTaps16 is blendTaps for taps whose blocks span at most 16
+	// sources (Taps.narrow); nil where a variant has none.
+	blendTaps16 blendTapsFunc
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
@@ -77,7 +92,7 @@ var rowsGo = &RowKernels{
 	sum: sumGo, sumSqDev: sumSqDevGo, max: maxGo, min: minGo,
 	accAdd: accAddGo, accMax: accMaxGo, accMin: accMinGo,
 	expShift: expShiftGo, expScale: expScaleGo, scaleAddMax: scaleAddMaxGo, scale: scaleGo, norm: normGo, axpy: axpyGo,
-	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo,
+	transpose8: transpose8Go, repeat: repeatGo, lerp2: lerp2Go, blend: blendGo, blendRows: blendRowsGo, blendLerp2: blendLerp2Go, addStride2: addStride2Go,
 }
 
 // RowVariants lists the variants this CPU and build can run, best first,
