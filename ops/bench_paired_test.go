@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/tensor"
 )
 
 // pairedMedians runs op and ref one after the other once per b.Loop
@@ -51,4 +54,31 @@ func median(v []float64) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// benchAgainstCopy times the fast kernel of a one-input F32 node on
+// threads workers against a copy of as many bytes as it reads and
+// writes (pairedMedians), for the memory-bound ops' benchmarks: seconds
+// per run of each, the bytes, and the env it ran on.
+func benchAgainstCopy(b *testing.B, n *graph.Node, threads int) (op, ref float64, moved int, env Env) {
+	b.Helper()
+	env = Serial
+	if threads > 1 {
+		env = parEnv(threads)
+	}
+	k, variant, err := PrepareFast(n, env)
+	if err != nil || variant == "reference" {
+		b.Fatalf("no fast kernel (%v)", err)
+	}
+	x, y := tensor.New(tensor.F32, n.Inputs[0].Shape...), tensor.New(tensor.F32, n.Shape...)
+	for i := range x.F32() {
+		x.F32()[i] = float32(i%251) * 0.01
+	}
+	moved = len(x.Data) + len(y.Data)
+	op, ref = pairedMedians(b, threads == 1, func() {
+		if err := k([]tensor.Tensor{x}, y); err != nil {
+			b.Fatal(err)
+		}
+	}, copyOf(env, moved))
+	return op, ref, moved, env
 }

@@ -359,20 +359,35 @@ func prepareWhere(n *graph.Node) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	var k Kernel
-	switch x.DType.Size() {
-	case 1:
-		k = whereKernel[uint8](p)
-	case 2:
-		k = whereKernel[uint16](p)
-	case 4:
-		k = whereKernel[uint32](p)
-	case 8:
-		k = whereKernel[uint64](p)
-	default:
+	k := whereBySize(x.DType.Size(), p, false)
+	if k == nil {
 		return nil, fmt.Errorf("dtype %v has no reference kernel", x.DType)
 	}
 	return sizeChecked(n, k), nil
+}
+
+// whereBySize is Where's kernel for values of size bytes: whole rows
+// copied with rows (whereRowsKernel, where_fast.go), else element by
+// element; nil for a size without one.
+func whereBySize(size int, p *bcastPlan, rows bool) Kernel {
+	switch size {
+	case 1:
+		return whereOf[uint8](p, rows)
+	case 2:
+		return whereOf[uint16](p, rows)
+	case 4:
+		return whereOf[uint32](p, rows)
+	case 8:
+		return whereOf[uint64](p, rows)
+	}
+	return nil
+}
+
+func whereOf[T uint8 | uint16 | uint32 | uint64](p *bcastPlan, rows bool) Kernel {
+	if rows {
+		return whereRowsKernel[T](p)
+	}
+	return whereKernel[T](p)
 }
 
 // whereKernel copies elements of size T as bits, which serves every dtype

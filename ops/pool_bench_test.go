@@ -41,25 +41,7 @@ func BenchmarkPool(b *testing.B) {
 				if !c.max {
 					n = g.AvgPool2D(x, o)
 				}
-				env := Serial
-				if threads > 1 {
-					env = parEnv(threads)
-				}
-				k, variant, err := PrepareFast(n, env)
-				if err != nil || variant == "reference" {
-					b.Fatalf("no fast kernel (%v)", err)
-				}
-				xt, yt := tensor.New(tensor.F32, c.in...), tensor.New(tensor.F32, n.Shape...)
-				for i := range xt.F32() {
-					xt.F32()[i] = float32(i%251) * 0.01
-				}
-				moved := len(xt.Data) + len(yt.Data)
-				cp := copyOf(env, moved)
-				op, ref := pairedMedians(b, threads == 1, func() {
-					if err := k([]tensor.Tensor{xt}, yt); err != nil {
-						b.Fatal(err)
-					}
-				}, cp)
+				op, ref, moved, _ := benchAgainstCopy(b, n, threads)
 				b.ReportMetric(op*1e3, "ms")
 				b.ReportMetric(float64(moved)/op/1e9, "GB/s")
 				b.ReportMetric(float64(moved)/ref/1e9, "copyGB/s")

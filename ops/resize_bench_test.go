@@ -41,25 +41,7 @@ func BenchmarkResize(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", c.name, c.in[1], c.in[2], c.in[3], threads), func(b *testing.B) {
 				g := graph.New()
 				n := g.Resize(g.Input("x", tensor.F32, c.in...), rsSpec(c.mode, c.coord, c.in, c.out))
-				env := Serial
-				if threads > 1 {
-					env = parEnv(threads)
-				}
-				k, variant, err := PrepareFast(n, env)
-				if err != nil || variant == "reference" {
-					b.Fatalf("no fast kernel (%v)", err)
-				}
-				x, y := tensor.New(tensor.F32, c.in...), tensor.New(tensor.F32, c.out...)
-				for i := range x.F32() {
-					x.F32()[i] = float32(i%251) * 0.01
-				}
-				moved := len(x.Data) + len(y.Data)
-				cp := copyOf(env, moved)
-				op, ref := pairedMedians(b, threads == 1, func() {
-					if err := k([]tensor.Tensor{x}, y); err != nil {
-						b.Fatal(err)
-					}
-				}, cp)
+				op, ref, moved, env := benchAgainstCopy(b, n, threads)
 				bw := streamBandwidth(env)
 				b.ReportMetric(float64(moved)/op/1e9, "GB/s")
 				b.ReportMetric(bw/1e9, "streamGB/s")

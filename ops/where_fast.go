@@ -31,17 +31,8 @@ func prepareWhereRows(n *graph.Node, _ Env) (Kernel, string, error) {
 	if last < 0 || p.shape[last] < 2 || p.strides[0][last] != 0 || p.strides[1][last] != 1 || p.strides[2][last] != 1 {
 		return nil, "", nil
 	}
-	var k Kernel
-	switch x.DType.Size() {
-	case 1:
-		k = whereRowsKernel[uint8](p)
-	case 2:
-		k = whereRowsKernel[uint16](p)
-	case 4:
-		k = whereRowsKernel[uint32](p)
-	case 8:
-		k = whereRowsKernel[uint64](p)
-	default:
+	k := whereBySize(x.DType.Size(), p, true)
+	if k == nil {
 		return nil, "", nil
 	}
 	return sizeChecked(n, k), "rows", nil
