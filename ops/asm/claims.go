@@ -6,11 +6,12 @@ import "sync/atomic"
 // Chunks): each first takes its own contiguous share, front to back, and
 // a worker whose share is done takes items from the back of the share
 // with most left. Shares make one step's split match the next's, so a
-// worker mostly reads what it wrote itself, from its own L2: ResNet-18's
-// convs at two threads, where a shared counter scattered tiles over the
-// cores at random, ran 3-4% slower. Taking from the back keeps what a
-// shared counter gave: no worker waits long on one that started late or
-// was descheduled.
+// worker mostly reads what it wrote itself, from its own L2: with a
+// shared counter, which scattered tiles over the cores at random,
+// ResNet-18 at two threads took 13.2 ms against 12.1 (Zen 5, AVX-512,
+// interleaved builds). Taking from the back keeps what a shared counter
+// gave: no worker waits long on one that started late or was
+// descheduled. Items are fewer than 2^32.
 type workClaims struct {
 	share []atomic.Uint64 // worker w's items left: lo<<32 | hi
 }
