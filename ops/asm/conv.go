@@ -137,6 +137,7 @@ type convRun struct {
 	actFunc      func(seg []float32)
 	postFunc     func(seg []float32)
 	wino         bool // the weights allow the Winograd path
+	padded       bool // the padded input is filled (else the Winograd runs fill it)
 }
 
 // NewConv2D prepares a convolution of geometry g, with a bias input when
@@ -241,11 +242,13 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 		return errors.New("asm: conv: output overlaps an input")
 	}
 	x := a.X
+	padded := true // the padded copy is made before the run
 	if !c.depthwise {
-		x = c.padInput(x)
+		padded = !c.winoPads(pw.wino)
+		x = c.padInput(x, padded)
 	}
 	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc,
-		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino}
+		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino, padded: padded}
 	c.runTiles()
 	c.releasePad()
 	c.run = convRun{} // keep no reference to the caller's memory

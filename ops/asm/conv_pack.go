@@ -84,22 +84,25 @@ func (c *Conv2D) preparePad(par Par) {
 }
 
 // padInput returns what taps read: x, or a padded copy of it in a buffer
-// taken from convPadFree until releasePad.
-func (c *Conv2D) padInput(x []float32) []float32 {
+// taken from convPadFree until releasePad. Unless fill is set the copy
+// is left to the run (padPlanes, reading x until releasePad).
+func (c *Conv2D) padInput(x []float32, fill bool) []float32 {
 	g, p := &c.g, &c.pad
 	if !p.copy {
 		return x
 	}
 	size := g.N * g.C * p.hp * p.wp
 	p.buf, p.x = convPadFree.take(size), x
-	p.c.Do()
-	p.x = nil
+	if fill {
+		p.c.Do()
+	}
 	return p.buf
 }
 
 // releasePad gives the padded buffer back.
 func (c *Conv2D) releasePad() {
 	p := &c.pad
+	p.x = nil
 	if p.buf == nil {
 		return
 	}

@@ -155,6 +155,10 @@ func (c *Conv2D) runTiles() {
 	if c.winoG != nil && c.run.wino && c.runWinoGemm() {
 		return
 	}
+	if !c.run.padded {
+		c.pad.c.Do() // the Winograd runs stopped before padding every plane
+		c.run.padded = true
+	}
 	if c.wino != nil {
 		c.claims.reset(c.g.N * c.wino.blocks)
 	} else {

@@ -8,26 +8,35 @@ import (
 // Winograd's F(2×2, 3×3) on the packing path (the GEMM variants without
 // a direct kernel, AVX-512 among them, and any output width): the same
 // transforms as conv_wino.go, but the sixteen products U_ξ[M×C]·V_ξ[C×T]
-// run through the GEMM variant's packed-panel kernels, and a run is three
+// run through the GEMM variant's packed-panel kernels, and a run is two
 // parallel passes over a band of tile rows, with a barrier between them:
 //
-//  1. input transforms, split over input channels, into V (each V_ξ in
-//     the GEMM's packed-B layout: panels of sixteen tiles, C deep);
-//  2. the sixteen products, one ξ per work item, into M: each U_ξ (the
+//  1. input transforms, over groups of input channels, into V (each V_ξ
+//     in the GEMM's packed-B layout: panels of sixteen tiles, C deep),
+//     each channel's plane padded just before (the band's first rows of
+//     an image), so no separate pass copies the input;
+//  2. over groups of row panels (output channels): the group's rows of
+//     all sixteen products into M, then their output transforms, with
+//     the bias and the epilogue, while M is in cache. Each U_ξ (the
 //     transformed weights, packed once as the GEMM's MR-row panels) is
 //     read once per band, where blocks of tiles (conv_wino.go) read all
 //     of U once per block, which for the deep, small planes of ResNet's
-//     later stages is most of the run's memory traffic;
-//  3. output transforms, split over output channels, with the bias and
-//     the epilogue while each channel's rows are in cache.
+//     later stages is most of the run's memory traffic.
 //
-// That split passes V and M between cores, and its products pass has
-// only sixteen items. Where U is small (64 channels in and out: 256 KiB,
-// which every worker can keep), each worker instead takes whole bands,
-// small enough for its L2, and runs them through the same three steps
-// with nothing shared but U. (On the 2-vCPU VM both ways measure alike
-// for ResNet-18's 56² convs, 1.2-1.4× their one-thread speed; the
-// bands are what scales past sixteen workers.)
+// Both passes deal their groups in per-worker shares (workClaims), so a
+// worker transforms the channels that it wrote as the previous layer's
+// output channels, and only V passes between cores: on the 2-vCPU VM a
+// line another core wrote reads at about DRAM speed (25-32 GB/s against
+// 70 from the own cache, scalar reads), and the passes split over
+// inputs, over ξ, then over outputs (four loops a run with the padding)
+// passed V, M and the padded input between cores.
+//
+// Where U is small (64 channels in and out: 256 KiB, which every worker
+// can keep), each worker instead takes whole bands, small enough for its
+// L2, and runs them through the same steps with nothing shared but U.
+// (On the 2-vCPU VM both ways measure alike for ResNet-18's 56² convs,
+// 1.2-1.4× their one-thread speed; the bands are what scales past
+// sixteen workers.)
 //
 // Tiles are numbered row by row over the band, (ty, tx) being tile
 // (ty-ty0)·tws + tx, with tws the tiles per row rounded up to a multiple
@@ -73,9 +82,10 @@ type convWinoGemm struct {
 	kc       int        // depth block of the products
 	vs, ms   int        // ξ strides of V and M
 	ustride  int        // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
-	local    bool       // workers run whole bands (bandsC), else each pass is split (in, prod, out)
-	claims   workClaims // bands, per worker, when local
-	in, prod *Chunks
+	local    bool       // workers run whole bands (bandsC), else each pass is split (in, rows)
+	claims   workClaims // bands, per worker, when local; else the split passes' groups
+	rowCuts  int        // row blocks of each product in the split passes
+	in, prod *Chunks    // the split passes
 	out      *Chunks
 	bandsC   *Chunks
 	shared   winoBand        // the band in progress when passes are split
@@ -188,9 +198,11 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 		w.bandsC = NewChunks(par, min(threads, g.N*w.bands), 1, c.winoBands)
 		w.claims = newWorkClaims(w.bandsC.N())
 	} else {
-		w.in = NewChunks(par, g.C, 4, func(ch, lo, hi int) { c.winoInputs(&w.shared, ch, lo, hi) })
-		w.prod = NewChunks(par, 16, 1, func(ch, lo, hi int) { c.winoProductsG(&w.shared, ch, lo, hi) })
-		w.out = NewChunks(par, g.M, 4, func(ch, lo, hi int) { c.winoOutputs(&w.shared, ch, lo, hi) })
+		w.in = NewChunks(par, min(threads, winoGroups(g.C)), 1, c.winoInGroups)
+		w.rowCuts = min(c.mpan, 1+(threads-1)*winoRowCuts)
+		w.prod = NewChunks(par, min(threads, 16*w.rowCuts), 1, c.winoProdItems)
+		w.out = NewChunks(par, min(threads, winoGroups(g.M)), 1, c.winoOutGroups)
+		w.claims = newWorkClaims(threads)
 	}
 	w.own = make([]winoBand, threads)
 	w.in8 = make([]winoInScratch, threads)
@@ -263,11 +275,14 @@ func (c *Conv2D) runWinoGemm() bool {
 		for n := range g.N {
 			for i := range w.bands {
 				b.n, b.ty0 = n, i*w.bandRows
+				w.claims.reset(winoGroups(g.C))
 				w.in.Do()
 				if w.bad.Load() {
 					break bands
 				}
+				w.claims.reset(16 * w.rowCuts)
 				w.prod.Do()
+				w.claims.reset(winoGroups(g.M))
 				w.out.Do()
 			}
 		}
@@ -300,8 +315,75 @@ func (c *Conv2D) winoBands(ch, _, _ int) {
 		if w.bad.Load() {
 			return
 		}
-		c.winoProductsG(b, ch, 0, 16)
+		c.winoProductsG(b, ch, 0, 16, 0, c.mpan)
 		c.winoOutputs(b, ch, 0, g.M)
+	}
+}
+
+// winoPads reports whether the runs pad the input themselves (the split
+// passes, as they transform it), given whether the weights allow them.
+func (c *Conv2D) winoPads(wino bool) bool {
+	return wino && c.pad.copy && c.winoG != nil && !c.winoG.local
+}
+
+// winoGroup is how many channels the split passes over input or output
+// channels deal out at a time.
+const winoGroup = 4
+
+// winoGroups is the number of groups of n channels.
+func winoGroups(n int) int { return (n + winoGroup - 1) / winoGroup }
+
+// winoInGroups is the body of worker ch in the split input pass: it
+// takes groups of input channels of the shared band from the claims,
+// pads their planes first when the band is the image's first and the
+// run left the padding to it, and transforms them.
+func (c *Conv2D) winoInGroups(ch, _, _ int) {
+	g, w, b := &c.g, c.winoG, &c.winoG.shared
+	pad := !c.run.padded && b.ty0 == 0
+	for {
+		i, ok := w.claims.next(ch)
+		if !ok {
+			return
+		}
+		lo, hi := i*winoGroup, min(g.C, (i+1)*winoGroup)
+		if pad {
+			c.padPlanes(ch, b.n*g.C+lo, b.n*g.C+hi)
+		}
+		c.winoInputs(b, ch, lo, hi)
+	}
+}
+
+// winoRowCuts is how many row blocks each product is cut into, per
+// worker past the first: sixteen products of a few tens of µs each (a
+// megabyte of ResNet's layer-4 U_ξ) left a worker idle for most of one
+// at the pass's end.
+const winoRowCuts = 2
+
+// winoProdItems is the body of worker ch in the split products pass: it
+// takes items, a row block of one product ξ each, from the claims.
+func (c *Conv2D) winoProdItems(ch, _, _ int) {
+	w := c.winoG
+	for {
+		i, ok := w.claims.next(ch)
+		if !ok {
+			return
+		}
+		xi, r := i/w.rowCuts, i%w.rowCuts
+		c.winoProductsG(&w.shared, ch, xi, xi+1, r*c.mpan/w.rowCuts, (r+1)*c.mpan/w.rowCuts)
+	}
+}
+
+// winoOutGroups is the body of worker ch in the split output pass: it
+// takes groups of output channels from the claims. Its own share is the
+// channels that it transforms as the next layer's inputs.
+func (c *Conv2D) winoOutGroups(ch, _, _ int) {
+	g, w := &c.g, c.winoG
+	for {
+		i, ok := w.claims.next(ch)
+		if !ok {
+			return
+		}
+		c.winoOutputs(&w.shared, ch, i*winoGroup, min(g.M, (i+1)*winoGroup))
 	}
 }
 
@@ -349,10 +431,11 @@ func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	}
 }
 
-// winoProductsG computes products ξ in [lo, hi) of band b: M_ξ = U_ξ·V_ξ,
+// winoProductsG computes products ξ in [lo, hi) of band b, M_ξ = U_ξ·V_ξ,
+// for row panels [p0, p1) (and the rows past them when p1 is the last):
 // depth blocks outer, column panels in pairs where the variant has a
 // two-panel kernel.
-func (c *Conv2D) winoProductsG(b *winoBand, ch, lo, hi int) {
+func (c *Conv2D) winoProductsG(b *winoBand, ch, lo, hi, p0, p1 int) {
 	g, w, nr := &c.g, c.winoG, c.v.nr
 	wk := &w.ws[ch]
 	for xi := lo; xi < hi; xi++ {
@@ -365,11 +448,11 @@ func (c *Conv2D) winoProductsG(b *winoBand, ch, lo, hi int) {
 				b0 := v[jp*g.C+pc*nr:][:kc*nr]
 				if c.v.panel2 != nil && jp+2*nr <= w.tb {
 					b1 := v[(jp+nr)*g.C+pc*nr:][:kc*nr]
-					c.panelPairProduct(wk, y, w.tb, a, g.C, [2][]float32{b0, b1}, pc, kc, jp, 0, c.mpan)
+					c.panelPairProduct(wk, y, w.tb, a, g.C, [2][]float32{b0, b1}, pc, kc, jp, p0, p1)
 					jp += 2 * nr
 					continue
 				}
-				c.panelProduct(wk, y, w.tb, a, g.C, b0, pc, kc, jp, nr, 0, c.mpan)
+				c.panelProduct(wk, y, w.tb, a, g.C, b0, pc, kc, jp, nr, p0, p1)
 				jp += nr
 			}
 		}
