@@ -101,7 +101,8 @@ type convWinoGemm struct {
 type winoBand struct {
 	n, ty0 int
 	v, m   []float32
-	_      [64]byte // workers' bands in separate cache lines
+	rows   []float32 // the band's padded input rows, when workers pad their own (padRows)
+	_      [64]byte  // workers' bands in separate cache lines
 }
 
 // winoInScratch is an input-transform chunk's: the sums the transforms
@@ -255,16 +256,21 @@ func (c *Conv2D) runWinoGemm() bool {
 	g, w := &c.g, c.winoG
 	band := 16 * (w.vs + w.ms)
 	bufs := 1
+	padRows := 0 // floats of a band's own padded rows
 	if w.local {
 		bufs = w.bandsC.N()
+		if !c.run.padded {
+			padRows = g.C * c.padRowsPlane()
+		}
 	}
-	buf := convWinoFree.take(bufs * band)
+	buf := convWinoFree.take(bufs * (band + padRows))
 	w.bias = c.run.a[len(c.run.a)-g.M:]
 	w.bad.Store(false)
 	if w.local {
 		for i := range bufs {
-			b := &w.own[i]
-			b.v, b.m = buf[i*band:][:16*w.vs], buf[i*band+16*w.vs:][:16*w.ms]
+			b, own := &w.own[i], buf[i*(band+padRows):]
+			b.v, b.m = own[:16*w.vs], own[16*w.vs:][:16*w.ms]
+			b.rows = own[band:][:padRows]
 		}
 		w.claims.reset(g.N * w.bands)
 		w.bandsC.Do()
@@ -289,7 +295,7 @@ func (c *Conv2D) runWinoGemm() bool {
 	}
 	convWinoFree.give(buf)
 	for i := range w.own {
-		w.own[i].v, w.own[i].m = nil, nil
+		w.own[i].v, w.own[i].m, w.own[i].rows = nil, nil, nil
 	}
 	w.shared.v, w.shared.m, w.bias = nil, nil, nil
 	if w.bad.Load() {
@@ -311,6 +317,9 @@ func (c *Conv2D) winoBands(ch, _, _ int) {
 			return
 		}
 		b.n, b.ty0 = i/w.bands, i%w.bands*w.bandRows
+		if len(b.rows) > 0 {
+			c.padBandRows(b)
+		}
 		c.winoInputs(b, ch, 0, g.C)
 		if w.bad.Load() {
 			return
@@ -320,10 +329,42 @@ func (c *Conv2D) winoBands(ch, _, _ int) {
 	}
 }
 
-// winoPads reports whether the runs pad the input themselves (the split
-// passes, as they transform it), given whether the weights allow them.
+// winoPads reports whether the runs pad the input themselves, given
+// whether the weights allow them: the split passes pad each plane as
+// they transform it, and workers that run whole bands copy each band's
+// rows, padded, into their own buffer (padBandRows). The padded copy
+// made before the run passed the input between cores twice (its loop
+// split over planes, the bands over rows): on the 2-vCPU VM ResNet-18's
+// 56² convs spent 0.37 ms a run in it at two threads, more than the 0.28
+// at one, and their transforms a half more CPU than at one.
 func (c *Conv2D) winoPads(wino bool) bool {
-	return wino && c.pad.copy && c.winoG != nil && !c.winoG.local
+	return wino && c.pad.copy && c.winoG != nil
+}
+
+// padRowsPlane is the floats per channel of a band's own padded rows:
+// the 2·bandRows + 2 rows its tiles read, each a padded row long.
+func (c *Conv2D) padRowsPlane() int { return (2*c.winoG.bandRows + 2) * c.pad.wp }
+
+// padBandRows copies band b's input rows, padded as padPlanes pads them,
+// into b.rows: for each channel, padded rows 2·ty0 on.
+func (c *Conv2D) padBandRows(b *winoBand) {
+	g, p := &c.g, &c.pad
+	plane := c.padRowsPlane()
+	for ci := range g.C {
+		src := p.x[(b.n*g.C+ci)*c.hw:][:c.hw]
+		dst := b.rows[ci*plane:][:plane]
+		for r := 0; r < len(dst)/p.wp; r++ {
+			row := dst[r*p.wp:][:p.wp]
+			iy := 2*b.ty0 + r - g.PT
+			if iy < 0 || iy >= g.H {
+				clear(row)
+				continue
+			}
+			clear(row[:g.PL])
+			copy(row[g.PL:g.PL+g.W], src[iy*g.W:][:g.W])
+			clear(row[g.PL+g.W:])
+		}
+	}
 }
 
 // winoGroup is how many channels the split passes over input or output
@@ -392,17 +433,21 @@ func (c *Conv2D) winoOutGroups(ch, _, _ int) {
 // wrote past its row).
 func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	g, p, w := &c.g, &c.pad, c.winoG
-	php := p.hp * p.wp
+	// The padded planes, or the band's own rows of them.
+	src0, plane, row0 := c.run.x[b.n*g.C*p.hp*p.wp:], p.hp*p.wp, 0
+	if len(b.rows) > 0 {
+		src0, plane, row0 = b.rows, c.padRowsPlane(), 2*b.ty0
+	}
 	acc, tail := &w.in8[ch].acc, &w.in8[ch].tail
 	*acc = [8]float32{}
 	rows := min(w.bandRows, w.th-b.ty0)
 	for ci := lo; ci < hi; ci++ {
-		plane := c.run.x[(b.n*g.C+ci)*php:][:php]
+		pl := src0[ci*plane:][:plane]
 		for r := range rows {
 			ty := b.ty0 + r
 			for tx := 0; tx < w.tw; tx += 8 {
 				t := r*w.tws + tx
-				src := plane[2*ty*p.wp+2*tx:]
+				src := pl[(2*ty-row0)*p.wp+2*tx:]
 				_ = src[3*p.wp+17] // the four patch rows, two columns past the eighth tile's
 				if t%16 <= 8 {
 					dst := b.v[t/16*g.C*16+ci*16+t%16:]
