@@ -31,8 +31,8 @@ import (
 // inputs, over ξ, then over outputs (four loops a run with the padding)
 // passed V, M and the padded input between cores.
 //
-// Where U is small (64 channels in and out: 256 KiB, which every worker
-// can keep), each worker instead takes whole bands, small enough for its
+// Where U is small (up to 128 channels in and out: 1 MiB, read by every
+// worker), each worker instead takes whole bands, small enough for its
 // L2, and runs them through the same steps with nothing shared but U.
 // (On the 2-vCPU VM both ways measure alike for ResNet-18's 56² convs,
 // 1.2-1.4× their one-thread speed; the bands are what scales past
@@ -56,13 +56,17 @@ import (
 // keep in one. (A variable for benchmarks.)
 var winoBandFloats = 1 << 20
 
-// winoLocalU bounds U (floats) for workers to run whole bands, and
-// winoLocalFloats then bounds a band's V and M: 2 MiB, past Zen 5's L2,
-// measured best of 128 KiB-2 MiB at one and two threads on ResNet's 56²
-// and the CNN's 64² and 32² convs (two threads 1.2-1.5× one, where 512
-// KiB bands gave 0.9-1.2×: the noisy 2-vCPU VM's figures).
+// winoLocalU bounds U (floats) for workers to run whole bands: 1 MiB,
+// which takes ResNet-18's 28² convs (128 channels in and out) too: their
+// split passes passed V and M between cores, and whole bands ran them in
+// 0.47-0.54 ms at two threads where the passes took 0.56-0.61 (one thread
+// alike: 0.78-0.83 ms; interleaved builds, per step). winoLocalFloats
+// then bounds a band's V and M: 2 MiB, past Zen 5's L2, measured best of
+// 128 KiB-2 MiB at one and two threads on ResNet's 56² and the CNN's 64²
+// and 32² convs (two threads 1.2-1.5× one, where 512 KiB bands gave
+// 0.9-1.2×: the noisy 2-vCPU VM's figures).
 const (
-	winoLocalU      = 1 << 17
+	winoLocalU      = 1 << 18
 	winoLocalFloats = 1 << 19
 )
 

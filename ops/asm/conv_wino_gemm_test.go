@@ -25,7 +25,7 @@ var winoGemmCases = []tgeom{
 	{N: 3, C: 16, H: 8, W: 32, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 1, C: 32, H: 7, W: 7, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 2, C: 16, H: 13, W: 11, M: 16, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
-	{N: 2, C: 128, H: 14, W: 14, M: 72, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // passes split over workers
+	{N: 2, C: 128, H: 14, W: 14, M: 144, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // passes split over workers
 }
 
 // winoGemmWanted reports whether g should take the packing path's

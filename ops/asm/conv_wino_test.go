@@ -164,7 +164,7 @@ func FuzzConvWinograd(f *testing.F) {
 	f.Add([]byte{2, 5, 8, 0, 1, 1, 1, 3, 7, 5, 9, 2, 6, 8})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &fuzzIn{b: data}
-		ms := []int{10, 11, 12, 15, 16, 17, 18, 20, 23, 96}
+		ms := []int{10, 11, 12, 15, 16, 17, 18, 20, 23, 96, 192} // 96·192 past winoLocalU
 		cs := []int{8, 9, 13, 16, 24, 96}
 		tg := tgeom{N: 1 + in.intn(2), C: cs[in.intn(len(cs))], M: ms[in.intn(len(ms))], KH: 3, KW: 3,
 			PT: in.intn(2), PL: in.intn(2), PB: in.intn(2), PR: in.intn(2)}
