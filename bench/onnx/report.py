@@ -53,6 +53,31 @@ def short_setting(s):
     return ", ".join(words)
 
 
+def speedups(per):
+    """Prints each runtime's two-thread speed-up per case: its one-thread
+    over its two-thread median latency of the same round (the two ran
+    minutes apart at most), the median over rounds, and each round's."""
+    cases = [case for case, threads in per if threads == 1 and (case, 2) in per]
+    if not cases:
+        return
+    print("## Two-thread speed-up\n")
+    print("Each runtime's one-thread latency over its two-thread latency in the same round (median over rounds;")
+    print("then kiln's per round). A host whose second core or memory is busy with other tenants lowers every")
+    print("runtime's figure; the runtimes ran interleaved, so they met the same conditions.\n")
+    print("| model | kiln | ONNX Runtime | PyTorch | kiln per round |")
+    print("|---|---:|---:|---:|---|")
+    for case in cases:
+        one, two = per[(case, 1)], per[(case, 2)]
+        rounds = [r for r in one if r in two]
+        med = {}
+        for rt in ("kiln", "ort", "torch"):
+            xs = [one[r][rt] / two[r][rt] for r in rounds if rt in one[r] and rt in two[r]]
+            med[rt] = f"{statistics.median(xs):.2f}×" if xs else "?"
+        kiln = " ".join(f"{one[r]['kiln'] / two[r]['kiln']:.2f}" for r in rounds if "kiln" in one[r] and "kiln" in two[r])
+        print(f"| {case} | {med['kiln']} | {med['ort']} | {med['torch']} | {kiln} |")
+    print()
+
+
 def main():
     path, load_before, load_after = sys.argv[1:4]
     quick = len(sys.argv) > 4 and sys.argv[4] == "quick"
@@ -112,6 +137,7 @@ def main():
               f"| {short_setting(settings.get((case, threads)))} |")
     print("<!-- table end -->")
     print()
+    speedups(per)
     print("PyTorch env: the environment PyTorch ran in, the fastest of a calibration run per case (below): default")
     print("(nothing set), passive (`OMP_WAIT_POLICY=PASSIVE`: OpenMP workers sleep instead of spinning), OpenBLAS N")
     print("(`OPENBLAS_NUM_THREADS=N`), or both.")
