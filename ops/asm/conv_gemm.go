@@ -364,6 +364,23 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 			continue
 		}
 		t := wk.tile
+		if ncol <= colsMax && v.cols != nil {
+			// A tile of a few columns (a 7×7 plane's last position).
+			_ = t[colsMax*16-1]
+			v.cols(kc, &ap[0], &bp[0], &t[0])
+			acc := flags&gemmAccumulate != 0
+			for r := range rows {
+				dst := y[at+r*ldy:][:ncol]
+				for j := range dst {
+					if acc {
+						dst[j] += t[j*16+r]
+					} else {
+						dst[j] = t[j*16+r]
+					}
+				}
+			}
+			continue
+		}
 		v.micro(kc, &ap[0], &bp[0], &t[0], nr, 0)
 		for r := range rows {
 			gemmMerge(y[at+r*ldy:][:ncol], t[r*nr:][:ncol], flags&gemmAccumulate != 0)

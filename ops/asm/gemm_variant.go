@@ -121,6 +121,7 @@ type GemmVariant struct {
 	panelRowA  panelRowAKernel // optional: microRowA over a column of full tiles
 	panel2     panel2Kernel    // optional: panel over two column panels at once
 	edge2      edge2Kernel     // with panel2: rows 0-3 or 0-7 of its tile, same bits
+	cols       colsKernel      // optional: a tile's first colsMax columns
 }
 
 // Tile returns the micro-tile shape (rows, columns).
@@ -156,6 +157,7 @@ var gemmGo = &GemmVariant{
 	Name: "go", Feature: cpuid.Generic,
 	mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA: gemmPackA6Go, packB64: gemmPackB64Go,
+	cols: gemmColsGo(6),
 }
 
 // GemmVariants lists the variants this CPU and build can run, best first,

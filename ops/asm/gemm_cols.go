@@ -1,0 +1,43 @@
+package asm
+
+import "unsafe"
+
+// colsKernel computes the first colsMax columns of one MR-row tile of
+// depth k from packed panels: A, MR values a step (rows r < MR), and B,
+// NR = 16 values a step, of which it reads the first colsMax:
+//
+//	c[j·16 + r] = Σ_{s<k} a[s·MR + r]·b[s·16 + j]   for r < MR, j < colsMax
+//
+// c, colsMax·16 floats, is scratch that the caller merges into its tile
+// (lanes r ≥ MR are left undefined). It stands in for the micro-kernel
+// where a tile has at most colsMax columns, as the last output position
+// of a 7×7 plane (49 = 3·16 + 1) has: the micro-kernel spends MR
+// multiply-adds a step on its sixteen columns whatever their number,
+// this one colsMax, one per column on a vector of the tile's rows.
+type colsKernel func(k int, a, b, c *float32)
+
+// colsMax is the columns a colsKernel computes.
+const colsMax = 4
+
+// gemmColsGo returns the pure-Go colsKernel for MR = mr, each sum formed
+// in step order as gemmKernelRowsx16Go forms it.
+func gemmColsGo(mr int) colsKernel {
+	return func(k int, a, b, c *float32) {
+		cs := unsafe.Slice(c, colsMax*16)
+		if k == 0 {
+			clear(cs)
+			return
+		}
+		as := unsafe.Slice(a, k*mr)
+		bs := unsafe.Slice(b, (k-1)*16+colsMax)
+		for j := range colsMax {
+			for r := range mr {
+				var s float32
+				for p := range k {
+					s += as[p*mr+r] * bs[p*16+j]
+				}
+				cs[j*16+r] = s
+			}
+		}
+	}
+}
