@@ -23,6 +23,11 @@ import (
 // output into stride² phases, each an ordinary convolution of the input
 // through Conv2D, measured slower at decoder sizes: its convolutions
 // have only the output channels as rows, and each pads the input.)
+// Where the taps tile the output two columns wide (the U-Net decoder's
+// 2×2, stride 2) there is no col matrix at all: the GEMM stores each
+// pair of rows (the two column taps of one output channel and kernel
+// row) interleaved straight into its output row (asm.ZipStore), the
+// bias added as it goes.
 
 func init() {
 	RegisterFast(graph.OpConvTranspose, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -48,6 +53,10 @@ type convTFast struct {
 	scatter func(lo, hi int)
 	// The current image's operands.
 	dst, bias []float32
+	// zip: the GEMM stores into the output (zipTiles); pairBias is the
+	// bias of each pair of rows, refilled per run.
+	zip      *asm.ZipStore
+	pairBias []float32
 }
 
 // prepareConvTransposeFast returns the kernel and the name of its
@@ -69,8 +78,7 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	if err != nil {
 		return nil, "", err
 	}
-	f := &convTFast{convTGeom: g, gemm: gm, col: make([]float32, g.groups*rowsPerGroup*g.inSz),
-		rows: asm.BestRows(), env: env}
+	f := &convTFast{convTGeom: g, gemm: gm, rows: asm.BestRows(), env: env}
 	f.args.Batch = g.groups
 	for gi := range g.groups {
 		f.args.OffA = append(f.args.OffA, gi*g.cpg*rowsPerGroup)
@@ -81,8 +89,16 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	f.yLo, f.yHi = g.landing(1)
 	scatter := "col2im"
 	f.scatter = f.col2im
-	if g.tiles() {
+	switch {
+	case g.zipTiles():
+		scatter = "zip"
+		f.zipPlan()
+		f.args.Zip, f.args.OffC = f.zip, nil
+	case g.tiles():
 		f.scatter, scatter = f.col2imTiles, "tiles"
+	}
+	if f.zip == nil {
+		f.col = make([]float32, g.groups*rowsPerGroup*g.inSz)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
 		x, w, y := ins[0].F32(), ins[1].F32(), out.F32()
@@ -91,6 +107,9 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			f.bias = ins[2].F32()
 		}
 		f.args.A, f.args.C = w, f.col
+		if f.zip != nil {
+			return f.runZip(x, y)
+		}
 		for b := range f.n {
 			f.args.B = x[b*f.c*f.inSz : (b+1)*f.c*f.inSz]
 			if err := f.gemm.Run(&f.args); err != nil {
@@ -210,6 +229,48 @@ func (f *convTFast) col2imTiles(lo, hi int) {
 			}
 		}
 	}
+}
+
+// zipTiles reports whether the taps tile the output (tiles) two columns
+// wide in one plane of depth: then each output row is the interleave of
+// two rows of the product, which asm.ZipStore writes in place.
+func (g *convTGeom) zipTiles() bool { return g.tiles() && g.k[2] == 2 && g.k[0] == 1 }
+
+// zipPlan lays out the ZipStore of a zipTiles geometry: product (group)
+// e's rows 2q, 2q+1 (q = output channel of the group · k[1] + kernel
+// row) are that channel's output row kernel-row on, every input row
+// (segment) k[1] output rows further.
+func (f *convTFast) zipPlan() {
+	g, od := &f.convTGeom, f.convTGeom.out
+	z := &asm.ZipStore{Width: g.in[2], Stride: g.k[1] * od[2]}
+	for m := range g.m {
+		for ky := range g.k[1] {
+			z.Pairs = append(z.Pairs, m*g.outSz+ky*od[2])
+		}
+	}
+	if g.bias {
+		f.pairBias = make([]float32, len(z.Pairs))
+	}
+	f.zip = z
+}
+
+// runZip runs the product of every image straight into its output.
+func (f *convTFast) runZip(x, y []float32) error {
+	f.zip.Bias = nil
+	if f.bias != nil {
+		for q := range f.pairBias {
+			f.pairBias[q] = f.bias[q/f.k[1]]
+		}
+		f.zip.Bias = f.pairBias
+	}
+	for b := range f.n {
+		f.args.B = x[b*f.c*f.inSz : (b+1)*f.c*f.inSz]
+		f.zip.Out = y[b*f.m*f.outSz : (b+1)*f.m*f.outSz]
+		if err := f.gemm.Run(&f.args); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stridedAdd does dst[j·step] += src[j]; dst holds exactly the cells it

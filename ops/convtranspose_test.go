@@ -37,8 +37,11 @@ func TestConvTransposeByHand(t *testing.T) {
 // the geometry it must handle: groups, strides, dilations, negative and
 // positive pads, output padding, 1-D and 3-D, serially and over 3
 // workers; the cases named "tiles" (kernel = stride, no pads or
-// dilation: every output cell one tap) must take the tiles scatter, the
-// others col2im.
+// dilation: every output cell one tap) must take the tiles scatter,
+// those named "zip" (tiles two taps wide) the GEMM's zip store, the
+// others col2im. The zip cases' widths put the product's 16-column
+// panels inside input rows (16, 48) and across them (17, 5), with rows
+// past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
@@ -47,7 +50,12 @@ func TestConvTransposeFast(t *testing.T) {
 		bias bool
 		o    graph.ConvTransposeOpts
 	}{
-		{"unet 2x2 s2 tiles", []int{2, 8, 5, 6}, []int{8, 4, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"unet 2x2 s2 zip", []int{2, 8, 5, 6}, []int{8, 4, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"unet 2x2 s2 wide zip", []int{1, 16, 3, 32}, []int{16, 9, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"2x2 s2 groups zip", []int{2, 8, 3, 48}, []int{8, 7, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Groups: 2}},
+		{"2x2 s2 width 17 zip", []int{1, 5, 4, 17}, []int{5, 8, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"3x2 s3,2 zip", []int{1, 3, 2, 5}, []int{3, 4, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{3, 2}}},
+		{"1-D k2 s2 zip", []int{2, 4, 40}, []int{4, 6, 2}, true, graph.ConvTransposeOpts{Strides: []int{2}}},
 		{"3x3 s3 groups tiles", []int{1, 6, 3, 4}, []int{6, 2, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{3, 3}, Groups: 3}},
 		{"2x1 s2,1 one cell tiles", []int{1, 3, 1, 1}, []int{3, 5, 2, 1}, false, graph.ConvTransposeOpts{Strides: []int{2, 1}}},
 		{"1-D k4 s4 tiles", []int{2, 3, 17}, []int{3, 2, 4}, true, graph.ConvTransposeOpts{Strides: []int{4}}},
@@ -87,7 +95,13 @@ func TestConvTransposeFast(t *testing.T) {
 		want := rsRun(t, n, ins...)
 		for _, env := range []Env{Serial, parEnv(3)} {
 			got, variant := fastRun(t, n, env, ins...)
-			if tiles := strings.Contains(c.name, "tiles"); strings.HasPrefix(variant, "gemm+tiles/") != tiles {
+			path := "gemm+col2im/"
+			for _, p := range []string{"tiles", "zip"} {
+				if strings.Contains(c.name, p) {
+					path = "gemm+" + p + "/"
+				}
+			}
+			if !strings.HasPrefix(variant, path) {
 				t.Fatalf("%s: variant %s", c.name, variant)
 			}
 			for i := range want {

@@ -250,8 +250,13 @@ func (f *resizeFast) linearRows(t *resizeTask, r0, r1 int) {
 			lo, hi = l, h
 		}
 		src := f.x[plane*f.h*f.w:][:f.h*f.w]
-		for i := int(lo); i <= int(hi); i++ {
-			f.hrow(t.buf[(i-int(lo))*f.ow:][:f.ow], src[i*f.w:][:f.w])
+		if f.xtaps != nil { // the band's source rows in one call
+			nr := int(hi-lo) + 1
+			f.rows.LerpTapsRows(t.buf[:nr*f.ow], src[int(lo)*f.w:][:nr*f.w], f.xtaps, nr)
+		} else {
+			for i := int(lo); i <= int(hi); i++ {
+				f.hrow(t.buf[(i-int(lo))*f.ow:][:f.ow], src[i*f.w:][:f.w])
+			}
 		}
 		n := end - oy
 		f.rows.BlendRows(f.y[row*f.ow:][:n*f.ow], t.buf[:int(hi-lo+1)*f.ow], f.ow, int(lo),

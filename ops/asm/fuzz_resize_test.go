@@ -3,7 +3,7 @@ package asm
 import "testing"
 
 // checkResizeFuzz runs the resize and transposed-convolution row kernels
-// (BlendRows, BlendLerp2, BlendTaps, AddStride2) on the fuzz-chosen row
+// (BlendRows, BlendLerp2, BlendTaps, LerpTapsRows, AddStride2) on the fuzz-chosen row
 // x, read as rows of a fuzz-chosen width, with fuzz-chosen row picks,
 // weights and taps, against their definitions in exact float32 steps
 // (lerpRef, a plain sum): every variant promises the twin's bits.
@@ -75,6 +75,18 @@ func checkResizeFuzz(t *testing.T, in *fuzzIn, k *RowKernels, x []float32, fail 
 			want := lerpRef(tw0[o], v(r, ti0[o]), tw1[o], v(r, ti1[o]))
 			if got := y.Data[r*n+o]; !bitsEq(got, want) {
 				fail("BlendTaps w=%d n=%d: row %d [%d] = %v, want %v", w, n, r, o, got, want)
+			}
+		}
+	}
+
+	y = newGuarded(xr*n, in.intn(8))
+	k.LerpTapsRows(y.Data, x[:xr*w], tp, xr)
+	y.check(t, "LerpTapsRows")
+	for r := range xr {
+		for o := range n {
+			want := lerpRef(tw0[o], row(int32(r))[ti0[o]], tw1[o], row(int32(r))[ti1[o]])
+			if got := y.Data[r*n+o]; !bitsEq(got, want) {
+				fail("LerpTapsRows w=%d n=%d: row %d [%d] = %v, want %v", w, n, r, o, got, want)
 			}
 		}
 	}

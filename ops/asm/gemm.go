@@ -75,6 +75,9 @@ type GemmArgs struct {
 	// never read (the first of several products summed into one C, which
 	// then needs no zeroing).
 	Overwrite bool
+	// Zip, if set, stores the product into Zip.Out, rows in interleaved
+	// pairs, instead of into C (see ZipStore).
+	Zip *ZipStore
 }
 
 // rows and cols of a stored operand.
@@ -345,12 +348,17 @@ func (g *Gemm) check(args *GemmArgs) error {
 		need int
 		offs []int
 	}
-	ops := [3]operand{{"A", args.A, g.needA, args.OffA}, {"C", args.C, g.needC, args.OffC}, {"B", args.B, g.needB, args.OffB}}
-	nops := 3
+	ops := []operand{{"A", args.A, g.needA, args.OffA}, {"C", args.C, g.needC, args.OffC}, {"B", args.B, g.needB, args.OffB}}
 	if args.PackedB != nil {
-		nops = 2 // B is not read
+		ops = ops[:2] // B is not read
 	}
-	for _, o := range ops[:nops] {
+	if args.Zip != nil {
+		if err := g.checkZip(args, nb); err != nil {
+			return err
+		}
+		ops = append(ops[:1], ops[2:]...) // C is not written
+	}
+	for _, o := range ops {
 		if args.Batch <= 1 {
 			if len(o.data) < o.need {
 				return fmt.Errorf("asm: gemm: %s has %d elements, needs %d", o.name, len(o.data), o.need)
@@ -366,7 +374,7 @@ func (g *Gemm) check(args *GemmArgs) error {
 			}
 		}
 	}
-	if cfg.M > 0 && cfg.N > 0 {
+	if cfg.M > 0 && cfg.N > 0 && args.Zip == nil {
 		if overlap32(args.C, args.A) || (args.PackedB == nil && overlap32(args.C, args.B)) {
 			return errors.New("asm: gemm: C overlaps A or B")
 		}
@@ -390,7 +398,10 @@ func (g *Gemm) offsets(e int) (a, b, c int) {
 	if g.run.PackedB == nil {
 		b = g.run.OffB[e]
 	}
-	return g.run.OffA[e], b, g.run.OffC[e]
+	if g.run.Zip == nil { // a zip run writes no C
+		c = g.run.OffC[e]
+	}
+	return g.run.OffA[e], b, c
 }
 
 // runTasks runs tasks [lo, hi); it is the For body.
@@ -409,6 +420,10 @@ func (g *Gemm) product(s *gemmScratch, e, m0, m1, n0, n1 int) {
 	ao, bo, co := g.offsets(e)
 	switch {
 	case m0 >= m1 || n0 >= n1:
+	case g.run.Zip != nil && cfg.K == 0:
+		g.emptyKZip(e, m0, m1, n0, n1)
+	case g.run.Zip != nil:
+		g.blocksZip(s, e, ao, bo, m0, m1, n0, n1)
 	case cfg.K == 0:
 		g.emptyK(e, co, m0, m1, n0, n1)
 	case g.gemvRow():

@@ -84,6 +84,7 @@ func init() {
 		mr: 12, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
-		panel2: gemmPanel12x32AVX512, edge2: gemmEdge32AVX512, cols: gemmCols12AVX512,
+		panel2: gemmPanel12x32AVX512, edge2: gemmEdge32AVX512, zip2: gemmZip12x32AVX512, zipEdge2: gemmZipEdge32AVX512,
+		cols: gemmCols12AVX512,
 	})
 }

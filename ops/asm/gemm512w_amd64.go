@@ -38,3 +38,23 @@ func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags ui
 //
 //go:noescape
 func gemmEdge32AVX512(rows, k int, a, b0, b1, c *float32, ldc int, flags uint)
+
+// gemmZip12x32AVX512 is gemmPanel12x32AVX512 storing as ZipStore does
+// (zip2Kernel): the same sums, each pair of rows interleaved by two
+// VPERMT2PS per sixteen columns straight into its place in out, so a
+// transposed convolution that tiles its output (U-Net's 2×2, stride 2)
+// writes no col matrix to scatter again. tiles >= 1, k >= 1, a = 12·k·
+// tiles floats, b0 and b1 16·k each, offs 6·tiles offsets, bias 6·tiles
+// values when flags&gemmZipBias; the Go caller checks that every pair's
+// 64 outputs lie inside the output.
+//
+//go:noescape
+func gemmZip12x32AVX512(tiles, k int, a, b0, b1, out *float32, offs *int, d1 int, bias *float32, flags uint)
+
+// gemmZipEdge32AVX512 is gemmEdge32AVX512 storing as gemmZip12x32AVX512
+// does (zipEdge2Kernel): rows 0-7 (rows = 8) or 0-3 (rows = 4) of one
+// tile, pairs 0-3 or 0-1, the 4- or 8-row edge of M mod 12 (a decoder's
+// 64·4 rows), which would otherwise go through scratch.
+//
+//go:noescape
+func gemmZipEdge32AVX512(rows, k int, a, b0, b1, out *float32, offs *int, d1 int, bias *float32, flags uint)

@@ -292,3 +292,295 @@ edgeWrite:
 edgeDone:
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------------
+// func gemmZip12x32AVX512(tiles, k int, a, b0, b1, out *float32, offs *int, d1 int, bias *float32, flags uint)
+// gemmPanel12x32AVX512's tiles (the same FMAs in the same order, so the
+// same sums) stored in row pairs, interleaved, straight into out (see
+// GemmVariant.zip2 in gemm_zip.go): pair q of tile t, rows 12t+2q and
+// 12t+2q+1, goes to out + offs[6t+q], columns 0-15 at floats 0-31 and
+// 16-31 at d1 bytes on, its two rows' values alternating; flags bit 0
+// adds the old values, bit 3 then adds bias[6t+q].
+// ---------------------------------------------------------------------
+
+#define OFFS  R8  // pair offsets (floats from out), 6 per tile
+#define OUT   R10 // out
+#define D1    R13 // columns 16-31's distance from 0-15, bytes
+#define BIASP BX  // bias per pair, 6 per tile
+#define DST   DX  // a pair's columns 0-15
+#define DST1  R14 // and 16-31
+
+// Interleaving indices (VPERMT2PS, the second table's lanes 16-31):
+// zipLo takes lanes 0-7 of both, zipHi lanes 8-15.
+DATA zipIdx<>+0(SB)/4, $0
+DATA zipIdx<>+4(SB)/4, $16
+DATA zipIdx<>+8(SB)/4, $1
+DATA zipIdx<>+12(SB)/4, $17
+DATA zipIdx<>+16(SB)/4, $2
+DATA zipIdx<>+20(SB)/4, $18
+DATA zipIdx<>+24(SB)/4, $3
+DATA zipIdx<>+28(SB)/4, $19
+DATA zipIdx<>+32(SB)/4, $4
+DATA zipIdx<>+36(SB)/4, $20
+DATA zipIdx<>+40(SB)/4, $5
+DATA zipIdx<>+44(SB)/4, $21
+DATA zipIdx<>+48(SB)/4, $6
+DATA zipIdx<>+52(SB)/4, $22
+DATA zipIdx<>+56(SB)/4, $7
+DATA zipIdx<>+60(SB)/4, $23
+DATA zipIdx<>+64(SB)/4, $8
+DATA zipIdx<>+68(SB)/4, $24
+DATA zipIdx<>+72(SB)/4, $9
+DATA zipIdx<>+76(SB)/4, $25
+DATA zipIdx<>+80(SB)/4, $10
+DATA zipIdx<>+84(SB)/4, $26
+DATA zipIdx<>+88(SB)/4, $11
+DATA zipIdx<>+92(SB)/4, $27
+DATA zipIdx<>+96(SB)/4, $12
+DATA zipIdx<>+100(SB)/4, $28
+DATA zipIdx<>+104(SB)/4, $13
+DATA zipIdx<>+108(SB)/4, $29
+DATA zipIdx<>+112(SB)/4, $14
+DATA zipIdx<>+116(SB)/4, $30
+DATA zipIdx<>+120(SB)/4, $15
+DATA zipIdx<>+124(SB)/4, $31
+GLOBL zipIdx<>(SB), RODATA|NOPTR, $128
+
+// Accumulate and bias steps of a stored vector V at M (or none).
+#define ZACC(V, M) VADDPS M, V, V
+#define ZBIAS(V, M) VADDPS Z27, V, V
+#define ZNONE(V, M)
+#define ZBLOAD(q) VBROADCASTSS (4*q)(BIASP), Z27
+#define ZNOLOAD(q)
+
+// ZHALF(E, O, M, ACC, BIAS): rows E and O of 16 columns interleaved and
+// stored at M and 64 bytes on. E is clobbered.
+#define ZHALF(E, O, M, M64, ACC, BIAS) \
+	VMOVAPS   E, Z24;    \
+	VPERMT2PS O, Z30, Z24; \
+	VPERMT2PS O, Z31, E; \
+	ACC(Z24, M);         \
+	ACC(E, M64);         \
+	BIAS(Z24, M);        \
+	BIAS(E, M64);        \
+	VMOVUPS   Z24, M;    \
+	VMOVUPS   E, M64
+
+// ZPAIR(q, E, O, ER, OR, ACC, BIAS, BL) stores pair q of the tile (BL
+// loads its bias into Z27, or nothing).
+#define ZPAIR(q, E, O, ER, OR, ACC, BIAS, BL) \
+	MOVQ (8*q)(OFFS), DST;                    \
+	LEAQ (OUT)(DST*4), DST;                   \
+	LEAQ (DST)(D1*1), DST1;                   \
+	BL(q);                                    \
+	ZHALF(E, O, (DST), 64(DST), ACC, BIAS);   \
+	ZHALF(ER, OR, (DST1), 64(DST1), ACC, BIAS)
+
+#define ZTILE(ACC, BIAS, BL) \
+	ZPAIR(0, Z0, Z1, Z12, Z13, ACC, BIAS, BL);  \
+	ZPAIR(1, Z2, Z3, Z14, Z15, ACC, BIAS, BL);  \
+	ZPAIR(2, Z4, Z5, Z16, Z17, ACC, BIAS, BL);  \
+	ZPAIR(3, Z6, Z7, Z18, Z19, ACC, BIAS, BL);  \
+	ZPAIR(4, Z8, Z9, Z20, Z21, ACC, BIAS, BL);  \
+	ZPAIR(5, Z10, Z11, Z22, Z23, ACC, BIAS, BL)
+
+TEXT ·gemmZip12x32AVX512(SB), NOSPLIT, $0-80
+	MOVQ      tiles+0(FP), TILES
+	MOVQ      a+16(FP), PA
+	MOVQ      b1+32(FP), DIST
+	SUBQ      b0+24(FP), DIST
+	MOVQ      out+40(FP), OUT
+	MOVQ      offs+48(FP), OFFS
+	MOVQ      d1+56(FP), D1
+	MOVQ      bias+64(FP), BIASP
+	MOVQ      flags+72(FP), FLAGS
+	VMOVDQU32 zipIdx<>+0(SB), Z30
+	VMOVDQU32 zipIdx<>+64(SB), Z31
+
+ztile:
+	MOVQ k+8(FP), K
+	MOVQ b0+24(FP), PB
+	TILE_ROWS(ROW_ZERO)
+	MOVQ  K, K2
+	SHRQ  $1, K2
+	ANDQ  $1, K
+	TESTQ K2, K2
+	JZ    ztail
+	TESTQ $2, FLAGS
+	JNZ   zloop2pf
+
+zloop2:
+	PREFETCHT0 768(PA)
+	KSTEP(0)
+	PREFETCHT0 832(PA)
+	KSTEP(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  zloop2
+	JMP  ztail
+
+zloop2pf:
+	// As gemmPanel12x32AVX512's loop2pf: the first tile fetches the
+	// next pair of B panels.
+	LEAQ (PB)(DIST*2), DST
+
+zloop2pfl:
+	PREFETCHT0 768(PA)
+	PREFETCHT0 (DST)
+	PREFETCHT0 (DST)(DIST*1)
+	KSTEP(0)
+	PREFETCHT0 832(PA)
+	PREFETCHT0 64(DST)
+	PREFETCHT0 64(DST)(DIST*1)
+	KSTEP(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	ADDQ $128, DST
+	DECQ K2
+	JNZ  zloop2pfl
+
+ztail:
+	TESTQ K, K
+	JZ    zstore
+	KSTEP(0)
+	ADDQ  $48, PA
+
+zstore:
+	// Four stores, one per combination of the accumulate and bias bits.
+	TESTQ $1, FLAGS
+	JNZ   zacc
+	TESTQ $8, FLAGS
+	JNZ   zbias
+	ZTILE(ZNONE, ZNONE, ZNOLOAD)
+	JMP   znext
+
+zbias:
+	ZTILE(ZNONE, ZBIAS, ZBLOAD)
+	JMP znext
+
+zacc:
+	TESTQ $8, FLAGS
+	JNZ   zaccbias
+	ZTILE(ZACC, ZNONE, ZNOLOAD)
+	JMP   znext
+
+zaccbias:
+	ZTILE(ZACC, ZBIAS, ZBLOAD)
+
+znext:
+	ANDQ $~2, FLAGS // only the first tile prefetches
+	ADDQ $48, OFFS  // 6 pairs × 8 bytes
+	ADDQ $24, BIASP // 6 pairs × 4 bytes
+	DECQ TILES
+	JNZ  ztile
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------------
+// func gemmZipEdge32AVX512(rows, k int, a, b0, b1, out *float32, offs *int, d1 int, bias *float32, flags uint)
+// Rows 0-7 (rows = 8) or 0-3 (rows = 4) of one gemmZip12x32AVX512 tile:
+// gemmEdge32AVX512's sums stored as the zip kernel stores them (pairs
+// 0-3 or 0-1). One tile, no prefetch.
+// ---------------------------------------------------------------------
+
+// ZTILE4 and ZTILE4TO8 store pairs 0-1 and 2-3.
+#define ZTILE4(ACC, BIAS, BL) \
+	ZPAIR(0, Z0, Z1, Z12, Z13, ACC, BIAS, BL);  \
+	ZPAIR(1, Z2, Z3, Z14, Z15, ACC, BIAS, BL)
+#define ZTILE4TO8(ACC, BIAS, BL) \
+	ZPAIR(2, Z4, Z5, Z16, Z17, ACC, BIAS, BL);  \
+	ZPAIR(3, Z6, Z7, Z18, Z19, ACC, BIAS, BL)
+
+TEXT ·gemmZipEdge32AVX512(SB), NOSPLIT, $0-80
+	MOVQ      rows+0(FP), ROWS
+	MOVQ      k+8(FP), K
+	MOVQ      a+16(FP), PA
+	MOVQ      b0+24(FP), PB
+	MOVQ      b1+32(FP), DIST
+	SUBQ      PB, DIST
+	MOVQ      out+40(FP), OUT
+	MOVQ      offs+48(FP), OFFS
+	MOVQ      d1+56(FP), D1
+	MOVQ      bias+64(FP), BIASP
+	MOVQ      flags+72(FP), FLAGS
+	VMOVDQU32 zipIdx<>+0(SB), Z30
+	VMOVDQU32 zipIdx<>+64(SB), Z31
+	TILE_ROWS8(ROW_ZERO)
+	MOVQ      K, K2
+	SHRQ      $1, K2
+	ANDQ      $1, K
+	CMPQ      ROWS, $8
+	JEQ       zedge8
+	TESTQ     K2, K2
+	JZ        zedge4Tail
+
+zedge4Loop:
+	KSTEP4(0)
+	KSTEP4(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  zedge4Loop
+
+zedge4Tail:
+	TESTQ K, K
+	JZ    zedgeStore
+	KSTEP4(0)
+	JMP   zedgeStore
+
+zedge8:
+	TESTQ K2, K2
+	JZ    zedge8Tail
+
+zedge8Loop:
+	KSTEP8(0)
+	KSTEP8(1)
+	ADDQ $96, PA
+	ADDQ $128, PB
+	DECQ K2
+	JNZ  zedge8Loop
+
+zedge8Tail:
+	TESTQ K, K
+	JZ    zedgeStore
+	KSTEP8(0)
+
+zedgeStore:
+	// As the zip kernel: one store sequence per combination of the
+	// accumulate and bias bits, pairs 2-3 only for eight rows.
+	TESTQ $1, FLAGS
+	JNZ   zeacc
+	TESTQ $8, FLAGS
+	JNZ   zebias
+	ZTILE4(ZNONE, ZNONE, ZNOLOAD)
+	CMPQ  ROWS, $8
+	JNE   zedone
+	ZTILE4TO8(ZNONE, ZNONE, ZNOLOAD)
+	JMP   zedone
+
+zebias:
+	ZTILE4(ZNONE, ZBIAS, ZBLOAD)
+	CMPQ ROWS, $8
+	JNE  zedone
+	ZTILE4TO8(ZNONE, ZBIAS, ZBLOAD)
+	JMP  zedone
+
+zeacc:
+	TESTQ $8, FLAGS
+	JNZ   zeaccbias
+	ZTILE4(ZACC, ZNONE, ZNOLOAD)
+	CMPQ  ROWS, $8
+	JNE   zedone
+	ZTILE4TO8(ZACC, ZNONE, ZNOLOAD)
+	JMP   zedone
+
+zeaccbias:
+	ZTILE4(ZACC, ZBIAS, ZBLOAD)
+	CMPQ ROWS, $8
+	JNE  zedone
+	ZTILE4TO8(ZACC, ZBIAS, ZBLOAD)
+
+zedone:
+	VZEROUPPER
+	RET

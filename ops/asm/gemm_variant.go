@@ -122,6 +122,9 @@ type GemmVariant struct {
 	panel2     panel2Kernel    // optional: panel over two column panels at once
 	edge2      edge2Kernel     // with panel2: rows 0-3 or 0-7 of its tile, same bits
 	cols       colsKernel      // optional: a tile's first colsMax columns
+	zip2       zip2Kernel      // optional: panel2 storing as ZipStore does
+	zipEdge2   zipEdge2Kernel  // with zip2: edge2 storing as ZipStore does
+	zip1       zip1Kernel      // optional: panel storing as ZipStore does
 }
 
 // Tile returns the micro-tile shape (rows, columns).

@@ -32,6 +32,9 @@ type Taps struct {
 	// narrow: every block's taps span at most 16 sources (upsampling),
 	// so one vector of sources holds them all.
 	narrow bool
+	// full (narrow only): the leading blocks whose sixteen sources all
+	// exist (every block but those at the source's end).
+	full int
 }
 
 // tapsBlock is the number of outputs of a permute block.
@@ -65,6 +68,9 @@ func (t *Taps) window() {
 	t.narrow = true
 	for o := range blocks * tapsBlock {
 		t.narrow = t.narrow && r0[o] < tapsBlock && r1[o] < tapsBlock
+	}
+	for t.narrow && t.full < blocks && mask[t.full]&(1<<tapsBlock-1) == 1<<tapsBlock-1 {
+		t.full++
 	}
 }
 
@@ -116,6 +122,44 @@ func (k *RowKernels) LerpTaps(dst, src []float32, t *Taps) {
 		lerpTapsGo(&dst[done], &src[0], &t.i0[done], &t.i1[done], &t.w0[done], &t.w1[done], n)
 	}
 }
+
+// LerpTapsRows is LerpTaps of each of the rows source rows of src (rows
+// of t's source length, back to back) into the rows of dst (rows of
+// t.Len(), back to back): the horizontal pass of a band of a linear
+// resize in one call. Where the taps are narrow (every block within 16
+// sources: upsampling), the vector kernel runs blocks outer and rows
+// inner, each block's tables loaded once for the band; the bits are
+// LerpTaps's.
+func (k *RowKernels) LerpTapsRows(dst, src []float32, t *Taps, rows int) {
+	n, w := t.Len(), t.srcLen
+	sameLen("LerpTapsRows", len(dst), rows*n)
+	if len(src) < rows*w {
+		panic(fmt.Sprintf("asm: LerpTapsRows: source of %d elements for %d rows of %d", len(src), rows, w))
+	}
+	if rows == 0 || n == 0 {
+		return
+	}
+	if overlap32(dst, src[:rows*w]) {
+		panic("asm: LerpTapsRows: dst overlaps src")
+	}
+	if k.lerpTapsRows == nil || !t.narrow || len(t.base) == 0 {
+		for r := range rows {
+			k.LerpTaps(dst[r*n:(r+1)*n], src[r*w:(r+1)*w], t)
+		}
+		return
+	}
+	k.lerpTapsRows(&dst[0], &src[0], w, n, rows, &t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base), t.full/4)
+	if done := len(t.base) * tapsBlock; done < n {
+		for r := range rows {
+			lerpTapsGo(&dst[r*n+done], &src[r*w], &t.i0[done], &t.i1[done], &t.w0[done], &t.w1[done], n-done)
+		}
+	}
+}
+
+// lerpTapsRowsFunc is the lerpTapsRows primitive: the whole blocks of
+// narrow taps, of rows rows, the first groups·4 blocks with all sixteen
+// sources present (Taps.full).
+type lerpTapsRowsFunc func(y, x *float32, w, ow, rows int, base *int32, mask *uint32, r0, r1 *int32, w0, w1 *float32, blocks, groups int)
 
 // lerpTapsFunc is the permute primitive: blocks of 16 outputs laid out
 // by Taps.window.

@@ -21,3 +21,10 @@ func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32,
 //
 //go:noescape
 func blendTaps16AVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+
+// lerpTapsRows16AVX512 is the lerpTapsRows primitive on zmm: narrow
+// blocks, blocks outer and rows inner, four blocks' tables in registers
+// at a time.
+//
+//go:noescape
+func lerpTapsRows16AVX512(y, x *float32, w, ow, rows int, base *int32, mask *uint32, r0, r1 *int32, w0, w1 *float32, blocks, groups int)

@@ -87,3 +87,57 @@ func TestNewTapsErrors(t *testing.T) {
 		t.Errorf("valid taps refused: %v", err)
 	}
 }
+
+// TestLerpTapsBand checks LerpTapsRows against lerpRef, bit for bit, on
+// every variant: align_corners-style taps (2× and 4× upsampling, which
+// the band kernel takes: groups of four blocks, then single masked
+// blocks to the source's end, then the tail outputs) and taps anywhere
+// (LerpTaps per row), bands of one and several rows, special values,
+// guard words around the output, inputs unchanged.
+func TestLerpTapsBand(t *testing.T) {
+	band := false // a variant with the band kernel ran it on groups
+	for _, k := range RowVariants() {
+		for _, n := range []int{16, 48, 64, 65, 128, 256, 259} {
+			for c, w := range []int{(n + 1) / 2, n/4 + 1, n} {
+				for _, rows := range []int{1, 3, 9} {
+					r := rand.New(rand.NewPCG(uint64(n*10+c), uint64(rows)))
+					i0, i1 := make([]int32, n), make([]int32, n)
+					w0, w1 := make([]float32, n), make([]float32, n)
+					for o := range n {
+						s := float64(o) * float64(w-1) / float64(max(n-1, 1)) // align_corners
+						i0[o], i1[o] = int32(s), int32(min(int(s)+1, w-1))
+						if c == 2 { // anywhere
+							i0[o], i1[o] = int32(r.IntN(w)), int32(r.IntN(w))
+						}
+						w0[o], w1[o] = r.Float32(), r.Float32()*2-0.5
+					}
+					tp, err := NewTaps(i0, i1, w0, w1, w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					band = band || k.lerpTapsRows != nil && tp.full >= 4
+					x := make([]float32, rows*w)
+					specialRow(r, x, 3, c == 1)
+					x0 := append([]float32(nil), x...)
+					y := newGuarded(rows*n, c)
+					k.LerpTapsRows(y.Data, x, tp, rows)
+					y.check(t, "LerpTapsRows")
+					for row := range rows {
+						for o := range n {
+							want := lerpRef(w0[o], x0[row*w+int(i0[o])], w1[o], x0[row*w+int(i1[o])])
+							if got := y.Data[row*n+o]; !bitsEq(got, want) {
+								t.Fatalf("%s n=%d w=%d rows=%d: row %d [%d] = %v, want %v", k.Name, n, w, rows, row, o, got, want)
+							}
+						}
+					}
+					if !slicesBitsEq(x, x0) {
+						t.Fatalf("%s n=%d w=%d: input changed", k.Name, n, w)
+					}
+				}
+			}
+		}
+	}
+	if BestRows().lerpTapsRows != nil && !band {
+		t.Error("the band kernel never ran on groups of blocks")
+	}
+}

@@ -81,6 +81,10 @@ type RowKernels struct {
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
 	lerpTaps lerpTapsFunc
+	// lerpTapsRows runs LerpTapsRows's whole blocks of narrow taps over
+	// a band of rows; nil where a variant has none (LerpTapsRows then
+	// runs LerpTaps per row).
+	lerpTapsRows lerpTapsRowsFunc
 	// zip2Add sets y[2i] = a[i] + b, y[2i+1] = c[i] + b for i < n, n a
 	// multiple of 16 (see Zip2Add); nil where a variant has none.
 	zip2Add func(y, a, c *float32, n int, b float32)
