@@ -197,3 +197,81 @@ func TestWino16Twins(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWinoTransforms times the transforms alone, ns a tile, each
+// variant at eight tiles a call and, where it has them, sixteen: the
+// input transforms of a 56² output's padded plane (28 tile rows of 32
+// tiles numbered, ResNet-18's first stage) into V panels, eight
+// channels of it, and the output transforms of the same tiles (the rows' last eight columns
+// through scratch at eight tiles a call, as winoOutputs does).
+func BenchmarkWinoTransforms(b *testing.B) {
+	const tw, th, wp, chans = 28, 28, 66, 8
+	const tws = 32
+	const tb = tws * th
+	const vs = chans*tb + winoSkew
+	r := rand.New(rand.NewPCG(1, 2))
+	x := randFloats(r, chans*(2*th+2)*wp)
+	v := make([]float32, 16*vs)
+	y := make([]float32, chans*56*56)
+	for _, wk := range winoFamily.variants() {
+		if wk.in == nil {
+			continue
+		}
+		for _, lanes := range []int{8, 16} {
+			if lanes == 16 && wk.in16 == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s/%d", featureName(wk.feature), lanes)
+			b.Run("in/"+name, func(b *testing.B) {
+				var acc [16]float32
+				for b.Loop() {
+					for ci := range chans {
+						plane := x[ci*(2*th+2)*wp:]
+						for ty := range th {
+							for tx := 0; tx < tws; tx += lanes {
+								t := ty*tws + tx
+								src := plane[2*ty*wp+2*tx:]
+								dst := v[t/16*chans*16+ci*16+t%16:]
+								_ = src[3*wp+2*lanes+1]
+								_ = dst[15*vs+lanes-1]
+								if lanes == 16 {
+									wk.in16(&src[0], wp, &dst[0], vs, &acc)
+								} else {
+									wk.in(&src[0], wp, &dst[0], vs, (*[8]float32)(acc[:8]))
+								}
+							}
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chans*tw*th), "ns/tile")
+			})
+			b.Run("out/"+name, func(b *testing.B) {
+				var tail [32]float32
+				for b.Loop() {
+					for m := range chans {
+						plane := y[m*56*56:][:56*56]
+						for ty := range th {
+							for tx := 0; tx < tw; tx += lanes {
+								src := v[m*tb+ty*tws+tx:]
+								yy := plane[2*ty*56+2*tx:]
+								cols := min(2*lanes, 56-2*tx)
+								_ = src[15*vs+lanes-1]
+								_ = yy[56+cols-1]
+								if lanes == 16 {
+									wk.out16(&src[0], vs, &yy[0], 56, 0.5, cols)
+								} else if cols == 16 {
+									wk.out(&src[0], vs, &yy[0], 56, 0.5)
+								} else { // as winoOutputs: through scratch
+									wk.out(&src[0], vs, &tail[0], 16, 0.5)
+									copy(yy[:cols], tail[:cols])
+									copy(yy[56:][:cols], tail[16:][:cols])
+								}
+							}
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chans*tw*th), "ns/tile")
+			})
+		}
+	}
+}
