@@ -25,6 +25,11 @@ func wino16Variants(t testing.TB) []*winoKernels {
 			t.Fatal("KILN_TEST_REQUIRE=avx512 but no AVX-512 sixteen-tile Winograd transforms run here")
 		}
 	}
+	// AVX2 keeps eight tiles a call (the winograd family's sixteen-tile
+	// kernels are AVX-512 only).
+	if wk := winoKernelsFor(cpuid.AVX2); wk != nil && (wk.in16 != nil || wk.out16 != nil) {
+		t.Error("the AVX2 Winograd transforms have sixteen-tile kernels")
+	}
 	return ks
 }
 
