@@ -533,18 +533,20 @@ func (c *Conv2D) winoOutputs(b *winoBand, ch, lo, hi int) {
 	tail := &w.tails[ch]
 	for m := lo; m < hi; m++ {
 		off := (b.n*g.M+m)*c.ohw + 2*b.ty0*g.OW
-		plane := c.run.y[off:][:min(2*rows, g.OH-2*b.ty0)*g.OW]
+		outRows, bias := min(2*rows, g.OH-2*b.ty0), w.bias[m]
+		plane := c.run.y[off:][:outRows*g.OW]
 		for r := range rows {
 			oy := 2 * r
+			ys := min(2, outRows-oy)
+			mrow, yrow := b.m[m*w.tb+r*w.tws:], plane[oy*g.OW:]
 			for tx := 0; tx < w.tw; tx += 8 {
-				src := b.m[m*w.tb+r*w.tws+tx:]
-				y := plane[oy*g.OW+2*tx:]
-				ys := min(2, len(plane)/g.OW-oy)
+				src := mrow[tx:]
+				y := yrow[2*tx:]
 				if w.k.out16 != nil && ys == 2 {
 					cols := min(32, g.OW-2*tx)
 					_ = src[15*w.ms+(cols+1)/2-1]
 					_ = y[g.OW+cols-1]
-					w.k.out16(&src[0], w.ms, &y[0], g.OW, w.bias[m], cols)
+					w.k.out16(&src[0], w.ms, &y[0], g.OW, bias, cols)
 					tx += 8 // and the loop's eight
 					continue
 				}
@@ -552,12 +554,12 @@ func (c *Conv2D) winoOutputs(b *winoBand, ch, lo, hi int) {
 				cols := min(16, g.OW-2*tx)
 				if cols == 16 && ys == 2 {
 					_ = y[g.OW+15]
-					w.k.out(&src[0], w.ms, &y[0], g.OW, w.bias[m])
+					w.k.out(&src[0], w.ms, &y[0], g.OW, bias)
 					continue
 				}
 				// The row's last tiles, or the last tile row of an odd
 				// output: through scratch, then what is inside the output.
-				w.k.out(&src[0], w.ms, &tail[0], 16, w.bias[m])
+				w.k.out(&src[0], w.ms, &tail[0], 16, bias)
 				for i := range ys {
 					copy(y[i*g.OW:][:cols], tail[16*i:][:cols])
 				}
