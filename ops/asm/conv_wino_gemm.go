@@ -45,10 +45,14 @@ import (
 // written out), else tws = tw, and a panel of sixteen tiles may span
 // rows (a 7×7 output's sixteen tiles, its last row and column half
 // outside it, are one panel where rows of eight would be two). The
-// transforms take eight tiles of one row at a time; the lanes of a
-// row's last call past its tiles are overwritten by the next row's, and
-// a call that would run past its panel goes through scratch. The band's
-// tiles are rounded up to whole panels.
+// input transforms take sixteen tiles of one row at a time where they
+// fill a panel and read no further than eight-tile calls would (the
+// AVX-512 kernels), else eight; the lanes of a row's last call past its
+// tiles are overwritten by the next row's, and a call that would run
+// past its panel goes through scratch. The output transforms take up
+// to sixteen tiles of a row at a time, writing only the columns inside
+// the output (opmasks), else eight through scratch. The band's tiles
+// are rounded up to whole panels.
 // A band is as many tile rows as keep V and M within winoBandFloats.
 
 // winoBandFloats bounds V and M of a band: 1 Mi floats (4 MiB), which
@@ -111,11 +115,11 @@ type winoBand struct {
 
 // winoInScratch is an input-transform chunk's: the sums the transforms
 // add into (on every call, so each chunk's own cache line: sums of two
-// chunks in one line made the pass 4× slower at two threads) and the
-// scratch of calls that would run past their panel.
+// chunks in one line made the pass 4× slower at two threads; eight-tile
+// calls add into the first eight) and the scratch of calls that would
+// run past their panel.
 type winoInScratch struct {
-	acc  [8]float32
-	_    [8]float32
+	acc  [16]float32
 	tail [128]float32
 }
 
@@ -442,9 +446,14 @@ func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	if len(b.rows) > 0 {
 		src0, plane, row0 = b.rows, c.padRowsPlane(), 2*b.ty0
 	}
-	acc, tail := &w.in8[ch].acc, &w.in8[ch].tail
-	*acc = [8]float32{}
+	acc16, tail := &w.in8[ch].acc, &w.in8[ch].tail
+	*acc16 = [16]float32{}
+	acc := (*[8]float32)(acc16[:8])
 	rows := min(w.bandRows, w.th-b.ty0)
+	// Sixteen-tile calls read no further than the eight-tile calls they
+	// replace: the columns of the row's tiles rounded up to eight
+	// (winoGemmPad's width).
+	w8 := (w.tw + 7) &^ 7
 	for ci := lo; ci < hi; ci++ {
 		pl := src0[ci*plane:][:plane]
 		for r := range rows {
@@ -452,6 +461,14 @@ func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 			for tx := 0; tx < w.tw; tx += 8 {
 				t := r*w.tws + tx
 				src := pl[(2*ty-row0)*p.wp+2*tx:]
+				if w.k.in16 != nil && t%16 == 0 && tx+16 <= w8 {
+					_ = src[3*p.wp+33] // the four patch rows, two columns past the sixteenth tile's
+					dst := b.v[t/16*g.C*16+ci*16:]
+					_ = dst[15*w.vs+15]
+					w.k.in16(&src[0], p.wp, &dst[0], w.vs, acc16)
+					tx += 8 // and the loop's eight
+					continue
+				}
 				_ = src[3*p.wp+17] // the four patch rows, two columns past the eighth tile's
 				if t%16 <= 8 {
 					dst := b.v[t/16*g.C*16+ci*16+t%16:]
@@ -473,7 +490,7 @@ func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 			}
 		}
 	}
-	for _, s := range acc {
+	for _, s := range acc16 {
 		if !(s < winoMaxIn) {
 			w.bad.Store(true)
 		}
@@ -516,22 +533,33 @@ func (c *Conv2D) winoOutputs(b *winoBand, ch, lo, hi int) {
 	tail := &w.tails[ch]
 	for m := lo; m < hi; m++ {
 		off := (b.n*g.M+m)*c.ohw + 2*b.ty0*g.OW
-		plane := c.run.y[off:][:min(2*rows, g.OH-2*b.ty0)*g.OW]
+		outRows, bias := min(2*rows, g.OH-2*b.ty0), w.bias[m]
+		plane := c.run.y[off:][:outRows*g.OW]
 		for r := range rows {
 			oy := 2 * r
+			ys := min(2, outRows-oy)
+			mrow, yrow := b.m[m*w.tb+r*w.tws:], plane[oy*g.OW:]
 			for tx := 0; tx < w.tw; tx += 8 {
-				src := b.m[m*w.tb+r*w.tws+tx:]
+				src := mrow[tx:]
+				y := yrow[2*tx:]
+				if w.k.out16 != nil && ys == 2 {
+					cols := min(32, g.OW-2*tx)
+					_ = src[15*w.ms+(cols+1)/2-1]
+					_ = y[g.OW+cols-1]
+					w.k.out16(&src[0], w.ms, &y[0], g.OW, bias, cols)
+					tx += 8 // and the loop's eight
+					continue
+				}
 				_ = src[15*w.ms+7]
-				y := plane[oy*g.OW+2*tx:]
-				cols, ys := min(16, g.OW-2*tx), min(2, len(plane)/g.OW-oy)
+				cols := min(16, g.OW-2*tx)
 				if cols == 16 && ys == 2 {
 					_ = y[g.OW+15]
-					w.k.out(&src[0], w.ms, &y[0], g.OW, w.bias[m])
+					w.k.out(&src[0], w.ms, &y[0], g.OW, bias)
 					continue
 				}
 				// The row's last tiles, or the last tile row of an odd
 				// output: through scratch, then what is inside the output.
-				w.k.out(&src[0], w.ms, &tail[0], 16, w.bias[m])
+				w.k.out(&src[0], w.ms, &tail[0], 16, bias)
 				for i := range ys {
 					copy(y[i*g.OW:][:cols], tail[16*i:][:cols])
 				}

@@ -40,11 +40,29 @@ type winoInKernel func(src *float32, wp int, dst *float32, dstride int, acc *[8]
 // src reaches 15*sstride+8 floats, y ldy+16.
 type winoOutKernel func(src *float32, sstride int, y *float32, ldy int, bias float32)
 
-// winoKernels are one feature's transforms.
+// winoIn16Kernel is winoInKernel for sixteen tiles (one panel of V):
+// the patch of tile i < 16 is src[r*wp + 2i + j], value (a, b) of its V
+// goes to dst[(4a+b)*dstride + i], and lane i of acc adds, once a call,
+// the sum of |x| over the cells at columns i, i+16, i+2 and i+18 of the
+// four patch rows, summed as a tree (winoIn16Go) so that the call adds
+// to acc once. src reaches 3*wp+34 floats, dst 15*dstride+16.
+type winoIn16Kernel func(src *float32, wp int, dst *float32, dstride int, acc *[16]float32)
+
+// winoOut16Kernel is winoOutKernel for up to sixteen tiles, written as
+// cols output columns (1 <= cols <= 32) of both rows: y[r*ldy + c] for
+// r < 2, c < cols, read from the (cols+1)/2 tiles' values (the lanes
+// past them neither read nor written, through opmasks). src reaches
+// 15*sstride + (cols+1)/2 floats, y ldy+cols.
+type winoOut16Kernel func(src *float32, sstride int, y *float32, ldy int, bias float32, cols int)
+
+// winoKernels are one feature's transforms: eight tiles a call, and
+// where the feature has them (nil else) sixteen.
 type winoKernels struct {
 	feature cpuid.Variant
 	in      winoInKernel
 	out     winoOutKernel
+	in16    winoIn16Kernel
+	out16   winoOut16Kernel
 }
 
 // winoKernelsFor returns the transforms of feature f, nil where f has
@@ -58,7 +76,24 @@ func f32At(p *float32, i int) *float32 { return (*float32)(unsafe.Add(unsafe.Poi
 
 // winoInGo is the twin of the assembly input transforms.
 func winoInGo(src *float32, wp int, dst *float32, dstride int, acc *[8]float32) {
-	for i := range 8 {
+	winoInTwin(src, wp, dst, dstride, acc[:], false)
+}
+
+// winoIn16Go is the twin of the sixteen-tile input transforms.
+func winoIn16Go(src *float32, wp int, dst *float32, dstride int, acc *[16]float32) {
+	winoInTwin(src, wp, dst, dstride, acc[:], true)
+}
+
+// winoInTwin transforms len(acc) tiles. Lane i of acc sums the cells at
+// columns i, i+n, i+2 and i+n+2 of rows 1, 2, 0 and 3, as the kernels
+// load them: one by one into acc (tree false, the eight-tile kernels),
+// or per row as (|x_i| + |x_i+n|) + (|x_i+2| + |x_i+n+2|), the rows as
+// (r1 + r2) + (r0 + r3), and that once into acc (tree true: the
+// sixteen-tile kernels, whose sums would otherwise be one chain of
+// sixteen dependent adds a call).
+func winoInTwin(src *float32, wp int, dst *float32, dstride int, acc []float32, tree bool) {
+	n := len(acc)
+	for i := range n {
 		var u [4][4]float32
 		for r := range 4 {
 			row := f32At(src, r*wp+2*i)
@@ -72,28 +107,45 @@ func winoInGo(src *float32, wp int, dst *float32, dstride int, acc *[8]float32) 
 			}
 		}
 	}
-	// acc lane i sums the cells at columns i, i+8, i+2 and i+10 of rows
-	// 1, 2, 0 and 3, as the kernels load them.
-	for _, r := range [4]int{1, 2, 0, 3} {
-		row := f32At(src, r*wp)
-		for i := range 8 {
-			acc[i] += abs32(*f32At(row, i))
-			acc[i] += abs32(*f32At(row, i+8))
-			acc[i] += abs32(*f32At(row, i+2))
-			acc[i] += abs32(*f32At(row, i+10))
+	for i := range n {
+		var rs [4]float32
+		for k, r := range [4]int{1, 2, 0, 3} {
+			row := f32At(src, r*wp)
+			x := [4]float32{abs32(*f32At(row, i)), abs32(*f32At(row, i+n)), abs32(*f32At(row, i+2)), abs32(*f32At(row, i+n+2))}
+			if !tree {
+				for _, v := range x {
+					acc[i] += v
+				}
+				continue
+			}
+			rs[k] = (x[0] + x[1]) + (x[2] + x[3])
+		}
+		if tree {
+			acc[i] += (rs[0] + rs[1]) + (rs[2] + rs[3])
 		}
 	}
 }
 
 // winoOutGo is the twin of the assembly output transforms.
 func winoOutGo(src *float32, sstride int, y *float32, ldy int, bias float32) {
-	for i := range 8 {
+	winoOutTwin(src, sstride, y, ldy, bias, 16)
+}
+
+// winoOut16Go is the twin of the sixteen-tile output transforms.
+func winoOut16Go(src *float32, sstride int, y *float32, ldy int, bias float32, cols int) {
+	winoOutTwin(src, sstride, y, ldy, bias, cols)
+}
+
+// winoOutTwin writes cols output columns of both rows, from the
+// (cols+1)/2 tiles' values.
+func winoOutTwin(src *float32, sstride int, y *float32, ldy int, bias float32, cols int) {
+	for i := range (cols + 1) / 2 {
 		var s [4][2]float32
 		for a := range 4 {
 			m := func(b int) float32 { return *f32At(src, (4*a+b)*sstride+i) }
 			s[a] = [2]float32{(m(0) + m(1)) + m(2), (m(1) - m(2)) - m(3)}
 		}
-		for c := range 2 {
+		for c := range min(2, cols-2*i) {
 			*f32At(y, 2*i+c) = ((s[0][c] + s[1][c]) + s[2][c]) + bias
 			*f32At(y, ldy+2*i+c) = ((s[1][c] - s[2][c]) - s[3][c]) + bias
 		}

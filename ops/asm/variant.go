@@ -28,7 +28,7 @@ import (
 //	depthwise   conv_depthwise_amd64.go (avx512, avx2), conv_depthwise_arm64.go (neon)
 //	conv        conv_amd64.go (avx512, avx2): patch packers, by the GEMM's feature
 //	pool        pool_max3s2_amd64.go (avx512; avx2 keeps the row folds): by the rows' feature
-//	winograd    conv_wino_amd64.go (avx2): transforms, by the GEMM's feature; optional
+//	winograd    conv_wino_amd64.go (avx512: sixteen tiles a call, avx2): transforms, by the GEMM's feature; optional
 //	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
 var (
 	gemmFamily      = &variantSet[*GemmVariant]{family: "gemm", twin: gemmGo}
