@@ -476,14 +476,7 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 		nc := min(v.nc, n1-jc)
 		for pc := 0; pc < cfg.K; pc += v.kc {
 			kc := min(v.kc, cfg.K-pc)
-			var bp []float32
-			if pb := g.run.PackedB; pb != nil {
-				bp = pb.block(pc, kc, jc, nc)
-			} else {
-				s.ensureB(g)
-				bp = s.b[:gemmRoundUp(nc, nr)*kc]
-				packB(v, bp, g.run.B[bo:], cfg, pc, kc, jc, nc)
-			}
+			bp := g.bBlock(s, bo, pc, kc, jc, nc)
 			flags := uint(0)
 			if pc > 0 || cfg.Accumulate {
 				flags = gemmAccumulate

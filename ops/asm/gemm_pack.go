@@ -253,3 +253,15 @@ func (pb *PackedB) block(pc, kc, jc, nc int) []float32 {
 	base := pc*pb.npad + jc*kc
 	return pb.data[base : base+gemmRoundUp(nc, pb.v.nr)*kc]
 }
+
+// bBlock returns the packed B of depth block [pc, pc+kc) and columns
+// [jc, jc+nc): the caller's pre-packed block, or one packed into s now.
+func (g *Gemm) bBlock(s *gemmScratch, bo, pc, kc, jc, nc int) []float32 {
+	if pb := g.run.PackedB; pb != nil {
+		return pb.block(pc, kc, jc, nc)
+	}
+	s.ensureB(g)
+	bp := s.b[:gemmRoundUp(nc, g.v.nr)*kc]
+	packB(g.v, bp, g.run.B[bo:], &g.cfg, pc, kc, jc, nc)
+	return bp
+}
