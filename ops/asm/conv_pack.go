@@ -119,13 +119,19 @@ func (c *Conv2D) padPlanes(_, lo, hi int) {
 		src := p.x[plane*c.hw:][:c.hw]
 		clear(dst[:g.PT*p.wp])
 		for iy := range g.H {
-			row := dst[(g.PT+iy)*p.wp:][:p.wp]
-			clear(row[:g.PL])
-			copy(row[g.PL:g.PL+g.W], src[iy*g.W:][:g.W])
-			clear(row[g.PL+g.W:])
+			c.padRow(dst[(g.PT+iy)*p.wp:][:p.wp], src[iy*g.W:][:g.W])
 		}
 		clear(dst[(g.PT+g.H)*p.wp:])
 	}
+}
+
+// padRow writes one padded row: PL zeros, the input row src, zeros to
+// the end of dst.
+func (c *Conv2D) padRow(dst, src []float32) {
+	pl := c.g.PL
+	clear(dst[:pl])
+	copy(dst[pl:pl+len(src)], src)
+	clear(dst[pl+len(src):])
 }
 
 // packPanel packs rows [p0, p0+kc) of the panel of output positions

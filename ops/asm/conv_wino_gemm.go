@@ -90,7 +90,7 @@ type convWinoGemm struct {
 	kc       int        // depth block of the products
 	vs, ms   int        // ξ strides of V and M
 	ustride  int        // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
-	local    bool       // workers run whole bands (bandsC), else each pass is split (in, rows)
+	local    bool       // workers run whole bands (bandsC), else each pass is split (in, prod, out)
 	claims   workClaims // bands, per worker, when local; else the split passes' groups
 	rowCuts  int        // row blocks of each product in the split passes
 	in, prod *Chunks    // the split passes
@@ -368,9 +368,7 @@ func (c *Conv2D) padBandRows(b *winoBand) {
 				clear(row)
 				continue
 			}
-			clear(row[:g.PL])
-			copy(row[g.PL:g.PL+g.W], src[iy*g.W:][:g.W])
-			clear(row[g.PL+g.W:])
+			c.padRow(row, src[iy*g.W:][:g.W])
 		}
 	}
 }
