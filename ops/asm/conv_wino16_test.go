@@ -130,8 +130,6 @@ func TestWino16Kernels(t *testing.T) {
 // eight-tile twins on the values both compute.
 func TestWino16Twins(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 16))
-	bt := [4][4]float64{{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}}
-	at := [2][4]float64{{1, 1, 1, 0}, {0, 1, -1, -1}}
 	const wp, dstride = 41, 19
 	src := make([]float32, 3*wp+34)
 	for i := range src {
@@ -140,20 +138,8 @@ func TestWino16Twins(t *testing.T) {
 	v := make([]float32, 15*dstride+16)
 	var acc [16]float32
 	winoIn16Go(&src[0], wp, &v[0], dstride, &acc)
+	checkWinoIn(t, src, wp, v, dstride, 16)
 	for i := range 16 {
-		for a := range 4 {
-			for b := range 4 {
-				want := 0.0
-				for p := range 4 {
-					for q := range 4 {
-						want += bt[a][p] * float64(src[p*wp+2*i+q]) * bt[b][q]
-					}
-				}
-				if got := float64(v[(4*a+b)*dstride+i]); got != want {
-					t.Fatalf("V tile %d (%d,%d) = %v, want %v", i, a, b, got, want)
-				}
-			}
-		}
 		want := 0.0
 		for p := range 4 {
 			for _, q := range []int{i, i + 16, i + 2, i + 18} {
@@ -187,13 +173,7 @@ func TestWino16Twins(t *testing.T) {
 			for a := range 2 {
 				want := 99.0
 				if c < cols {
-					i, b := c/2, c%2
-					want = 3
-					for p := range 4 {
-						for q := range 4 {
-							want += at[a][p] * float64(mv[(4*p+q)*ss+i]) * at[b][q]
-						}
-					}
+					want = winoOutWant(mv, ss, c/2, a, c%2, 3)
 				}
 				if got := float64(y[a*ldy+c]); got != want {
 					t.Fatalf("cols %d: Y column %d row %d = %v, want %v", cols, c, a, got, want)

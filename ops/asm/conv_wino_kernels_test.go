@@ -45,8 +45,6 @@ func TestWinoKernels(t *testing.T) {
 		}
 	}
 	// The twins against the matrices, in float64.
-	bt := [4][4]float64{{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}}
-	at := [2][4]float64{{1, 1, 1, 0}, {0, 1, -1, -1}}
 	src := make([]float32, 3*wp+18)
 	for i := range src {
 		src[i] = float32(r.IntN(17) - 8) // small integers: exact in any order
@@ -54,21 +52,7 @@ func TestWinoKernels(t *testing.T) {
 	v := make([]float32, 15*dstride+8)
 	var acc [8]float32
 	winoInGo(&src[0], wp, &v[0], dstride, &acc)
-	for i := range 8 {
-		for a := range 4 {
-			for b := range 4 {
-				want := 0.0
-				for p := range 4 {
-					for q := range 4 {
-						want += bt[a][p] * float64(src[p*wp+2*i+q]) * bt[b][q]
-					}
-				}
-				if got := float64(v[(4*a+b)*dstride+i]); got != want {
-					t.Fatalf("V tile %d (%d,%d) = %v, want %v", i, a, b, got, want)
-				}
-			}
-		}
-	}
+	checkWinoIn(t, src, wp, v, dstride, 8)
 	const ss = 9
 	mv := make([]float32, 15*ss+8)
 	for i := range mv {
@@ -79,18 +63,54 @@ func TestWinoKernels(t *testing.T) {
 	for i := range 8 {
 		for a := range 2 {
 			for b := range 2 {
-				want := 3.0
-				for p := range 4 {
-					for q := range 4 {
-						want += at[a][p] * float64(mv[(4*p+q)*ss+i]) * at[b][q]
-					}
-				}
+				want := winoOutWant(mv, ss, i, a, b, 3)
 				if got := float64(y[a*20+2*i+b]); got != want {
 					t.Fatalf("Y tile %d (%d,%d) = %v, want %v", i, a, b, got, want)
 				}
 			}
 		}
 	}
+}
+
+// winoBT and winoAT are F(2×2, 3×3)'s input and output transforms, Bᵀ
+// and Aᵀ.
+var (
+	winoBT = [4][4]float64{{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}}
+	winoAT = [2][4]float64{{1, 1, 1, 0}, {0, 1, -1, -1}}
+)
+
+// checkWinoIn checks tiles transformed tiles in v (ξ stride dstride)
+// against Bᵀ·d·B of src's 4×4 patches (rows wp apart, tile i at column
+// 2i), exactly: src holds small integers.
+func checkWinoIn(t *testing.T, src []float32, wp int, v []float32, dstride, tiles int) {
+	t.Helper()
+	for i := range tiles {
+		for a := range 4 {
+			for b := range 4 {
+				want := 0.0
+				for p := range 4 {
+					for q := range 4 {
+						want += winoBT[a][p] * float64(src[p*wp+2*i+q]) * winoBT[b][q]
+					}
+				}
+				if got := float64(v[(4*a+b)*dstride+i]); got != want {
+					t.Fatalf("V tile %d (%d,%d) = %v, want %v", i, a, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// winoOutWant is output (a, b) of tile i, Aᵀ·M·A + bias, of products m
+// (ξ stride ss).
+func winoOutWant(m []float32, ss, i, a, b int, bias float64) float64 {
+	want := bias
+	for p := range 4 {
+		for q := range 4 {
+			want += winoAT[a][p] * float64(m[(4*p+q)*ss+i]) * winoAT[b][q]
+		}
+	}
+	return want
 }
 
 func winoSame(t *testing.T, what string, got, want []float32) {
