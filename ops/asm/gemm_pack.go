@@ -22,6 +22,18 @@ func packA(v *GemmVariant, dst, a []float32, cfg *GemmConfig, i0, mc, p0, kc int
 		rows := min(mr, mc-ir)
 		pan := dst[ir*kc : (ir+mr)*kc]
 		switch {
+		case cfg.TransA && rows == mr && (mr == 12 || mr == 6):
+			// A is stored K×M: one step's rows are contiguous, copied
+			// as a fixed-size array (inline moves: copy's call cost
+			// was most of the packing for twelve floats).
+			for p := range kc {
+				src := a[(p0+p)*lda+i0+ir:][:mr]
+				if mr == 12 {
+					*(*[12]float32)(pan[p*12:]) = *(*[12]float32)(src)
+				} else {
+					*(*[6]float32)(pan[p*6:]) = *(*[6]float32)(src)
+				}
+			}
 		case cfg.TransA:
 			// A is stored K×M: one step's rows are contiguous.
 			for p := range kc {
