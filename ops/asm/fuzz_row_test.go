@@ -149,6 +149,7 @@ func FuzzRowKernels(f *testing.F) {
 				checkExpScaleFuzz(t, in, k, x, xg, off, fail)
 			case fzResize:
 				checkResizeFuzz(t, in, k, x, fail)
+				checkZipSumFuzz(t, in, k, x, fail)
 			case fzAcc:
 				acc := in.floats(n, 0)
 				acc64 := make([]float64, n)

@@ -88,6 +88,9 @@ type RowKernels struct {
 	// zip2Add sets y[2i] = a[i] + b, y[2i+1] = c[i] + b for i < n, n a
 	// multiple of 16 (see Zip2Add); nil where a variant has none.
 	zip2Add func(y, a, c *float32, n int, b float32)
+	// zipSum runs ZipSumRows past its checks (offs holds nt sources, the
+	// first ne the even outputs'); nil where a variant has none.
+	zipSum func(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.

@@ -7,3 +7,10 @@ package asm
 //
 //go:noescape
 func zip2AddAVX512(y, a, c *float32, n int, b float32)
+
+// zipSumAVX512 is the zipSum primitive on zmm: sixteen pairs of outputs
+// a step, the even and odd sums interleaved by two VPERMI2PS, the last
+// w mod 32 outputs of each row as one masked step.
+//
+//go:noescape
+func zipSumAVX512(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)

@@ -65,3 +65,121 @@ loop:
 	JLT        loop
 	VZEROUPPER
 	RET
+
+// func zipSumAVX512(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
+// rows >= 1, w >= 1; every source's reads checked by the caller. Each sum
+// starts at b and adds its sources in list order.
+TEXT ·zipSumAVX512(SB), NOSPLIT, $0-76
+	MOVQ         y+0(FP), DI
+	MOVQ         ldd+8(FP), R13
+	SHLQ         $2, R13
+	MOVQ         x+16(FP), SI
+	MOVQ         offs+24(FP), DX
+	MOVQ         ne+32(FP), R8
+	MOVQ         nt+40(FP), R9
+	MOVQ         lds+48(FP), R10
+	SHLQ         $2, R10
+	MOVQ         rows+56(FP), R11
+	MOVQ         w+64(FP), R12
+	VBROADCASTSS b+72(FP), Z31
+	VMOVDQU32    zipLo<>(SB), Z29
+	VMOVDQU32    zipHi<>(SB), Z30
+	// The masked step: t = w mod 32 outputs, (t+1)/2 even sources' lanes
+	// (K1), t/2 odd ones' (K2), the two stores' lanes (K3, K4).
+	MOVQ         R12, AX
+	ANDQ         $31, AX
+	MOVL         $1, BX
+	LEAQ         1(AX), CX
+	SHRQ         $1, CX
+	SHLXL        CX, BX, CX
+	DECL         CX
+	KMOVW        CX, K1
+	MOVQ         AX, CX
+	SHRQ         $1, CX
+	SHLXL        CX, BX, CX
+	DECL         CX
+	KMOVW        CX, K2
+	SHLXL        AX, BX, CX
+	DECL         CX
+	KMOVW        CX, K3
+	SHRL         $16, CX
+	KMOVW        CX, K4
+	MOVQ         R12, R14
+	ANDQ         $-32, R14
+	SHRQ         $1, R14              // pairs before the masked step
+row:
+	XORQ AX, AX                       // j: pairs done
+	CMPQ AX, R14
+	JGE  tail
+block:
+	VMOVAPS Z31, Z0
+	XORQ    BX, BX
+	CMPQ    BX, R8
+	JGE     evenDone
+even:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Z0, Z0
+	INCQ   BX
+	CMPQ   BX, R8
+	JLT    even
+evenDone:
+	VMOVAPS Z31, Z1
+	CMPQ    BX, R9
+	JGE     oddDone
+odd:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Z1, Z1
+	INCQ   BX
+	CMPQ   BX, R9
+	JLT    odd
+oddDone:
+	VMOVAPS   Z29, Z2
+	VPERMI2PS Z1, Z0, Z2              // even0 odd0 .. even7 odd7
+	VMOVAPS   Z30, Z3
+	VPERMI2PS Z1, Z0, Z3              // even8 odd8 .. even15 odd15
+	VMOVUPS   Z2, (DI)(AX*8)
+	VMOVUPS   Z3, 64(DI)(AX*8)
+	ADDQ      $16, AX
+	CMPQ      AX, R14
+	JLT       block
+tail:
+	KORTESTW K3, K3
+	JZ       next
+	VMOVAPS  Z31, Z0
+	XORQ     BX, BX
+	CMPQ     BX, R8
+	JGE      tEvenDone
+tEven:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Z0, K1, Z0     // lanes past the even outputs keep b, unread
+	INCQ   BX
+	CMPQ   BX, R8
+	JLT    tEven
+tEvenDone:
+	VMOVAPS Z31, Z1
+	CMPQ    BX, R9
+	JGE     tOddDone
+tOdd:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Z1, K2, Z1
+	INCQ   BX
+	CMPQ   BX, R9
+	JLT    tOdd
+tOddDone:
+	VMOVAPS   Z29, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS   Z30, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VMOVUPS   Z2, K3, (DI)(AX*8)
+	VMOVUPS   Z3, K4, 64(DI)(AX*8)
+next:
+	ADDQ R13, DI
+	ADDQ R10, SI
+	DECQ R11
+	JNZ  row
+	VZEROUPPER
+	RET

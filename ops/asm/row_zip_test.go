@@ -40,3 +40,85 @@ func TestZip2AddRows(t *testing.T) {
 		}
 	}
 }
+
+// TestZipSumRows checks every variant's ZipSumRows against its
+// definition (b plus each output's sources in list order, float32), over
+// widths 1..70 and long rows (every tail of the 32-output step, odd
+// widths whose last pair has no odd output), zero to sixteen sources
+// split every way between even and odd, one to three rows at loose
+// strides, sources at shifted starts, specials mixed in; guard words
+// around dst, the gaps between its rows keep their bits, src unchanged.
+func TestZipSumRows(t *testing.T) {
+	widths := []int{100, 259}
+	for w := 1; w <= 70; w++ {
+		widths = append(widths, w)
+	}
+	for _, k := range RowVariants() {
+		for _, w := range widths {
+			r := rand.New(rand.NewPCG(uint64(w), 29))
+			nt := r.IntN(17)
+			ne := r.IntN(nt + 1)
+			rows := 1 + w%3
+			ldd, lds := w+w%4, (w+1)/2+2+w%3
+			offs := make([]int, nt)
+			for i := range offs {
+				offs[i] = r.IntN(5)
+			}
+			src := make([]float32, 4+(rows-1)*lds+(w+1)/2)
+			specialRow(r, src, 3, w%5 == 1)
+			src0 := append([]float32(nil), src...)
+			b := float32(r.NormFloat64())
+			d := newGuarded((rows-1)*ldd+w, w%3)
+			specialRow(r, d.Data, 1, false)
+			want := append([]float32(nil), d.Data...)
+			for row := range rows {
+				for o := range w {
+					lo, hi := 0, ne
+					if o%2 == 1 {
+						lo, hi = ne, nt
+					}
+					v := b
+					for _, off := range offs[lo:hi] {
+						v += src0[off+row*lds+o/2]
+					}
+					want[row*ldd+o] = v
+				}
+			}
+			k.ZipSumRows(d.Data, ldd, src, offs, ne, lds, rows, w, b)
+			d.check(t, "ZipSumRows")
+			for i := range want {
+				if !bitsEq(d.Data[i], want[i]) {
+					t.Fatalf("%s w=%d %d sources (%d even) %d rows: dst[%d] = %v, want %v", k.Name, w, nt, ne, rows, i, d.Data[i], want[i])
+				}
+			}
+			if !slicesBitsEq(src, src0) {
+				t.Fatalf("%s w=%d: src changed", k.Name, w)
+			}
+		}
+	}
+}
+
+// TestZipSumRowsChecks: sources past src, a short dst, too many sources
+// and overlap panic.
+func TestZipSumRowsChecks(t *testing.T) {
+	k := BestRows()
+	buf := make([]float32, 40)
+	for name, f := range map[string]func(){
+		"even source past src": func() { k.ZipSumRows(make([]float32, 5), 5, make([]float32, 4), []int{2}, 1, 0, 1, 5, 0) },
+		"odd source past src":  func() { k.ZipSumRows(make([]float32, 6), 6, make([]float32, 4), []int{0, 2}, 1, 0, 1, 6, 0) },
+		"rows past src":        func() { k.ZipSumRows(make([]float32, 8), 4, make([]float32, 4), []int{0}, 1, 3, 2, 4, 0) },
+		"short dst":            func() { k.ZipSumRows(make([]float32, 7), 4, make([]float32, 8), nil, 0, 2, 2, 4, 0) },
+		"17 sources":           func() { k.ZipSumRows(make([]float32, 4), 4, make([]float32, 8), make([]int, 17), 0, 0, 1, 4, 0) },
+		"negative offset":      func() { k.ZipSumRows(make([]float32, 4), 4, make([]float32, 8), []int{-1}, 1, 0, 1, 4, 0) },
+		"overlap":              func() { k.ZipSumRows(buf[:8], 8, buf[4:20], []int{0}, 1, 0, 1, 8, 0) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
