@@ -19,7 +19,10 @@ import (
 // along the last axis: at stride 2 one AddStride2 call per tap over all
 // the input rows it reaches (the decoders' 3×3 and 4×4 at stride 2),
 // vector adds (the row kernels' Axpy) at stride 1, a strided loop
-// otherwise. Output channels are split over the workers. (Splitting the
+// otherwise. Output channels are split over the workers. At stride 2
+// along the rows, where the channels split evenly over the workers, the
+// product and the output go a block of input rows at a time instead,
+// each output written once (convtranspose_blocks.go). (Splitting the
 // output into stride² phases, each an ordinary convolution of the input
 // through Conv2D, measured slower at decoder sizes: its convolutions
 // have only the output channels as rows, and each pads the input.)
@@ -57,6 +60,9 @@ type convTFast struct {
 	// bias of each pair of rows, refilled per run.
 	zip      *asm.ZipStore
 	pairBias []float32
+	// blocks, if set, runs the product and scatter a block of input rows
+	// at a time (convtranspose_blocks.go), without col.
+	blocks *convTBlocks
 }
 
 // prepareConvTransposeFast returns the kernel and the name of its
@@ -96,8 +102,15 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 		f.args.Zip, f.args.OffC = f.zip, nil
 	case g.tiles():
 		f.scatter, scatter = f.col2imTiles, "tiles"
+	default:
+		if f.blocks, err = newConvTBlocks(f, gv); err != nil {
+			return nil, "", err
+		}
+		if f.blocks != nil {
+			scatter = "blocks"
+		}
 	}
-	if f.zip == nil {
+	if f.zip == nil && f.blocks == nil {
 		f.col = make([]float32, g.groups*rowsPerGroup*g.inSz)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
@@ -109,6 +122,9 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 		f.args.A, f.args.C = w, f.col
 		if f.zip != nil {
 			return f.runZip(x, y)
+		}
+		if f.blocks != nil {
+			return f.blocks.run(x, w, y)
 		}
 		for b := range f.n {
 			f.args.B = x[b*f.c*f.inSz : (b+1)*f.c*f.inSz]
@@ -136,37 +152,43 @@ func (f *convTFast) col2im(lo, hi int) {
 		fillF32(plane, bv)
 		for t := range f.kSz {
 			kz, ky, kx := t/(k[1]*k[2]), t/k[2]%k[1], t%k[2]
-			x0, x1 := f.xLo[kx], f.xHi[kx]
-			if x0 >= x1 {
-				continue
-			}
 			crow := f.col[(m*f.kSz+t)*f.inSz:][:f.inSz]
+			y0, y1 := f.yLo[ky], f.yHi[ky]
 			for iz := range in[0] {
 				oz := iz*s[0] + kz*d[0] - pb[0]
-				if oz < 0 || oz >= od[0] {
+				if oz < 0 || oz >= od[0] || y0 >= y1 {
 					continue
 				}
-				y0, y1 := f.yLo[ky], f.yHi[ky]
-				if y0 >= y1 {
-					continue
-				}
-				if s[2] == 2 { // all the tap's rows in one call
-					o := (oz*od[1]+y0*s[1]+ky*d[1]-pb[1])*od[2] + x0*2 + kx*d[2] - pb[2]
-					f.rows.AddStride2(plane[o:], s[1]*od[2], crow[(iz*in[1]+y0)*in[2]+x0:], in[2], y1-y0, x1-x0)
-					continue
-				}
-				for iy := y0; iy < y1; iy++ {
-					oy := iy*s[1] + ky*d[1] - pb[1]
-					src := crow[(iz*in[1]+iy)*in[2]:][x0:x1]
-					o := (oz*od[1]+oy)*od[2] + x0*s[2] + kx*d[2] - pb[2]
-					if s[2] == 1 {
-						f.rows.Axpy(plane[o:o+len(src)], src, 1)
-						continue
-					}
-					stridedAdd(plane[o:o+(len(src)-1)*s[2]+1], src, s[2])
-				}
+				f.addTap(plane[oz*od[1]*od[2]:], crow[(iz*in[1]+y0)*in[2]:], ky, kx, y0, y1)
 			}
 		}
+	}
+}
+
+// addTap adds the products of kernel tap (ky, kx) with input rows
+// [y0, y1) (src holds row y0 first, rows in[2] apart) into plane, one
+// output depth slice, in runs along the last axis: at stride 2 one
+// AddStride2 call over all the rows (the decoders' 3×3 and 4×4 at stride
+// 2), vector adds (the row kernels' Axpy) at stride 1, a strided loop
+// otherwise.
+func (f *convTFast) addTap(plane, src []float32, ky, kx, y0, y1 int) {
+	x0, x1 := f.xLo[kx], f.xHi[kx]
+	if x0 >= x1 || y0 >= y1 {
+		return
+	}
+	s, d, pb, od, w := f.s, f.d, f.pb, f.convTGeom.out, f.in[2]
+	o := (y0*s[1]+ky*d[1]-pb[1])*od[2] + x0*s[2] + kx*d[2] - pb[2]
+	if s[2] == 2 {
+		f.rows.AddStride2(plane[o:], s[1]*od[2], src[x0:], w, y1-y0, x1-x0)
+		return
+	}
+	for r := range y1 - y0 {
+		row, at := src[r*w+x0:r*w+x1], o+r*s[1]*od[2]
+		if s[2] == 1 {
+			f.rows.Axpy(plane[at:at+len(row)], row, 1)
+			continue
+		}
+		stridedAdd(plane[at:at+(len(row)-1)*s[2]+1], row, s[2])
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/internal/approx"
+	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
 )
 
@@ -39,11 +40,18 @@ func TestConvTransposeByHand(t *testing.T) {
 // workers; the cases named "tiles" (kernel = stride, no pads or
 // dilation: every output cell one tap) must take the tiles scatter,
 // those named "zip" (tiles two taps wide) the GEMM's zip store, the
-// others col2im. The zip cases' widths put the product's 16-column
+// others col2im or, where the output channels split evenly over the
+// workers at stride 2 along the rows (convtranspose_blocks.go, where
+// ZipSumRows has a vector kernel), blocks of input rows: each also with
+// blocks of one input row and chunks of one or two channels, and every
+// path must be taken by some case. The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
+	paths := map[string]int{}
+	bytes0, rows0 := convTBlockBytes, convTChunkRows
+	t.Cleanup(func() { convTBlockBytes, convTChunkRows = bytes0, rows0 })
 	for _, c := range []struct {
 		name string
 		x, w []int
@@ -94,21 +102,36 @@ func TestConvTransposeFast(t *testing.T) {
 		}
 		want := rsRun(t, n, ins...)
 		for _, env := range []Env{Serial, parEnv(3)} {
-			got, variant := fastRun(t, n, env, ins...)
-			path := "gemm+col2im/"
-			for _, p := range []string{"tiles", "zip"} {
-				if strings.Contains(c.name, p) {
-					path = "gemm+" + p + "/"
+			for _, tiny := range []bool{false, true} {
+				convTBlockBytes, convTChunkRows = bytes0, rows0
+				if tiny { // a block of one input row, chunks of one or two channels
+					convTBlockBytes, convTChunkRows = 4, 2*tensor.Shape(c.w[2:]).NumElements()
+				}
+				got, variant := fastRun(t, n, env, ins...)
+				path := ""
+				for _, p := range []string{"tiles", "zip"} {
+					if strings.Contains(c.name, p) {
+						path = "gemm+" + p + "/"
+					}
+				}
+				switch {
+				case path != "" && !strings.HasPrefix(variant, path):
+					t.Fatalf("%s: variant %s", c.name, variant)
+				case path == "" && !strings.HasPrefix(variant, "gemm+col2im/") && !strings.HasPrefix(variant, "gemm+blocks/"):
+					t.Fatalf("%s: variant %s", c.name, variant)
+				}
+				paths[strings.SplitN(variant, "/", 2)[0]]++
+				for i := range want {
+					if approx.Far(got[i], want[i], 1e-5*(1+math.Abs(want[i]))) {
+						t.Fatalf("%s (%d threads, tiny blocks %v): element %d is %v, reference %v", c.name, env.Threads, tiny, i, got[i], want[i])
+					}
 				}
 			}
-			if !strings.HasPrefix(variant, path) {
-				t.Fatalf("%s: variant %s", c.name, variant)
-			}
-			for i := range want {
-				if approx.Far(got[i], want[i], 1e-5*(1+math.Abs(want[i]))) {
-					t.Fatalf("%s (%d threads): element %d is %v, reference %v", c.name, env.Threads, i, got[i], want[i])
-				}
-			}
+		}
+	}
+	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip"} {
+		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) {
+			t.Errorf("no case took %s (%v)", p, paths)
 		}
 	}
 }
