@@ -91,6 +91,9 @@ type RowKernels struct {
 	// zipSum runs ZipSumRows past its checks (offs holds nt sources, the
 	// first ne the even outputs'); nil where a variant has none.
 	zipSum func(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
+	// zipSum16 is zipSum for w a multiple of 16 (the rest of a row left
+	// to the twin); a variant sets one or neither.
+	zipSum16 func(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
 }
 
 // rowsGo is the pure-Go variant: the twins of the assembly primitives.

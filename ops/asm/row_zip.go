@@ -78,16 +78,27 @@ func (k *RowKernels) ZipSumRows(dst []float32, ldd int, src []float32, offs []in
 	if len(offs) > 0 {
 		o0 = &offs[0]
 	}
-	f := k.zipSum
-	if f == nil {
-		f = zipSumGo
+	switch {
+	case k.zipSum != nil:
+		k.zipSum(&dst[0], ldd, &src[0], o0, ne, len(offs), lds, rows, w, b)
+	case k.zipSum16 != nil && w >= 16:
+		done := w &^ 15
+		k.zipSum16(&dst[0], ldd, &src[0], o0, ne, len(offs), lds, rows, done, b)
+		if done < w { // the rest of each row: the same sources, done/2 on
+			var rest [16]int
+			for i, o := range offs {
+				rest[i] = o + done/2
+			}
+			zipSumGo(&dst[done], ldd, &src[0], &rest[0], ne, len(offs), lds, rows, w-done, b)
+		}
+	default:
+		zipSumGo(&dst[0], ldd, &src[0], o0, ne, len(offs), lds, rows, w, b)
 	}
-	f(&dst[0], ldd, &src[0], o0, ne, len(offs), lds, rows, w, b)
 }
 
 // ZipSumVector reports whether ZipSumRows runs a vector kernel here (else
 // its Go twin, which a caller may prefer to avoid).
-func (k *RowKernels) ZipSumVector() bool { return k.zipSum != nil }
+func (k *RowKernels) ZipSumVector() bool { return k.zipSum != nil || k.zipSum16 != nil }
 
 // zipSumGo is the twin of the zipSum primitive.
 func zipSumGo(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32) {

@@ -14,3 +14,9 @@ func zip2AddAVX512(y, a, c *float32, n int, b float32)
 //
 //go:noescape
 func zipSumAVX512(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
+
+// zipSum16AVX2 is the zipSum16 primitive on ymm: eight pairs of outputs
+// a step, interleaved by VUNPCKLPS/VUNPCKHPS and two VPERM2F128.
+//
+//go:noescape
+func zipSum16AVX2(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)

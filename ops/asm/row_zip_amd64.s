@@ -183,3 +183,61 @@ next:
 	JNZ  row
 	VZEROUPPER
 	RET
+
+// func zipSum16AVX2(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
+// rows >= 1, w a multiple of 16, at least 16.
+TEXT ·zipSum16AVX2(SB), NOSPLIT, $0-76
+	MOVQ         y+0(FP), DI
+	MOVQ         ldd+8(FP), R13
+	SHLQ         $2, R13
+	MOVQ         x+16(FP), SI
+	MOVQ         offs+24(FP), DX
+	MOVQ         ne+32(FP), R8
+	MOVQ         nt+40(FP), R9
+	MOVQ         lds+48(FP), R10
+	SHLQ         $2, R10
+	MOVQ         rows+56(FP), R11
+	MOVQ         w+64(FP), R14
+	SHRQ         $1, R14              // pairs a row
+	VBROADCASTSS b+72(FP), Y15
+row16:
+	XORQ AX, AX
+block16:
+	VMOVAPS Y15, Y0
+	XORQ    BX, BX
+	CMPQ    BX, R8
+	JGE     even16Done
+even16:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Y0, Y0
+	INCQ   BX
+	CMPQ   BX, R8
+	JLT    even16
+even16Done:
+	VMOVAPS Y15, Y1
+	CMPQ    BX, R9
+	JGE     odd16Done
+odd16:
+	MOVQ   (DX)(BX*8), CX
+	ADDQ   AX, CX
+	VADDPS (SI)(CX*4), Y1, Y1
+	INCQ   BX
+	CMPQ   BX, R9
+	JLT    odd16
+odd16Done:
+	VUNPCKLPS  Y1, Y0, Y2             // e0 o0 e1 o1 | e4 o4 e5 o5
+	VUNPCKHPS  Y1, Y0, Y3             // e2 o2 e3 o3 | e6 o6 e7 o7
+	VPERM2F128 $0x20, Y3, Y2, Y4      // e0 o0 .. e3 o3
+	VPERM2F128 $0x31, Y3, Y2, Y5      // e4 o4 .. e7 o7
+	VMOVUPS    Y4, (DI)(AX*8)
+	VMOVUPS    Y5, 32(DI)(AX*8)
+	ADDQ       $8, AX
+	CMPQ       AX, R14
+	JLT        block16
+	ADDQ       R13, DI
+	ADDQ       R10, SI
+	DECQ       R11
+	JNZ        row16
+	VZEROUPPER
+	RET
