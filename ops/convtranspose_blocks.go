@@ -8,8 +8,8 @@ import (
 
 // A 1-D or 2-D ConvTranspose at stride 2 along its rows runs a block of
 // input rows at a time instead of through one col matrix, where the
-// output channels split evenly over the workers and the row kernels
-// have a vector ZipSumRows. Each worker owns a share of the output
+// output channels split evenly over two or more workers and the row
+// kernels have a vector ZipSumRows. Each worker owns a share of the output
 // channels, in chunks; for each chunk and each block of input rows it
 // runs the product of the chunk's taps by the block's rows (a serial
 // GEMM) into a scratch sized to stay in its core's cache, then writes
@@ -51,6 +51,7 @@ type convTBlocks struct {
 	blockRows int // input rows per block
 	halo      int // input rows of the block before that later output rows read
 	ldc       int // row stride of the scratch: halo + blockRows input rows
+	pad       int // cells before the scratch's first row and after its last
 	workers   []convTWorker
 	body      func(lo, hi int)
 	x, w      []float32 // the current run's input and weights
@@ -58,17 +59,20 @@ type convTBlocks struct {
 
 // newConvTBlocks returns the blocked plan of f, or nil where it does not
 // apply: a 3-D geometry, a stride other than 2 along the rows, no vector
-// ZipSumRows, more than 16 taps landing on one output row, or output
-// channels that do not split evenly over the
-// workers (within 15%), where the shared GEMM and col2im use them better.
+// ZipSumRows, more than 16 taps landing on one output row, one worker
+// (measured: alike or slower than col2im at one thread, 0.72-0.79 of the
+// GEMM's rate against 0.81 on AVX-512, 0.75-0.85 against 0.83-0.89 on
+// AVX2, for a 64→32 channel 3×3 stride-2 step at 32²), or output
+// channels that do not split evenly over the workers (within 15%): there
+// the shared GEMM and col2im serve better.
 func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	g := &f.convTGeom
 	if g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.pb[0] != 0 || g.s[2] != 2 || !f.rows.ZipSumVector() ||
 		g.k[1] > 64 {
 		return nil, nil
 	}
-	workers := min(max(f.env.Threads, 1), g.m)
-	if per := (g.m + workers - 1) / workers; workers > 1 && float64(per*workers) > 1.15*float64(g.m) {
+	workers := min(f.env.Threads, g.m)
+	if per := (g.m + workers - 1) / workers; workers < 2 || float64(per*workers) > 1.15*float64(g.m) {
 		return nil, nil
 	}
 	p := &convTBlocks{f: f, workers: make([]convTWorker, workers)}
@@ -99,13 +103,23 @@ func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	p.halo = min(((g.k[1]-1)*g.d[1]+g.s[1]-1)/g.s[1], g.in[1])
 	p.blockRows = min(max(convTBlockBytes/(4*rows*g.in[2])-p.halo, 1), g.in[1])
 	p.ldc = (p.halo + p.blockRows) * g.in[2]
+	// Room for the reads of the main ZipSumRows calls past either end.
+	pairs, shift := (g.out[2]+1)/2, 0
+	for kx := range g.k[2] {
+		for px := range 2 {
+			if sh, ok := p.colShift(kx, px); ok {
+				shift = max(shift, sh, -sh)
+			}
+		}
+	}
+	p.pad = max(pairs-g.in[2], 0) + shift
 	for w := range p.workers {
 		gm, err := asm.NewGemm(asm.GemmConfig{M: rows, N: p.blockRows * g.in[2], K: g.cpg, TransA: true, Alpha: 1,
 			LDA: g.mpg * g.kSz, LDB: g.inSz, LDC: p.ldc}, gv, asm.Par{})
 		if err != nil {
 			return nil, err
 		}
-		p.workers[w].gemm, p.workers[w].col = gm, make([]float32, rows*p.ldc)
+		p.workers[w].gemm, p.workers[w].col = gm, make([]float32, p.pad+rows*p.ldc+p.pad)
 	}
 	p.body = p.runWorkers
 	return p, nil
@@ -145,7 +159,7 @@ func (p *convTBlocks) runWorker(wk *convTWorker) {
 				iy1 := min(iy0+p.blockRows, g.in[1])
 				if iy0 > 0 { // the halo: the last rows of the block before
 					for r := range (ch.c1 - ch.c0) * g.kSz {
-						row := wk.col[r*p.ldc : (r+1)*p.ldc]
+						row := wk.col[p.pad+r*p.ldc:][:p.ldc]
 						copy(row[:p.halo*g.in[2]], row[p.blockRows*g.in[2]:])
 					}
 				}
@@ -173,7 +187,7 @@ func (p *convTBlocks) product(wk *convTWorker, ch convTChunk, x []float32, iy0, 
 	a := &wk.args
 	a.A = p.w[ch.group*g.cpg*g.mpg*g.kSz+(ch.c0-ch.group*g.mpg)*g.kSz:]
 	a.B = x[ch.group*g.cpg*g.inSz+iy0*g.in[2]:]
-	a.C = wk.col[p.halo*g.in[2]:]
+	a.C = wk.col[p.pad+p.halo*g.in[2]:]
 	a.M, a.N = (ch.c1-ch.c0)*g.kSz, (iy1-iy0)*g.in[2]
 	err := wk.gemm.Run(a)
 	a.A, a.B, a.C = nil, nil, nil
@@ -225,9 +239,11 @@ type zipCall struct {
 
 // runCalls appends to calls those of the run of rows from oy whose
 // kernel rows are the set taps, for the first channel of a chunk whose
-// scratch starts at input row base: the column pairs where every tap
-// lands inside the input in one call, each pair at the ends with the
-// taps that do.
+// scratch starts at input row base: every column pair with every tap in
+// one call (at the ends of a row a tap reads past its input row, into
+// the row beside or the scratch's pad), then each pair at the ends
+// where a tap lands outside the input again, with the taps that land
+// inside, over what the first call wrote there.
 func (p *convTBlocks) runCalls(calls []zipCall, base, oy int, taps uint64) []zipCall {
 	g := &p.f.convTGeom
 	pairs := (g.out[2] + 1) / 2
@@ -252,7 +268,7 @@ func (p *convTBlocks) runCalls(calls []zipCall, base, oy int, taps uint64) []zip
 					if !ok || !all && (j0+sh < 0 || j0+sh >= g.in[2]) {
 						continue
 					}
-					c.offs[c.nt] = (ky*g.k[2]+kx)*p.ldc + (iy-base)*g.in[2] + j0 + sh
+					c.offs[c.nt] = p.pad + (ky*g.k[2]+kx)*p.ldc + (iy-base)*g.in[2] + j0 + sh
 					c.nt++
 				}
 			}
@@ -262,14 +278,13 @@ func (p *convTBlocks) runCalls(calls []zipCall, base, oy int, taps uint64) []zip
 		}
 		calls = append(calls, c)
 	}
-	if lo >= hi {
+	if lo < hi { // every pair, those at the ends rewritten below
+		add(0, pairs, true)
+	} else {
 		lo, hi = 0, 0
 	}
 	for j := range lo {
 		add(j, j+1, false)
-	}
-	if lo < hi {
-		add(lo, hi, true)
 	}
 	for j := hi; j < pairs; j++ {
 		add(j, j+1, false)
