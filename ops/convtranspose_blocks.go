@@ -8,8 +8,8 @@ import (
 
 // A 1-D or 2-D ConvTranspose at stride 2 along its rows runs a block of
 // input rows at a time instead of through one col matrix, where the
-// output channels split evenly over two or more workers and the row
-// kernels have a vector ZipSumRows. Each worker owns a share of the output
+// output channels split evenly over the workers and the row kernels
+// have a vector ZipSumRows. Each worker owns a share of the output
 // channels, in chunks; for each chunk and each block of input rows it
 // runs the product of the chunk's taps by the block's rows (a serial
 // GEMM) into a scratch sized to stay in its core's cache, then writes
@@ -59,20 +59,23 @@ type convTBlocks struct {
 
 // newConvTBlocks returns the blocked plan of f, or nil where it does not
 // apply: a 3-D geometry, a stride other than 2 along the rows, no vector
-// ZipSumRows, more than 16 taps landing on one output row, one worker
-// (measured: alike or slower than col2im at one thread, 0.72-0.79 of the
-// GEMM's rate against 0.81 on AVX-512, 0.75-0.85 against 0.83-0.89 on
-// AVX2, for a 64→32 channel 3×3 stride-2 step at 32²), or output
-// channels that do not split evenly over the workers (within 15%): there
-// the shared GEMM and col2im serve better.
+// ZipSumRows, more than 16 taps landing on one output row, or output
+// channels that do not split evenly over the workers (within 15%) or
+// leave one of several idle: there the shared GEMM and col2im serve
+// better. One worker takes the whole
+// image as one block and all channels as one chunk (its scratch is the
+// col matrix), each output still written once: blocks and chunks were
+// slower there (a 64→32 channel 3×3 stride-2 step at 32², ×GEMM rate at
+// one thread: blocks 0.79, col2im 0.82, one block 0.84 on AVX-512; 0.83,
+// 0.87, 0.88 on AVX2).
 func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	g := &f.convTGeom
 	if g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.pb[0] != 0 || g.s[2] != 2 || !f.rows.ZipSumVector() ||
 		g.k[1] > 64 {
 		return nil, nil
 	}
-	workers := min(f.env.Threads, g.m)
-	if per := (g.m + workers - 1) / workers; workers < 2 || float64(per*workers) > 1.15*float64(g.m) {
+	workers := min(max(f.env.Threads, 1), g.m)
+	if per := (g.m + workers - 1) / workers; float64(per*workers) > 1.15*float64(g.m) || workers < f.env.Threads && workers < 2 {
 		return nil, nil
 	}
 	p := &convTBlocks{f: f, workers: make([]convTWorker, workers)}
@@ -89,6 +92,9 @@ func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 			gi := lo / g.mpg
 			end := min(hi, (gi+1)*g.mpg)
 			parts := max(((end-lo)*g.kSz+convTChunkRows-1)/convTChunkRows, 1)
+			if workers == 1 {
+				parts = 1
+			}
 			for q := range parts {
 				c0, c1 := lo+(end-lo)*q/parts, lo+(end-lo)*(q+1)/parts
 				if c1 > c0 {
@@ -102,6 +108,9 @@ func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	rows := most * g.kSz
 	p.halo = min(((g.k[1]-1)*g.d[1]+g.s[1]-1)/g.s[1], g.in[1])
 	p.blockRows = min(max(convTBlockBytes/(4*rows*g.in[2])-p.halo, 1), g.in[1])
+	if workers == 1 {
+		p.blockRows = g.in[1]
+	}
 	p.ldc = (p.halo + p.blockRows) * g.in[2]
 	// Room for the reads of the main ZipSumRows calls past either end.
 	pairs, shift := (g.out[2]+1)/2, 0
