@@ -134,6 +134,39 @@ func TestFusedElementwiseFastSplits(t *testing.T) {
 	checkFast(t, f, feeds, 2e-6) // vectorised tanh: a few ulp
 }
 
+// TestFusedElementwiseChannelAffine covers inputs repeated over planes
+// (a batch-norm's per-channel scale and shift over NCHW, one value a
+// batch, one per channel and row), planes of 25 so that tiles start
+// inside a plane, exact against the reference (× and + round alike in
+// both).
+func TestFusedElementwiseChannelAffine(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 3, 37, 5, 5)
+	sc := g.Input("s", tensor.F32, 37, 1, 1)
+	sh := g.Input("t", tensor.F32, 1, 37, 1, 1)
+	b := g.Input("b", tensor.F32, 3, 1, 1, 1)
+	rw := g.Input("r", tensor.F32, 37, 5, 1)
+	prog := []graph.ElemInstr{
+		{Op: graph.OpMul, Args: []graph.ElemRef{ref(0), ref(1)}},
+		{Op: graph.OpAdd, Args: []graph.ElemRef{instr(0), ref(2)}},
+		{Op: graph.OpRelu, Args: []graph.ElemRef{instr(1)}},
+		{Op: graph.OpMul, Args: []graph.ElemRef{instr(2), ref(3)}},
+		{Op: graph.OpSub, Args: []graph.ElemRef{instr(3), ref(4)}},
+	}
+	f := mustInsert(t, g, graph.OpFusedElementwise, graph.Attrs{Program: prog}, x, sc, sh, b, rw)
+	g.Output(f)
+	feeds := map[string]tensor.Tensor{}
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, n := range g.Inputs() {
+		v := make([]float64, n.Shape.NumElements())
+		for i := range v {
+			v[i] = float64(float32(4*r.Float64() - 2))
+		}
+		feeds[n.Name] = hcT(t, n.DType, n.Shape, v...)
+	}
+	checkFast(t, f, feeds, 0)
+}
+
 // TestFusedElementwiseF32Path covers the float32 tiles: vector and scalar
 // instructions, flat, scalar, broadcast and Bool inputs, a Bool result,
 // tails past whole tiles, on one worker and several.
