@@ -45,12 +45,6 @@ func newElem32Plan(p *elemPlan) *elem32Plan {
 	return q
 }
 
-// elem32Tile is the float32 tiles' length, four times elemTile: a tile's
-// cost is mostly its kernel calls (one per step and input), so longer
-// tiles pay fewer of them; 4 KiB slots still stay in L1 for the
-// programs fusion makes.
-const elem32Tile = 4 * elemTile
-
 // elem32Scratch is one worker's float32 tiles; slots of flat F32 inputs
 // are pointed at the input instead.
 type elem32Scratch struct {
@@ -63,17 +57,17 @@ type elem32Scratch struct {
 func (p *elem32Plan) newScratch() *elem32Scratch {
 	n := len(p.ins) + len(p.steps)
 	s := &elem32Scratch{own: make([][]float32, n), slots: make([][]float32, n), idx: make([]int, len(p.shape)),
-		wide: make([]float64, elem32Tile)}
+		wide: make([]float64, elemTile)}
 	for i := range s.own {
-		s.own[i] = make([]float32, elem32Tile)
+		s.own[i] = make([]float32, elemTile)
 	}
 	return s
 }
 
 // run evaluates output elements [lo, hi).
 func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tensor, lo, hi int) {
-	for t0 := lo; t0 < hi; t0 += elem32Tile {
-		m := min(elem32Tile, hi-t0)
+	for t0 := lo; t0 < hi; t0 += elemTile {
+		m := min(elemTile, hi-t0)
 		for k, in := range p.ins {
 			switch {
 			case in.flat && in.dt == tensor.F32:
