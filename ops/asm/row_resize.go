@@ -28,7 +28,10 @@ func (k *RowKernels) Repeat(dst, src []float32, s int) {
 		return
 	}
 	f := k.repeat
-	if f == nil { // variants without the primitive
+	switch {
+	case k.repeatWide != nil && s >= k.repeatWideMin:
+		f = k.repeatWide
+	case f == nil: // variants without the primitive
 		f = repeatGo
 	}
 	f(&dst[0], &src[0], len(src), s)

@@ -19,7 +19,7 @@ import (
 func TestRepeatRows(t *testing.T) {
 	for _, k := range RowVariants() {
 		for _, n := range rowLengths() {
-			for _, s := range []int{1, 2, 3, 4, 5, 8} {
+			for _, s := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 49, 64} {
 				for off := range 3 {
 					r := rand.New(rand.NewPCG(uint64(n), uint64(s*3+off)))
 					x := make([]float32, n)

@@ -56,6 +56,11 @@ type RowKernels struct {
 	// repeat sets y[i·s+j] = x[i] for i < n, j < s (s >= 2); nil where
 	// a variant has none (Repeat then runs the twin).
 	repeat func(y, x *float32, n, s int)
+	// repeatWide is repeat for s >= repeatWideMin (each value stored as
+	// whole vectors, the last one of a group overlapping the one
+	// before); nil where a variant has none.
+	repeatWide    func(y, x *float32, n, s int)
+	repeatWideMin int
 	// lerp2 sets y[2i] = a·x[i] + b·x[i+1], y[2i+1] = b·x[i] + a·x[i+1]
 	// for i < n (see Lerp2); nil where a variant has none.
 	lerp2 func(y, x *float32, n int, a, b float32)
