@@ -133,6 +133,11 @@ type elemInput struct {
 	strides []int
 	flat    bool // same element count as the output: offsets are the output's
 	scalar  bool // one element
+	// repeat > 1: the input's innermost coalesced dim is broadcast and the
+	// one before it is not (a per-channel vector over NCHW: each value
+	// repeated over a plane); groups walks the input without that dim.
+	repeat int
+	groups *elemInput
 }
 
 // elemPlan is a prepared program; it holds no per-run state.
@@ -177,6 +182,10 @@ func newElemPlan(n *graph.Node) (*elemPlan, error) {
 		if !e.flat && !e.scalar {
 			dims, st := coalesceDims(out, tensor.BroadcastStrides(in.Shape, out))
 			e.shape, e.strides = dims, st[0]
+			if r := len(dims); r >= 2 && e.strides[r-1] == 0 && e.strides[r-2] != 0 && dims[r-1] > 1 {
+				e.repeat = dims[r-1]
+				e.groups = &elemInput{dt: e.dt, shape: dims[:r-1], strides: e.strides[:r-1]}
+			}
 		}
 		p.ins = append(p.ins, e)
 	}

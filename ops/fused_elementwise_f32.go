@@ -17,6 +17,7 @@ import (
 type elem32Plan struct {
 	*elemPlan
 	ew    *asm.EwKernels
+	rows  *asm.RowKernels
 	vecUn []asm.EwUnary  // by step: the vector unary, when the step has one
 	vecBi []asm.EwBinary // by step: the vector binary, when the step has one
 	hasUn []bool
@@ -29,7 +30,7 @@ func newElem32Plan(p *elemPlan) *elem32Plan {
 			return nil
 		}
 	}
-	q := &elem32Plan{elemPlan: p, ew: asm.BestEw(), vecUn: make([]asm.EwUnary, len(p.steps)),
+	q := &elem32Plan{elemPlan: p, ew: asm.BestEw(), rows: asm.BestRows(), vecUn: make([]asm.EwUnary, len(p.steps)),
 		vecBi: make([]asm.EwBinary, len(p.steps)), hasUn: make([]bool, len(p.steps)), hasBi: make([]bool, len(p.steps))}
 	for i, st := range p.steps {
 		if st.dt != tensor.F32 && st.dt != tensor.Bool {
@@ -79,6 +80,15 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 					t[i] = v
 				}
 				s.slots[k] = t
+			case in.dt == tensor.F32 && in.repeat > 0:
+				// Walk the groups (a plane's value), each repeated by the
+				// row kernels' Repeat: runs of one value can be shorter
+				// than a walk's cost per run (2×2 planes), or far longer
+				// than an element loop should fill (SE blocks' 56²).
+				t, r := s.own[k][:m], in.repeat
+				q0 := t0 / r
+				forRuns(in.groups, s.idx, q0, (t0+m+r-1)/r-q0, repeatRuns{t, ins[k].F32(), r, t0 - q0*r, p.rows})
+				s.slots[k] = t
 			case in.dt == tensor.F32:
 				t := s.own[k][:m]
 				forRuns(&p.ins[k], s.idx, t0, m, f32Runs{t, ins[k].F32()})
@@ -126,6 +136,45 @@ func (f f32Runs) run(j, off, n, step int) {
 	default:
 		for i := range d {
 			d[i] = f.src[off+i*step]
+		}
+	}
+}
+
+// repeatRuns fills a float32 tile from runs of a repeat input's groups:
+// group element j of the walk (a source value) covers tile elements
+// [j·rep - skip, (j+1)·rep - skip), clipped to the tile.
+type repeatRuns struct {
+	dst, src  []float32
+	rep, skip int
+	rows      *asm.RowKernels
+}
+
+func (f repeatRuns) run(j, off, n, step int) {
+	i0, i1 := 0, n // the groups wholly inside the tile
+	if j*f.rep < f.skip {
+		i0 = 1
+	}
+	if (j+n)*f.rep-f.skip > len(f.dst) {
+		i1 = n - 1
+	}
+	if step == 1 && i0 < i1 {
+		f.rows.Repeat(f.dst[(j+i0)*f.rep-f.skip:(j+i1)*f.rep-f.skip], f.src[off+i0:off+i1], f.rep)
+		f.fill(j, off, step, 0, i0)
+		f.fill(j, off, step, i1, n)
+		return
+	}
+	f.fill(j, off, step, 0, n)
+}
+
+// fill sets the tile elements of the run's groups [i0, i1) (j, off and
+// step as run's) one by one.
+func (f repeatRuns) fill(j, off, step, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		v := f.src[off+i*step]
+		lo := (j+i)*f.rep - f.skip
+		d := f.dst[max(lo, 0):min(lo+f.rep, len(f.dst))]
+		for k := range d {
+			d[k] = v
 		}
 	}
 }
