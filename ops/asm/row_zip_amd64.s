@@ -2,6 +2,49 @@
 
 #include "textflag.h"
 
+// ZIPSUMARGS(BVEC): zipSum's arguments: DI y, R13 ldd in bytes, SI x,
+// DX offs, R8 ne, R9 nt, R10 lds in bytes, R11 rows, R12 w, BVEC b in
+// every lane.
+#define ZIPSUMARGS(BVEC) \
+	MOVQ         y+0(FP), DI    \
+	MOVQ         ldd+8(FP), R13 \
+	SHLQ         $2, R13        \
+	MOVQ         x+16(FP), SI   \
+	MOVQ         offs+24(FP), DX \
+	MOVQ         ne+32(FP), R8  \
+	MOVQ         nt+40(FP), R9  \
+	MOVQ         lds+48(FP), R10 \
+	SHLQ         $2, R10        \
+	MOVQ         rows+56(FP), R11 \
+	MOVQ         w+64(FP), R12  \
+	VBROADCASTSS b+72(FP), BVEC
+
+// SUMSOURCES(LOOP, DONE, LIMIT, ACC) adds sources BX .. LIMIT-1 at pair
+// AX into ACC (BX ends at LIMIT); SUMSOURCESMASK the lanes of K only.
+#define SUMSOURCES(LOOP, DONE, LIMIT, ACC) \
+	CMPQ   BX, LIMIT               \
+	JGE    DONE                    \
+LOOP:                              \
+	MOVQ   (DX)(BX*8), CX          \
+	ADDQ   AX, CX                  \
+	VADDPS (SI)(CX*4), ACC, ACC    \
+	INCQ   BX                      \
+	CMPQ   BX, LIMIT               \
+	JLT    LOOP                    \
+DONE:
+
+#define SUMSOURCESMASK(LOOP, DONE, LIMIT, ACC, K) \
+	CMPQ   BX, LIMIT               \
+	JGE    DONE                    \
+LOOP:                              \
+	MOVQ   (DX)(BX*8), CX          \
+	ADDQ   AX, CX                  \
+	VADDPS (SI)(CX*4), ACC, K, ACC \
+	INCQ   BX                      \
+	CMPQ   BX, LIMIT               \
+	JLT    LOOP                    \
+DONE:
+
 // zipLo and zipHi are VPERMI2PS indices interleaving two vectors: lane
 // 2j of zipLo takes lane j of the first (index j), lane 2j+1 lane j of
 // the second (index 16+j); zipHi the same for lanes 8..15.
@@ -70,18 +113,7 @@ loop:
 // rows >= 1, w >= 1; every source's reads checked by the caller. Each sum
 // starts at b and adds its sources in list order.
 TEXT ·zipSumAVX512(SB), NOSPLIT, $0-76
-	MOVQ         y+0(FP), DI
-	MOVQ         ldd+8(FP), R13
-	SHLQ         $2, R13
-	MOVQ         x+16(FP), SI
-	MOVQ         offs+24(FP), DX
-	MOVQ         ne+32(FP), R8
-	MOVQ         nt+40(FP), R9
-	MOVQ         lds+48(FP), R10
-	SHLQ         $2, R10
-	MOVQ         rows+56(FP), R11
-	MOVQ         w+64(FP), R12
-	VBROADCASTSS b+72(FP), Z31
+	ZIPSUMARGS(Z31)
 	VMOVDQU32    zipLo<>(SB), Z29
 	VMOVDQU32    zipHi<>(SB), Z30
 	// The masked step: t = w mod 32 outputs, (t+1)/2 even sources' lanes
@@ -114,27 +146,9 @@ row:
 block:
 	VMOVAPS Z31, Z0
 	XORQ    BX, BX
-	CMPQ    BX, R8
-	JGE     evenDone
-even:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Z0, Z0
-	INCQ   BX
-	CMPQ   BX, R8
-	JLT    even
-evenDone:
+	SUMSOURCES(even, evenDone, R8, Z0)
 	VMOVAPS Z31, Z1
-	CMPQ    BX, R9
-	JGE     oddDone
-odd:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Z1, Z1
-	INCQ   BX
-	CMPQ   BX, R9
-	JLT    odd
-oddDone:
+	SUMSOURCES(odd, oddDone, R9, Z1)
 	VMOVAPS   Z29, Z2
 	VPERMI2PS Z1, Z0, Z2              // even0 odd0 .. even7 odd7
 	VMOVAPS   Z30, Z3
@@ -149,27 +163,10 @@ tail:
 	JZ       next
 	VMOVAPS  Z31, Z0
 	XORQ     BX, BX
-	CMPQ     BX, R8
-	JGE      tEvenDone
-tEven:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Z0, K1, Z0     // lanes past the even outputs keep b, unread
-	INCQ   BX
-	CMPQ   BX, R8
-	JLT    tEven
-tEvenDone:
-	VMOVAPS Z31, Z1
-	CMPQ    BX, R9
-	JGE     tOddDone
-tOdd:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Z1, K2, Z1
-	INCQ   BX
-	CMPQ   BX, R9
-	JLT    tOdd
-tOddDone:
+	// Lanes past the row's outputs keep b, their sources unread.
+	SUMSOURCESMASK(tEven, tEvenDone, R8, Z0, K1)
+	VMOVAPS  Z31, Z1
+	SUMSOURCESMASK(tOdd, tOddDone, R9, Z1, K2)
 	VMOVAPS   Z29, Z2
 	VPERMI2PS Z1, Z0, Z2
 	VMOVAPS   Z30, Z3
@@ -187,45 +184,17 @@ next:
 // func zipSum16AVX2(y *float32, ldd int, x *float32, offs *int, ne, nt, lds, rows, w int, b float32)
 // rows >= 1, w a multiple of 16, at least 16.
 TEXT ·zipSum16AVX2(SB), NOSPLIT, $0-76
-	MOVQ         y+0(FP), DI
-	MOVQ         ldd+8(FP), R13
-	SHLQ         $2, R13
-	MOVQ         x+16(FP), SI
-	MOVQ         offs+24(FP), DX
-	MOVQ         ne+32(FP), R8
-	MOVQ         nt+40(FP), R9
-	MOVQ         lds+48(FP), R10
-	SHLQ         $2, R10
-	MOVQ         rows+56(FP), R11
-	MOVQ         w+64(FP), R14
+	ZIPSUMARGS(Y15)
+	MOVQ         R12, R14
 	SHRQ         $1, R14              // pairs a row
-	VBROADCASTSS b+72(FP), Y15
 row16:
 	XORQ AX, AX
 block16:
 	VMOVAPS Y15, Y0
 	XORQ    BX, BX
-	CMPQ    BX, R8
-	JGE     even16Done
-even16:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Y0, Y0
-	INCQ   BX
-	CMPQ   BX, R8
-	JLT    even16
-even16Done:
+	SUMSOURCES(even16, even16Done, R8, Y0)
 	VMOVAPS Y15, Y1
-	CMPQ    BX, R9
-	JGE     odd16Done
-odd16:
-	MOVQ   (DX)(BX*8), CX
-	ADDQ   AX, CX
-	VADDPS (SI)(CX*4), Y1, Y1
-	INCQ   BX
-	CMPQ   BX, R9
-	JLT    odd16
-odd16Done:
+	SUMSOURCES(odd16, odd16Done, R9, Y1)
 	VUNPCKLPS  Y1, Y0, Y2             // e0 o0 e1 o1 | e4 o4 e5 o5
 	VUNPCKHPS  Y1, Y0, Y3             // e2 o2 e3 o3 | e6 o6 e7 o7
 	VPERM2F128 $0x20, Y3, Y2, Y4      // e0 o0 .. e3 o3

@@ -70,20 +70,7 @@ func TestZipSumRows(t *testing.T) {
 			b := float32(r.NormFloat64())
 			d := newGuarded((rows-1)*ldd+w, w%3)
 			specialRow(r, d.Data, 1, false)
-			want := append([]float32(nil), d.Data...)
-			for row := range rows {
-				for o := range w {
-					lo, hi := 0, ne
-					if o%2 == 1 {
-						lo, hi = ne, nt
-					}
-					v := b
-					for _, off := range offs[lo:hi] {
-						v += src0[off+row*lds+o/2]
-					}
-					want[row*ldd+o] = v
-				}
-			}
+			want := zipSumWant(d.Data, ldd, src0, offs, ne, lds, rows, w, b)
 			k.ZipSumRows(d.Data, ldd, src, offs, ne, lds, rows, w, b)
 			d.check(t, "ZipSumRows")
 			for i := range want {
@@ -121,4 +108,24 @@ func TestZipSumRowsChecks(t *testing.T) {
 			f()
 		}()
 	}
+}
+
+// zipSumWant is ZipSumRows's definition: dst (copied) with each row's
+// first w outputs b plus their sources, summed in list order in float32.
+func zipSumWant(dst []float32, ldd int, src []float32, offs []int, ne, lds, rows, w int, b float32) []float32 {
+	want := append([]float32(nil), dst...)
+	for row := range rows {
+		for o := range w {
+			lo, hi := 0, ne
+			if o%2 == 1 {
+				lo, hi = ne, len(offs)
+			}
+			v := b
+			for _, off := range offs[lo:hi] {
+				v += src[off+row*lds+o/2]
+			}
+			want[row*ldd+o] = v
+		}
+	}
+	return want
 }
