@@ -11,7 +11,8 @@ import (
 
 // BenchmarkConvTranspose runs the fast ConvTranspose on a U-Net decoder
 // step (2×2, stride 2), a segmentation upsampler (3×3, stride 2, pad 1,
-// output_padding 1) and a DCGAN generator step (4×4, stride 2, pad 1),
+// output_padding 1) at 32² and 64² (whose taps' products outgrow the
+// L2) and a DCGAN generator step (4×4, stride 2, pad 1),
 // on 1 and 2 workers, and reports GFLOP/s
 // (2·M·N·K per group, with M = output channels per group · taps, N =
 // input cells, K = input channels per group) and the ratio to the plain
@@ -26,6 +27,7 @@ func BenchmarkConvTranspose(b *testing.B) {
 	}{
 		{"unet-2x2s2", []int{1, 128, 64, 64}, []int{128, 64, 2, 2}, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"3x3s2p1", []int{1, 64, 32, 32}, []int{64, 32, 3, 3}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
+		{"3x3s2p1-64", []int{1, 64, 64, 64}, []int{64, 32, 3, 3}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"dcgan-4x4s2p1", []int{1, 128, 16, 16}, []int{128, 64, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 	} {
 		for _, threads := range []int{1, 2} {

@@ -68,12 +68,10 @@ type convTBlocks struct {
 // ZipSumRows, more than 16 taps landing on one output row, or output
 // channels that do not split evenly over the workers (within 15%) or
 // leave one of several idle: there the shared GEMM and col2im serve
-// better. One worker takes the whole
-// image as one block and all channels as one chunk (its scratch is the
-// col matrix), each output still written once: blocks and chunks were
-// slower there (a 64→32 channel 3×3 stride-2 step at 32², ×GEMM rate at
-// one thread: blocks 0.79, col2im 0.82, one block 0.84 on AVX-512; 0.83,
-// 0.87, 0.88 on AVX2).
+// better. One worker runs blocks too: a 64→32 channel 3×3 stride-2 step
+// at 64² ran at 0.78-0.82 of the GEMM's rate in blocks against 0.70-0.74
+// as one whole-image block (AVX-512; AVX2 0.87-0.88 against 0.80-0.83),
+// alike at 32², where one block holds it all.
 func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	g := &f.convTGeom
 	if g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.pb[0] != 0 || g.s[2] != 2 || !f.rows.ZipSumVector() ||
@@ -98,9 +96,6 @@ func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 			gi := lo / g.mpg
 			end := min(hi, (gi+1)*g.mpg)
 			parts := max(((end-lo)*g.kSz+convTChunkRows-1)/convTChunkRows, 1)
-			if workers == 1 {
-				parts = 1
-			}
 			for q := range parts {
 				c0, c1 := lo+(end-lo)*q/parts, lo+(end-lo)*(q+1)/parts
 				if c1 > c0 {
@@ -114,9 +109,6 @@ func newConvTBlocks(f *convTFast, gv *asm.GemmVariant) (*convTBlocks, error) {
 	rows := most * g.kSz
 	p.halo = min(((g.k[1]-1)*g.d[1]+g.s[1]-1)/g.s[1], g.in[1])
 	p.blockRows = min(max(convTBlockBytes/(4*rows*g.in[2])-p.halo, 1), g.in[1])
-	if workers == 1 {
-		p.blockRows = g.in[1]
-	}
 	p.ldc = (p.halo + p.blockRows) * g.in[2]
 	// Room for the reads of the main ZipSumRows calls past either end.
 	pairs, shift := (g.out[2]+1)/2, 0
