@@ -57,10 +57,17 @@ func checkResizeFuzz(t *testing.T, in *fuzzIn, k *RowKernels, x []float32, fail 
 
 	n := in.intn(70)
 	ti0, ti1 := make([]int32, n), make([]int32, n)
-	for o := range n { // near o·w/n, as resizes are, so blocks take the permute layout
+	// Taps near o·w/n, as resizes' are, so blocks take the permute
+	// layout; or align_corners taps, which upsampling lays out in windows.
+	align := in.intn(2) == 0
+	for o := range n {
 		c := o * w / max(n, 1)
 		ti0[o] = int32(min(max(c+in.intn(9)-4, 0), w-1))
 		ti1[o] = int32(min(max(c+in.intn(9)-4, 0), w-1))
+		if align {
+			s := o * (w - 1) / max(n-1, 1)
+			ti0[o], ti1[o] = int32(s), int32(min(s+1, w-1))
+		}
 	}
 	tw0, tw1 := in.floats(n, 0), in.floats(n, 0)
 	tp, err := NewTaps(ti0, ti1, tw0, tw1, w)
@@ -75,6 +82,17 @@ func checkResizeFuzz(t *testing.T, in *fuzzIn, k *RowKernels, x []float32, fail 
 			want := lerpRef(tw0[o], v(r, ti0[o]), tw1[o], v(r, ti1[o]))
 			if got := y.Data[r*n+o]; !bitsEq(got, want) {
 				fail("BlendTaps w=%d n=%d: row %d [%d] = %v, want %v", w, n, r, o, got, want)
+			}
+		}
+	}
+	if blocks := len(tp.win) / winRec; blocks > 0 { // the window primitive's twin on its own
+		yw := make([]float32, rows*n)
+		blendTapsWinGo(&yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win[0], blocks)
+		for r := range rows {
+			for o := range blocks * tapsBlock {
+				if got, want := yw[r*n+o], lerpRef(tw0[o], v(r, ti0[o]), tw1[o], v(r, ti1[o])); !bitsEq(got, want) {
+					fail("blendTapsWinGo w=%d n=%d: row %d [%d] = %v, want %v", w, n, r, o, got, want)
+				}
 			}
 		}
 	}

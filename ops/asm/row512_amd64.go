@@ -152,6 +152,6 @@ func init() {
 		sum: sumF32AVX512, sumSqDev: sumSqDevF32AVX512, max: maxF32AVX512, min: minF32AVX512, maxNum: maxNumF32AVX512,
 		accAdd: accAddF64AVX512, accMax: accMaxF32AVX512, accMin: accMinF32AVX512,
 		expShift: expShiftF32AVX512, expScale: expScaleF32AVX512, scaleAddMax: scaleAddMaxF32AVX512, scale: scaleF32AVX512, norm: normF32AVX512,
-		axpy: axpyF32AVX512, transpose8: transpose8AVX512, repeat: repeatAVX512, repeatWide: repeatWideAVX512, repeatWideMin: 16, lerp2: lerp2AVX512, blend: blendAVX512, lerpTaps: lerpTapsPermAVX512, lerpTapsRows: lerpTapsRows16AVX512, zip2Add: zip2AddAVX512, zipSum: zipSumAVX512, blendRows: blendRowsAVX512, blendLerp2: blendLerp2AVX512, addStride2: addStride2AVX512, blendTaps: blendTapsAVX512, blendTaps16: blendTaps16AVX512,
+		axpy: axpyF32AVX512, transpose8: transpose8AVX512, repeat: repeatAVX512, repeatWide: repeatWideAVX512, repeatWideMin: 16, lerp2: lerp2AVX512, blend: blendAVX512, lerpTaps: lerpTapsPermAVX512, lerpTapsRows: lerpTapsRows16AVX512, zip2Add: zip2AddAVX512, zipSum: zipSumAVX512, blendRows: blendRowsAVX512, blendLerp2: blendLerp2AVX512, addStride2: addStride2AVX512, blendTaps: blendTapsAVX512, blendTapsWin: blendTapsWinAVX512,
 	})
 }

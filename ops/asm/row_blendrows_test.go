@@ -135,23 +135,30 @@ func TestBlendLerp2Band(t *testing.T) {
 // wy1·s1, then each output's taps of v, every step rounded as the
 // contract says) for every variant: output lengths across the 16-wide
 // blocks and their tail, taps local (the permute layouts, blocks within
-// 16 sources and within 32) and anywhere (the twin), source rows chosen at random, specials mixed in, guard
-// words around the output, x unchanged.
+// 16 sources and within 32; align_corners taps at 2× and 4/3×, which the
+// window layout takes) and anywhere (the twin), source rows chosen at
+// random, specials mixed in, guard words around the output, x unchanged.
+// The window primitive's twin is checked on its own too.
 func TestBlendTapsBand(t *testing.T) {
-	var sawNarrow, sawWide bool // both layouts' kernels ran
+	var sawNarrow, sawWide, sawWin bool // the layouts' kernels ran
 	defer func() {
-		if !sawNarrow || !sawWide {
-			t.Errorf("narrow taps tested %v, wide %v", sawNarrow, sawWide)
+		if !sawNarrow || !sawWide || BestRows().blendTapsWin != nil && !sawWin {
+			t.Errorf("narrow taps tested %v, wide %v, window kernel %v", sawNarrow, sawWide, sawWin)
 		}
 	}()
 	for _, k := range RowVariants() {
-		for _, n := range []int{1, 15, 16, 17, 31, 32, 48, 63, 256, 259} {
-			for off := range 4 {
+		for _, n := range []int{1, 15, 16, 17, 31, 32, 33, 48, 63, 100, 256, 259, 513} {
+			for off := range 6 {
 				local := off >= 2
 				r := rand.New(rand.NewPCG(uint64(n), uint64(off+17)))
 				w := 1 + r.IntN(n+3)
-				if off == 3 {
+				switch off {
+				case 3:
 					w = 1 + n/4 // 4× upsampling: blocks span at most 16 sources
+				case 4:
+					w = (n + 1) / 2 // 2× align_corners
+				case 5:
+					w = 3*n/4 + 1
 				}
 				const xRows, rows = 4, 5
 				x := make([]float32, xRows*w)
@@ -166,6 +173,10 @@ func TestBlendTapsBand(t *testing.T) {
 						ti0[o] = int32(min(max(c+r.IntN(12)-4, 0), w-1))
 						ti1[o] = int32(min(max(c+r.IntN(12)-4, 0), w-1))
 					}
+					if off >= 4 { // align_corners
+						s := o * (w - 1) / max(n-1, 1)
+						ti0[o], ti1[o] = int32(s), int32(min(s+1, w-1))
+					}
 					tw0[o], tw1[o] = r.Float32(), r.Float32()*2-0.5
 				}
 				tp, err := NewTaps(ti0, ti1, tw0, tw1, w)
@@ -175,9 +186,13 @@ func TestBlendTapsBand(t *testing.T) {
 				if local && n >= tapsBlock && !k.BlendTapsVector(tp) && k.blendTaps != nil {
 					t.Fatalf("%s n=%d w=%d: local taps not run by the vector kernel", k.Name, n, w)
 				}
+				if off >= 4 && n >= tapsBlock && len(tp.win) == 0 {
+					t.Fatalf("n=%d w=%d: align_corners taps not laid out in windows", n, w)
+				}
 				if tp.base != nil {
 					sawNarrow, sawWide = sawNarrow || tp.narrow, sawWide || !tp.narrow
 				}
+				sawWin = sawWin || k.blendTapsWin != nil && k.BlendTapsVector(tp) && len(tp.win) > 0
 				i0, i1 := make([]int32, rows), make([]int32, rows)
 				wy0, wy1 := make([]float32, rows), make([]float32, rows)
 				for i := range rows {
@@ -187,6 +202,10 @@ func TestBlendTapsBand(t *testing.T) {
 				y := newGuarded(rows*n, off)
 				k.BlendTaps(y.Data, x, tp, i0, i1, wy0, wy1)
 				y.check(t, "BlendTaps")
+				yw := make([]float32, rows*n) // the window twin's whole blocks
+				if blocks := len(tp.win) / winRec; blocks > 0 {
+					blendTapsWinGo(&yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win[0], blocks)
+				}
 				for i := range rows {
 					v := func(j int32) float32 {
 						return lerpRef(wy0[i], x0[int(i0[i])*w+int(j)], wy1[i], x0[int(i1[i])*w+int(j)])
@@ -195,6 +214,9 @@ func TestBlendTapsBand(t *testing.T) {
 						want := lerpRef(tw0[o], v(ti0[o]), tw1[o], v(ti1[o]))
 						if got := y.Data[i*n+o]; !bitsEq(got, want) {
 							t.Fatalf("%s n=%d w=%d off=%d: row %d [%d] = %v, want %v", k.Name, n, w, off, i, o, got, want)
+						}
+						if got := yw[i*n+o]; o < len(tp.win)/winRec*tapsBlock && !bitsEq(got, want) {
+							t.Fatalf("blendTapsWinGo n=%d w=%d off=%d: row %d [%d] = %v, want %v", n, w, off, i, o, got, want)
 						}
 					}
 				}

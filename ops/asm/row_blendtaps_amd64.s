@@ -82,62 +82,94 @@ blend:
 	VZEROUPPER
 	RET
 
-// blendTaps16AVX512 is blendTapsAVX512 for taps whose every block spans
-// at most 16 sources (upsampling): one vector of each source row, a
-// one-register permute.
-// func blendTaps16AVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
-TEXT ·blendTaps16AVX512(SB), NOSPLIT, $0-128
-	MOVQ y+0(FP), DI
-	MOVQ base+72(FP), R8
-	MOVQ mask+80(FP), R9
-	MOVQ r0+88(FP), R10
-	MOVQ r1+96(FP), R11
-	MOVQ tw0+104(FP), R12
-	MOVQ tw1+112(FP), R13
-	XORQ CX, CX
+// blendTapsWinAVX512 is the blendTapsWin primitive (see blendTapsWinGo):
+// narrow taps in the window layout. Per output row, Z0 and Z1 hold the
+// blends of the aligned source vectors at cur and cur+16; a block whose
+// window starts at cur+16 shifts them and blends one vector more, one
+// elsewhere blends two, so at 2× each source is blended once per row
+// rather than once per block that reads it, and a block costs three
+// loads of its record (both taps in one vector), two permutes and a
+// store. The vector that reaches past the row's end loads masked (K1:
+// the w mod 16 sources that exist), one wholly past it is zero.
+//
+// Registers: DI the output row, SI and DX its source rows, CX the row,
+// BX the block's byte offset in the output row (its record is at R10 +
+// 4·BX), R13 the row's end, R9 cur, AX and R14 scratch.
+// func blendTapsWinAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
+TEXT ·blendTapsWinAVX512(SB), NOSPLIT, $0-88
+	MOVQ  w+16(FP), CX
+	ANDL  $15, CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	MOVQ  y+0(FP), DI
+	MOVQ  win+72(FP), R10
+	MOVQ  blocks+80(FP), R13
+	SHLQ  $6, R13
+	XORQ  CX, CX
 row:
 	MOVQ         i0+32(FP), R14
 	MOVLQSX      (R14)(CX*4), SI
-	IMULQ        w+16(FP), SI
-	SHLQ         $2, SI
-	ADDQ         x+8(FP), SI
 	MOVQ         i1+40(FP), R14
 	MOVLQSX      (R14)(CX*4), DX
-	IMULQ        w+16(FP), DX
-	SHLQ         $2, DX
-	ADDQ         x+8(FP), DX
+	MOVQ         w+16(FP), AX
+	IMULQ        AX, SI
+	IMULQ        AX, DX
+	MOVQ         x+8(FP), AX
+	LEAQ         (AX)(SI*4), SI
+	LEAQ         (AX)(DX*4), DX
 	MOVQ         wy0+48(FP), R14
 	VBROADCASTSS (R14)(CX*4), Z26
 	MOVQ         wy1+56(FP), R14
 	VBROADCASTSS (R14)(CX*4), Z27
-	XORQ         AX, AX
+	MOVQ         $-32, R9          // no vector blended yet
 	XORQ         BX, BX
 block:
-	MOVLQSX   (R8)(AX*4), R14      // the block's first source
-	KMOVW     (R9)(AX*4), K1       // sources base .. base+15 that exist
-	KORTESTW  K1, K1
-	JCC       part                 // not all sixteen (the row's end)
-	VMOVUPS   (SI)(R14*4), Z0      // unmasked where all exist: masked loads cost more
-	VMOVUPS   (DX)(R14*4), Z2
-	JMP       blend
+	MOVLQSX 192(R10)(BX*4), R14    // the block's window start
+	CMPQ    R14, R9
+	JEQ     perm                   // both vectors kept
+	SUBQ    $16, R14
+	CMPQ    R14, R9
+	JEQ     adv                    // one kept
+	SUBQ    $16, R14
+	MOVQ    R14, R9                // none: blend two
+adv:
+	VMOVAPS Z1, Z0
+	ADDQ    $16, R9
+	LEAQ    32(R9), AX             // the end of the vector at cur+16
+	CMPQ    AX, w+16(FP)
+	JGT     part
+	VMULPS  -64(SI)(AX*4), Z26, Z1
+	VMULPS  -64(DX)(AX*4), Z27, Z5
+	VADDPS  Z5, Z1, Z1
+	JMP     next
 part:
-	VMOVUPS.Z (SI)(R14*4), K1, Z0
-	VMOVUPS.Z (DX)(R14*4), K1, Z2
-blend:
-	VMULPS    Z26, Z0, Z0
-	VMULPS    Z27, Z2, Z2
-	VADDPS    Z2, Z0, Z0           // v, sources base .. base+15
-	VMOVDQU32 (R10)(BX*4), Z4      // first taps, relative to base
-	VMOVDQU32 (R11)(BX*4), Z5      // second taps
-	VPERMPS   Z0, Z4, Z4
-	VPERMPS   Z0, Z5, Z5
-	VMULPS    (R12)(BX*4), Z4, Z4  // rounded products, then their sum
-	VMULPS    (R13)(BX*4), Z5, Z5
+	SUBQ      $16, AX              // its start
+	CMPQ      AX, w+16(FP)
+	JGE       zero
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (DX)(AX*4), K1, Z5
+	VMULPS    Z26, Z1, Z1
+	VMULPS    Z27, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	JMP       next
+zero:
+	VPXORD Z1, Z1, Z1
+next:
+	CMPL R9, 192(R10)(BX*4)
+	JLT  adv
+perm:
+	VMOVDQU32 (R10)(BX*4), Z4      // first taps | second taps<<16
+	VPSRLD    $16, Z4, Z5
+	VPERMI2PS Z1, Z0, Z4
+	VPERMI2PS Z1, Z0, Z5
+	VMULPS    64(R10)(BX*4), Z4, Z4  // rounded products, then their sum
+	VMULPS    128(R10)(BX*4), Z5, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (DI)(BX*4)
-	ADDQ      $16, BX
-	INCQ      AX
-	CMPQ      AX, blocks+120(FP)
+	VMOVUPS   Z4, (DI)(BX*1)
+	ADDQ      $64, BX
+	CMPQ      BX, R13
 	JLT       block
 	MOVQ      ow+24(FP), R14
 	LEAQ      (DI)(R14*4), DI

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -35,7 +36,18 @@ type Taps struct {
 	// full (narrow only): the leading blocks whose sixteen sources all
 	// exist (every block but those at the source's end).
 	full int
+	// win (narrow only) is the window layout, for kernels that blend
+	// each aligned vector of 16 sources once per row and keep the last
+	// two: block b's taps lie in sources [c, c+32), c a multiple of 16,
+	// and its record, winRec words from b·winRec (64-byte aligned),
+	// holds each output's two taps relative to c (first | second<<16),
+	// then the first weights' bits, the second weights' bits, then c.
+	win []uint32
 }
+
+// winRec is the length of a block's record in Taps.win, in words:
+// four vectors of 16.
+const winRec = 4 * tapsBlock
 
 // tapsBlock is the number of outputs of a permute block.
 const tapsBlock = 16
@@ -72,6 +84,26 @@ func (t *Taps) window() {
 	for t.narrow && t.full < blocks && mask[t.full]&(1<<tapsBlock-1) == 1<<tapsBlock-1 {
 		t.full++
 	}
+	if t.narrow { // a block spans under 16 sources from base: within base&^15 + 32
+		t.win = alignedU32(blocks * winRec)
+		for b := range blocks {
+			rec, c := t.win[b*winRec:][:winRec], base[b]&^(tapsBlock-1)
+			for j := range tapsBlock {
+				o := b*tapsBlock + j
+				rec[j] = uint32(t.i0[o]-c) | uint32(t.i1[o]-c)<<16
+				rec[tapsBlock+j], rec[2*tapsBlock+j] = math.Float32bits(t.w0[o]), math.Float32bits(t.w1[o])
+			}
+			rec[3*tapsBlock] = uint32(c)
+		}
+	}
+}
+
+// alignedU32 returns n zeroed words starting at a 64-byte boundary (the
+// heap does not move), so no vector load of a record splits a cache line.
+func alignedU32(n int) []uint32 {
+	s := make([]uint32, n+15)
+	off := int(-uintptr(unsafe.Pointer(&s[0])) % 64 / 4)
+	return s[off : off+n : off+n]
 }
 
 // NewTaps returns the taps of outputs o < len(i0), reading a source of
@@ -194,8 +226,10 @@ func addI32(p *int32, i int) *int32 { return (*int32)(unsafe.Add(unsafe.Pointer(
 // wy0[r]·(row i0[r] of x) + wy1[r]·(row i1[r] of x). Every product is
 // rounded to float32 and then summed, in that order (v as Blend computes
 // it, then LerpTaps's steps), so every variant gives the twin's bits,
-// NaN payloads aside. No row of v is stored: the vector kernel blends
-// the sources of each block of outputs in registers. Rows are counted by
+// NaN payloads aside. No row of v is stored: the vector kernels blend
+// sources in registers, those of each block of outputs or, for narrow
+// taps (upsampling), each aligned vector of sources once per row, kept
+// while the blocks that read it run (Taps.win). Rows are counted by
 // len(i0); i1, wy0 and wy1 have its length, dst has rows·n elements and
 // does not overlap x, and every index names a row of x.
 func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, wy1 []float32) {
@@ -220,12 +254,11 @@ func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, w
 		panic("asm: BlendTaps: dst overlaps x")
 	}
 	done := 0
-	if k.BlendTapsVector(t) {
-		f := k.blendTaps
-		if t.narrow && k.blendTaps16 != nil {
-			f = k.blendTaps16
-		}
-		f(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
+	if k.BlendTapsVector(t) && len(t.win) > 0 && k.blendTapsWin != nil {
+		k.blendTapsWin(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &t.win[0], len(t.win)/winRec)
+		done = len(t.win) / winRec * tapsBlock
+	} else if k.BlendTapsVector(t) {
+		k.blendTaps(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
 			&t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base))
 		done = len(t.base) * tapsBlock
 	}
@@ -243,6 +276,55 @@ func (k *RowKernels) BlendTapsVector(t *Taps) bool { return k.blendTaps != nil &
 // outputs, laid out by Taps.window.
 type blendTapsFunc func(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int,
 	base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+
+// blendTapsWinFunc is the blendTapsWin primitive: BlendTaps's whole
+// blocks of outputs of narrow taps, in the window layout (Taps.win):
+// per row, each aligned vector of 16 sources blended once, the last two
+// kept, every block's taps picked from them.
+type blendTapsWinFunc func(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
+
+// blendTapsWinGo is the twin of the blendTapsWin primitive, step for
+// step: the blend of a vector's sources past the row's end is zero, and
+// no tap reads it.
+func blendTapsWinGo(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int) {
+	n, recs := blocks*tapsBlock, unsafe.Slice(win, blocks*winRec)
+	rs0, rs1, as, bs := i32s(i0, rows), i32s(i1, rows), f32s(wy0, rows), f32s(wy1, rows)
+	top := 0 // rows of x read
+	for r := range rows {
+		top = max(top, int(rs0[r])+1, int(rs1[r])+1)
+	}
+	xs := f32s(x, top*w)
+	var pair [2 * tapsBlock]float32 // the blends of vectors at cur and cur+16
+	blend := func(s0, s1 []float32, wa, wb float32, c int, d []float32) {
+		for l := range d {
+			d[l] = 0
+			if i := c + l; i < w {
+				d[l] = float32(wa*s0[i]) + float32(wb*s1[i])
+			}
+		}
+	}
+	for r := range rows {
+		s0, s1 := xs[int(rs0[r])*w:][:w], xs[int(rs1[r])*w:][:w]
+		ys := f32s(addF32(y, r*ow), n)
+		cur := -2 * tapsBlock
+		for b := range blocks {
+			rec := recs[b*winRec:][:winRec]
+			c := int(rec[3*tapsBlock])
+			if c != cur && c != cur+tapsBlock { // neither kept: blend both
+				cur = c - 2*tapsBlock
+			}
+			for cur < c {
+				copy(pair[:tapsBlock], pair[tapsBlock:])
+				cur += tapsBlock
+				blend(s0, s1, as[r], bs[r], cur+tapsBlock, pair[tapsBlock:])
+			}
+			for j := range tapsBlock {
+				u, v := math.Float32frombits(rec[tapsBlock+j]), math.Float32frombits(rec[2*tapsBlock+j])
+				ys[b*tapsBlock+j] = float32(u*pair[rec[j]&0xffff]) + float32(v*pair[rec[j]>>16])
+			}
+		}
+	}
+}
 
 // blendTapsGo is the twin of the blendTaps primitive, on outputs o0 ..
 // t.Len()-1 of every row.

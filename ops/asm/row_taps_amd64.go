@@ -16,11 +16,13 @@ func lerpTapsPermAVX512(y, x *float32, base *int32, mask *uint32, r0, r1 *int32,
 //go:noescape
 func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
 
-// blendTaps16AVX512 is blendTapsAVX512 for narrow taps (Taps.narrow):
-// one vector of sources per row and block, a one-register permute.
+// blendTapsWinAVX512 is the blendTapsWin primitive on zmm: two output
+// rows at a time, each aligned vector of 16 sources blended once per
+// row, the last two in registers, every block's taps picked from them by
+// VPERMI2PS.
 //
 //go:noescape
-func blendTaps16AVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
+func blendTapsWinAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
 
 // lerpTapsRows16AVX512 is the lerpTapsRows primitive on zmm: narrow
 // blocks, blocks outer and rows inner, four blocks' tables in registers

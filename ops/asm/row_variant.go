@@ -79,9 +79,9 @@ type RowKernels struct {
 	// blendTaps runs BlendTaps's whole blocks of outputs; nil where a
 	// variant has none (BlendTaps then runs the twin on every output).
 	blendTaps blendTapsFunc
-	// blendTaps16 is blendTaps for taps whose blocks span at most 16
-	// sources (Taps.narrow); nil where a variant has none.
-	blendTaps16 blendTapsFunc
+	// blendTapsWin is blendTaps for narrow taps in the window layout
+	// (Taps.win), taken where it applies; nil where a variant has none.
+	blendTapsWin blendTapsWinFunc
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
