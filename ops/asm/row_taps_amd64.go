@@ -17,9 +17,9 @@ func lerpTapsPermAVX512(y, x *float32, base *int32, mask *uint32, r0, r1 *int32,
 func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, base *int32, mask *uint32, r0, r1 *int32, tw0, tw1 *float32, blocks int)
 
 // blendTapsWinAVX512 is the blendTapsWin primitive on zmm: two output
-// rows at a time, each aligned vector of 16 sources blended once per
-// row, the last two in registers, every block's taps picked from them by
-// VPERMI2PS.
+// rows at a time (r and r + ⌈rows/2⌉), each aligned vector of 16
+// sources blended once per row, the last two in registers, every
+// block's taps picked from them by VPERMI2PS.
 //
 //go:noescape
 func blendTapsWinAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
