@@ -85,13 +85,20 @@ func checkResizeFuzz(t *testing.T, in *fuzzIn, k *RowKernels, x []float32, fail 
 			}
 		}
 	}
-	if blocks := len(tp.win) / winRec; blocks > 0 { // the window primitive's twin on its own
+	for _, lay := range []struct { // the window primitives' twin on its own
+		width int
+		win   []uint32
+	}{{tapsBlock, tp.win}, {8, tp.win8}} {
+		blocks := len(lay.win) / (4 * lay.width)
+		if blocks == 0 {
+			continue
+		}
 		yw := make([]float32, rows*n)
-		blendTapsWinGo(&yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win[0], blocks)
+		blendTapsWinGo(lay.width, &yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &lay.win[0], blocks)
 		for r := range rows {
-			for o := range blocks * tapsBlock {
+			for o := range blocks * lay.width {
 				if got, want := yw[r*n+o], lerpRef(tw0[o], v(r, ti0[o]), tw1[o], v(r, ti1[o])); !bitsEq(got, want) {
-					fail("blendTapsWinGo w=%d n=%d: row %d [%d] = %v, want %v", w, n, r, o, got, want)
+					fail("blendTapsWinGo(%d) w=%d n=%d: row %d [%d] = %v, want %v", lay.width, w, n, r, o, got, want)
 				}
 			}
 		}

@@ -48,6 +48,6 @@ func init() {
 		sum: sumF32AVX2, sumSqDev: sumSqDevF32AVX2, max: maxF32AVX2, min: minF32AVX2, maxNum: maxNumF32AVX2,
 		accAdd: accAddF64AVX2, accMax: accMaxF32AVX2, accMin: accMinF32AVX2,
 		expShift: expShiftF32AVX2, expScale: expScaleF32AVX2, scaleAddMax: scaleAddMaxF32AVX2, scale: scaleF32AVX2, norm: normF32AVX2,
-		axpy: axpyF32AVX2, transpose8: transpose8AVX2, repeat: repeatAVX2, repeatWide: repeatWideAVX2, repeatWideMin: 8, lerp2: lerp2AVX2, blend: blendAVX2, blendRows: blendRowsAVX2, blendLerp2: blendLerp2AVX2, addStride2: addStride2AVX2, zipSum16: zipSum16AVX2,
+		axpy: axpyF32AVX2, transpose8: transpose8AVX2, repeat: repeatAVX2, repeatWide: repeatWideAVX2, repeatWideMin: 8, lerp2: lerp2AVX2, blend: blendAVX2, blendRows: blendRowsAVX2, blendLerp2: blendLerp2AVX2, addStride2: addStride2AVX2, zipSum16: zipSum16AVX2, blendTapsWin8: blendTapsWin8AVX2,
 	})
 }

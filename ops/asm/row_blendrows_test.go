@@ -140,10 +140,15 @@ func TestBlendLerp2Band(t *testing.T) {
 // random, specials mixed in, guard words around the output, x unchanged.
 // The window primitive's twin is checked on its own too.
 func TestBlendTapsBand(t *testing.T) {
-	var sawNarrow, sawWide, sawWin bool // the layouts' kernels ran
+	var sawNarrow, sawWide, sawWin, sawWin8 bool // the layouts' kernels ran
 	defer func() {
 		if !sawNarrow || !sawWide || BestRows().blendTapsWin != nil && !sawWin {
 			t.Errorf("narrow taps tested %v, wide %v, window kernel %v", sawNarrow, sawWide, sawWin)
+		}
+		for _, k := range RowVariants() {
+			if k.blendTapsWin8 != nil && !sawWin8 {
+				t.Errorf("%s: the 8-wide window kernel never ran", k.Name)
+			}
 		}
 	}()
 	for _, k := range RowVariants() {
@@ -186,13 +191,14 @@ func TestBlendTapsBand(t *testing.T) {
 				if local && n >= tapsBlock && !k.BlendTapsVector(tp) && k.blendTaps != nil {
 					t.Fatalf("%s n=%d w=%d: local taps not run by the vector kernel", k.Name, n, w)
 				}
-				if off >= 4 && n >= tapsBlock && len(tp.win) == 0 {
-					t.Fatalf("n=%d w=%d: align_corners taps not laid out in windows", n, w)
+				if off >= 4 && n >= tapsBlock && (len(tp.win) == 0 || len(tp.win8) == 0) {
+					t.Fatalf("n=%d w=%d: align_corners taps not laid out in windows (%d, %d words)", n, w, len(tp.win), len(tp.win8))
 				}
 				if tp.base != nil {
 					sawNarrow, sawWide = sawNarrow || tp.narrow, sawWide || !tp.narrow
 				}
 				sawWin = sawWin || k.blendTapsWin != nil && k.BlendTapsVector(tp) && len(tp.win) > 0
+				sawWin8 = sawWin8 || k.blendTapsWin == nil && k.blendTapsWin8 != nil && len(tp.win8) > 0
 				i0, i1 := make([]int32, rows), make([]int32, rows)
 				wy0, wy1 := make([]float32, rows), make([]float32, rows)
 				for i := range rows {
@@ -202,9 +208,13 @@ func TestBlendTapsBand(t *testing.T) {
 				y := newGuarded(rows*n, off)
 				k.BlendTaps(y.Data, x, tp, i0, i1, wy0, wy1)
 				y.check(t, "BlendTaps")
-				yw := make([]float32, rows*n) // the window twin's whole blocks
+				yw := make([]float32, rows*n) // the window twins' whole blocks
+				yw8 := make([]float32, rows*n)
 				if blocks := len(tp.win) / winRec; blocks > 0 {
-					blendTapsWinGo(&yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win[0], blocks)
+					blendTapsWinGo(tapsBlock, &yw[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win[0], blocks)
+				}
+				if blocks := len(tp.win8) / 32; blocks > 0 {
+					blendTapsWinGo(8, &yw8[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &tp.win8[0], blocks)
 				}
 				for i := range rows {
 					v := func(j int32) float32 {
@@ -217,6 +227,9 @@ func TestBlendTapsBand(t *testing.T) {
 						}
 						if got := yw[i*n+o]; o < len(tp.win)/winRec*tapsBlock && !bitsEq(got, want) {
 							t.Fatalf("blendTapsWinGo n=%d w=%d off=%d: row %d [%d] = %v, want %v", n, w, off, i, o, got, want)
+						}
+						if got := yw8[i*n+o]; o < len(tp.win8)/32*8 && !bitsEq(got, want) {
+							t.Fatalf("blendTapsWinGo(8) n=%d w=%d off=%d: row %d [%d] = %v, want %v", n, w, off, i, o, got, want)
 						}
 					}
 				}

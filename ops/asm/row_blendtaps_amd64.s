@@ -231,3 +231,104 @@ perm:
 	JLT       pair
 	VZEROUPPER
 	RET
+
+// blendTapsWin8AVX2 is blendTapsWinAVX512 on ymm, one row at a time:
+// blocks of 8 outputs (Taps.win8), Y0 and Y1 the blends of the aligned
+// vectors of 8 sources at cur and cur+8. AVX2 has no two-register
+// permute: each tap is picked from both (VPERMPS reads an index's low
+// three bits) and the two chosen between on its bit 3, moved to the
+// sign. The vector that reaches past the row's end loads under Y15
+// (VMASKMOVPS: the w mod 8 sources that exist; the others are not read),
+// one wholly past it is zero.
+//
+// Registers: DI the output row, SI and DX its source rows, CX the row,
+// BX the block's byte offset in the output row (its record is at R10 +
+// 4·BX), R13 the row's end, R9 cur, AX and R14 scratch.
+// func blendTapsWin8AVX2(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
+TEXT ·blendTapsWin8AVX2(SB), NOSPLIT, $0-88
+	MOVQ    w+16(FP), CX
+	ANDQ    $7, CX
+	NEGQ    CX
+	LEAQ    ·rowTailMask+32(SB), AX
+	VMOVDQU (AX)(CX*4), Y15
+	MOVQ    y+0(FP), DI
+	MOVQ    win+72(FP), R10
+	MOVQ    blocks+80(FP), R13
+	SHLQ    $5, R13
+	XORQ    CX, CX
+row:
+	MOVQ         i0+32(FP), R14
+	MOVLQSX      (R14)(CX*4), SI
+	MOVQ         i1+40(FP), R14
+	MOVLQSX      (R14)(CX*4), DX
+	MOVQ         w+16(FP), AX
+	IMULQ        AX, SI
+	IMULQ        AX, DX
+	MOVQ         x+8(FP), AX
+	LEAQ         (AX)(SI*4), SI
+	LEAQ         (AX)(DX*4), DX
+	MOVQ         wy0+48(FP), R14
+	VBROADCASTSS (R14)(CX*4), Y13
+	MOVQ         wy1+56(FP), R14
+	VBROADCASTSS (R14)(CX*4), Y14
+	MOVQ         $-16, R9          // no vector blended yet
+	XORQ         BX, BX
+block:
+	MOVLQSX 96(R10)(BX*4), R14     // the block's window start
+	CMPQ    R14, R9
+	JEQ     perm                   // both vectors kept
+	SUBQ    $8, R14
+	CMPQ    R14, R9
+	JEQ     adv                    // one kept
+	SUBQ    $8, R14
+	MOVQ    R14, R9                // none: blend two
+adv:
+	VMOVAPS Y1, Y0
+	ADDQ    $8, R9
+	LEAQ    16(R9), AX             // the end of the vector at cur+8
+	CMPQ    AX, w+16(FP)
+	JGT     part
+	VMULPS  -32(SI)(AX*4), Y13, Y1
+	VMULPS  -32(DX)(AX*4), Y14, Y5
+	VADDPS  Y5, Y1, Y1
+	JMP     next
+part:
+	SUBQ       $8, AX              // its start
+	CMPQ       AX, w+16(FP)
+	JGE        zero
+	VMASKMOVPS (SI)(AX*4), Y15, Y1
+	VMASKMOVPS (DX)(AX*4), Y15, Y5
+	VMULPS     Y13, Y1, Y1
+	VMULPS     Y14, Y5, Y5
+	VADDPS     Y5, Y1, Y1
+	JMP        next
+zero:
+	VXORPS Y1, Y1, Y1
+next:
+	CMPL R9, 96(R10)(BX*4)
+	JLT  adv
+perm:
+	VMOVDQU   (R10)(BX*4), Y4      // first taps | second taps<<16
+	VPSRLD    $16, Y4, Y5
+	VPERMPS   Y0, Y4, Y6
+	VPERMPS   Y1, Y4, Y7
+	VPSLLD    $28, Y4, Y4          // bit 3: from the vector at cur+8
+	VBLENDVPS Y4, Y7, Y6, Y6
+	VPERMPS   Y0, Y5, Y8
+	VPERMPS   Y1, Y5, Y9
+	VPSLLD    $28, Y5, Y5
+	VBLENDVPS Y5, Y9, Y8, Y8
+	VMULPS    32(R10)(BX*4), Y6, Y6  // rounded products, then their sum
+	VMULPS    64(R10)(BX*4), Y8, Y8
+	VADDPS    Y8, Y6, Y6
+	VMOVUPS   Y6, (DI)(BX*1)
+	ADDQ      $32, BX
+	CMPQ      BX, R13
+	JLT       block
+	MOVQ      ow+24(FP), R14
+	LEAQ      (DI)(R14*4), DI
+	INCQ      CX
+	CMPQ      CX, rows+64(FP)
+	JLT       row
+	VZEROUPPER
+	RET

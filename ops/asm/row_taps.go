@@ -36,13 +36,11 @@ type Taps struct {
 	// full (narrow only): the leading blocks whose sixteen sources all
 	// exist (every block but those at the source's end).
 	full int
-	// win (narrow only) is the window layout, for kernels that blend
-	// each aligned vector of 16 sources once per row and keep the last
-	// two: block b's taps lie in sources [c, c+32), c a multiple of 16,
-	// and its record, winRec words from b·winRec (64-byte aligned),
-	// holds each output's two taps relative to c (first | second<<16),
-	// then the first weights' bits, the second weights' bits, then c.
-	win []uint32
+	// win (narrow only) is the window layout of blocks of 16 outputs,
+	// for kernels that blend each aligned vector of 16 sources once per
+	// row and keep the last two; win8 the same for blocks of 8 outputs
+	// and vectors of 8, where every block's taps fit (see windows).
+	win, win8 []uint32
 }
 
 // winRec is the length of a block's record in Taps.win, in words:
@@ -85,17 +83,37 @@ func (t *Taps) window() {
 		t.full++
 	}
 	if t.narrow { // a block spans under 16 sources from base: within base&^15 + 32
-		t.win = alignedU32(blocks * winRec)
-		for b := range blocks {
-			rec, c := t.win[b*winRec:][:winRec], base[b]&^(tapsBlock-1)
-			for j := range tapsBlock {
-				o := b*tapsBlock + j
-				rec[j] = uint32(t.i0[o]-c) | uint32(t.i1[o]-c)<<16
-				rec[tapsBlock+j], rec[2*tapsBlock+j] = math.Float32bits(t.w0[o]), math.Float32bits(t.w1[o])
-			}
-			rec[3*tapsBlock] = uint32(c)
-		}
+		t.win, t.win8 = t.windows(tapsBlock), t.windows(8)
 	}
+}
+
+// windows returns the window layout of blocks of width outputs (a power
+// of two), or nil if some block's taps do not lie in [c, c+2·width), c
+// its least tap rounded down to a multiple of width: block b's record,
+// 4·width words from 4·width·b (64-byte aligned), holds each output's
+// two taps relative to c (first | second<<16), then the first weights'
+// bits, the second weights' bits, then c.
+func (t *Taps) windows(width int) []uint32 {
+	blocks, rl := len(t.i0)/width, 4*width
+	win := alignedU32(blocks * rl)
+	for b := range blocks {
+		rec, c := win[b*rl:][:rl], int32(math.MaxInt32)
+		for o := b * width; o < (b+1)*width; o++ {
+			c = min(c, t.i0[o], t.i1[o])
+		}
+		c &^= int32(width - 1)
+		for j := range width {
+			o := b*width + j
+			r0, r1 := t.i0[o]-c, t.i1[o]-c
+			if r0 >= int32(2*width) || r1 >= int32(2*width) {
+				return nil
+			}
+			rec[j] = uint32(r0) | uint32(r1)<<16
+			rec[width+j], rec[2*width+j] = math.Float32bits(t.w0[o]), math.Float32bits(t.w1[o])
+		}
+		rec[3*width] = uint32(c)
+	}
+	return win
 }
 
 // alignedU32 returns n zeroed words starting at a 64-byte boundary (the
@@ -254,10 +272,14 @@ func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, w
 		panic("asm: BlendTaps: dst overlaps x")
 	}
 	done := 0
-	if k.BlendTapsVector(t) && len(t.win) > 0 && k.blendTapsWin != nil {
+	switch {
+	case len(t.win) > 0 && k.blendTapsWin != nil:
 		k.blendTapsWin(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &t.win[0], len(t.win)/winRec)
 		done = len(t.win) / winRec * tapsBlock
-	} else if k.BlendTapsVector(t) {
+	case len(t.win8) > 0 && k.blendTapsWin8 != nil:
+		k.blendTapsWin8(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows, &t.win8[0], len(t.win8)/32)
+		done = len(t.win8) / 32 * 8
+	case k.blendTaps != nil && len(t.base) > 0:
 		k.blendTaps(&dst[0], &x[0], w, n, &i0[0], &i1[0], &wy0[0], &wy1[0], rows,
 			&t.base[0], &t.mask[0], &t.r0[0], &t.r1[0], &t.w0[0], &t.w1[0], len(t.base))
 		done = len(t.base) * tapsBlock
@@ -270,7 +292,9 @@ func (k *RowKernels) BlendTaps(dst, x []float32, t *Taps, i0, i1 []int32, wy0, w
 // BlendTapsVector reports whether BlendTaps runs t's whole blocks of
 // outputs in the vector kernel on this variant (else the twin, scalar,
 // runs all of them).
-func (k *RowKernels) BlendTapsVector(t *Taps) bool { return k.blendTaps != nil && len(t.base) > 0 }
+func (k *RowKernels) BlendTapsVector(t *Taps) bool {
+	return k.blendTaps != nil && len(t.base) > 0 || k.blendTapsWin8 != nil && len(t.win8) > 0
+}
 
 // blendTapsFunc is the blendTaps primitive: BlendTaps's whole blocks of
 // outputs, laid out by Taps.window.
@@ -280,21 +304,24 @@ type blendTapsFunc func(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float
 // blendTapsWinFunc is the blendTapsWin primitive: BlendTaps's whole
 // blocks of outputs of narrow taps, in the window layout (Taps.win):
 // per row, each aligned vector of 16 sources blended once, the last two
-// kept, every block's taps picked from them.
+// kept, every block's taps picked from them; blendTapsWin8 the same on
+// blocks of 8 outputs (Taps.win8).
 type blendTapsWinFunc func(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
 
-// blendTapsWinGo is the twin of the blendTapsWin primitive, step for
-// step: the blend of a vector's sources past the row's end is zero, and
-// no tap reads it.
-func blendTapsWinGo(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int) {
-	n, recs := blocks*tapsBlock, unsafe.Slice(win, blocks*winRec)
+// blendTapsWinGo is the twin of the blendTapsWin primitives, step for
+// step, on blocks of width outputs (16: blendTapsWin, 8: blendTapsWin8):
+// the blend of a vector's sources past the row's end is zero, and no tap
+// reads it.
+func blendTapsWinGo(width int, y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int) {
+	rl := 4 * width
+	n, recs := blocks*width, unsafe.Slice(win, blocks*rl)
 	rs0, rs1, as, bs := i32s(i0, rows), i32s(i1, rows), f32s(wy0, rows), f32s(wy1, rows)
 	top := 0 // rows of x read
 	for r := range rows {
 		top = max(top, int(rs0[r])+1, int(rs1[r])+1)
 	}
 	xs := f32s(x, top*w)
-	var pair [2 * tapsBlock]float32 // the blends of vectors at cur and cur+16
+	pair := make([]float32, 2*width) // the blends of vectors at cur and cur+width
 	blend := func(s0, s1 []float32, wa, wb float32, c int, d []float32) {
 		for l := range d {
 			d[l] = 0
@@ -306,21 +333,21 @@ func blendTapsWinGo(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, 
 	for r := range rows {
 		s0, s1 := xs[int(rs0[r])*w:][:w], xs[int(rs1[r])*w:][:w]
 		ys := f32s(addF32(y, r*ow), n)
-		cur := -2 * tapsBlock
+		cur := -2 * width
 		for b := range blocks {
-			rec := recs[b*winRec:][:winRec]
-			c := int(rec[3*tapsBlock])
-			if c != cur && c != cur+tapsBlock { // neither kept: blend both
-				cur = c - 2*tapsBlock
+			rec := recs[b*rl:][:rl]
+			c := int(rec[3*width])
+			if c != cur && c != cur+width { // neither kept: blend both
+				cur = c - 2*width
 			}
 			for cur < c {
-				copy(pair[:tapsBlock], pair[tapsBlock:])
-				cur += tapsBlock
-				blend(s0, s1, as[r], bs[r], cur+tapsBlock, pair[tapsBlock:])
+				copy(pair[:width], pair[width:])
+				cur += width
+				blend(s0, s1, as[r], bs[r], cur+width, pair[width:])
 			}
-			for j := range tapsBlock {
-				u, v := math.Float32frombits(rec[tapsBlock+j]), math.Float32frombits(rec[2*tapsBlock+j])
-				ys[b*tapsBlock+j] = float32(u*pair[rec[j]&0xffff]) + float32(v*pair[rec[j]>>16])
+			for j := range width {
+				u, v := math.Float32frombits(rec[width+j]), math.Float32frombits(rec[2*width+j])
+				ys[b*width+j] = float32(u*pair[rec[j]&0xffff]) + float32(v*pair[rec[j]>>16])
 			}
 		}
 	}

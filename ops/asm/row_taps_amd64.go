@@ -24,6 +24,14 @@ func blendTapsAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32,
 //go:noescape
 func blendTapsWinAVX512(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
 
+// blendTapsWin8AVX2 is the blendTapsWin8 primitive on ymm: one output
+// row at a time, each aligned vector of 8 sources blended once per row,
+// the last two in registers, every tap picked from both by VPERMPS and
+// chosen between by VBLENDVPS.
+//
+//go:noescape
+func blendTapsWin8AVX2(y, x *float32, w, ow int, i0, i1 *int32, wy0, wy1 *float32, rows int, win *uint32, blocks int)
+
 // lerpTapsRows16AVX512 is the lerpTapsRows primitive on zmm: narrow
 // blocks, blocks outer and rows inner, four blocks' tables in registers
 // at a time.

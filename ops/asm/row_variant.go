@@ -82,6 +82,9 @@ type RowKernels struct {
 	// blendTapsWin is blendTaps for narrow taps in the window layout
 	// (Taps.win), taken where it applies; nil where a variant has none.
 	blendTapsWin blendTapsWinFunc
+	// blendTapsWin8 is blendTapsWin on blocks of 8 outputs (Taps.win8),
+	// taken where blendTapsWin is not; nil where a variant has none.
+	blendTapsWin8 blendTapsWinFunc
 	// lerpTaps runs LerpTaps's blocks of 16 outputs laid out by
 	// Taps.window; nil where a variant has none (LerpTaps then runs the
 	// twin).
