@@ -223,13 +223,15 @@ func TestResizeLerpPairs(t *testing.T) {
 // TestResizeFusedTaps checks which linear resizes run vertical pass first
 // through BlendTaps: downsampling and up to 2× (no source row serves
 // more than two output rows), not beyond, and only where the row kernels
-// run BlendTaps vectorised (AVX-512).
+// run BlendTaps vectorised (AVX-512; AVX2 for narrow taps only).
 func TestResizeFusedTaps(t *testing.T) {
 	vector := asm.BestRows().BlendTapsVector(mustTaps(t))
+	up := asm.BestRows().BlendTapsVector(upTaps(t)) // AVX2 too
 	for _, c := range []struct {
 		in, out []int
 		fused   bool
 	}{
+		{[]int{1, 2, 20, 40}, []int{1, 2, 40, 80}, up},
 		{[]int{1, 2, 40, 70}, []int{1, 2, 19, 35}, vector},
 		{[]int{1, 2, 40, 80}, []int{1, 2, 21, 48}, vector},
 		{[]int{1, 2, 20, 70}, []int{1, 2, 40, 35}, vector},
@@ -245,6 +247,21 @@ func TestResizeFusedTaps(t *testing.T) {
 			t.Errorf("%v→%v: fused %v, want %v", c.in, c.out, got, c.fused)
 		}
 	}
+}
+
+// upTaps is a 32-output upsampling by 2 (align_corners), whose taps the
+// window layouts take.
+func upTaps(t *testing.T) *asm.Taps {
+	i0, i1, w0, w1 := make([]int32, 32), make([]int32, 32), make([]float32, 32), make([]float32, 32)
+	for o := range i0 {
+		s := o * 15 / 31
+		i0[o], i1[o], w0[o], w1[o] = int32(s), int32(min(s+1, 15)), 0.5, 0.5
+	}
+	tp, err := asm.NewTaps(i0, i1, w0, w1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
 }
 
 // mustTaps is a 16-output downsampling by 2, which the permute layout
