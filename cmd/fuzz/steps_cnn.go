@@ -5,7 +5,8 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// cnn builds a convolution block on a fresh NCHW input: a conv (1×1, 3×3
+// cnn builds a convolution block on a fresh NCHW input (one draw in four a
+// transposed convolution instead, convTranspose): a conv (1×1, 3×3
 // or 5×5, now and then strided, dilated, grouped or depthwise), a bias or
 // a BatchNorm (folded into the conv by the conv pass), an activation, a
 // residual, and a pool: 2×2 max (fused into the conv), a 3×3 max or
@@ -14,6 +15,10 @@ import (
 // even height and a width of 16 or 32).
 func (b *builder) cnn() {
 	g, r := b.g, b.r
+	if r.IntN(4) == 0 {
+		b.convTranspose()
+		return
+	}
 	n, c, m := b.dim(1+r.IntN(2)), b.dim([]int{1, 3, 4, 8}[r.IntN(4)]), b.dim([]int{1, 4, 8, 16}[r.IntN(4)])
 	h, w, k := b.dim(1+r.IntN(20)), b.dim(1+r.IntN(20)), []int{1, 3, 3, 5}[r.IntN(4)]
 	stride, dil, groups := 1, 1, 1
@@ -69,6 +74,43 @@ func (b *builder) cnn() {
 		y = g.AvgPool2D(y, graph.PoolOpts{Kernel: []int{3, 3}, Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}, CountPad: r.IntN(2) == 0})
 	case 4:
 		y = g.GlobalAvgPool(y)
+	}
+	b.push(y)
+}
+
+// convTranspose builds a transposed convolution on a fresh NCHW input,
+// the decoders' upsampling step: kernel 1 to 4, stride 1 to 3 (mostly
+// 2), dilation 1 or 2, pads that crop up to the kernel's reach at either
+// end or append a cell (output padding), one or two groups, channel
+// counts that split evenly over workers or not, a bias, an activation.
+func (b *builder) convTranspose() {
+	g, r := b.g, b.r
+	n, c, m := b.dim(1+r.IntN(2)), b.dim(1+r.IntN(8)), b.dim(1+r.IntN(12))
+	h, w, k := b.dim(1+r.IntN(12)), b.dim(1+r.IntN(40)), 1+r.IntN(4)
+	stride, dil, groups := []int{1, 2, 2, 2, 3}[r.IntN(5)], 1, 1
+	if r.IntN(4) == 0 {
+		dil = 2
+	}
+	if r.IntN(4) == 0 {
+		c, m, groups = 2*c, 2*m, 2
+	}
+	reach := dil * (k - 1)
+	pads := []int{r.IntN(reach + 1), r.IntN(reach + 1), r.IntN(reach+2) - 1, r.IntN(reach+2) - 1}
+	oh := (h-1)*stride + reach + 1 - pads[0] - pads[2]
+	ow := (w-1)*stride + reach + 1 - pads[1] - pads[3]
+	if oh < 1 || ow < 1 {
+		return
+	}
+	x := b.input(tensor.Shape{n, c, h, w})
+	wt := b.input(tensor.Shape{c, m / groups, k, k})
+	var bias *graph.Node
+	if r.IntN(2) == 0 {
+		bias = b.input(tensor.Shape{m})
+	}
+	y := g.ConvTranspose(x, wt, bias, graph.ConvTransposeOpts{Strides: []int{stride, stride},
+		Dilations: []int{dil, dil}, Pads: pads, Groups: groups})
+	if r.IntN(2) == 0 {
+		y = g.Relu(y)
 	}
 	b.push(y)
 }
