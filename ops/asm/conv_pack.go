@@ -126,9 +126,20 @@ func (c *Conv2D) padPlanes(_, lo, hi int) {
 }
 
 // padRow writes one padded row: PL zeros, the input row src, zeros to
-// the end of dst.
+// the end of dst. Rows of a few elements (a late layer's 2×2 or 4×4
+// planes) go element by element: three runtime calls a row cost more
+// than the row.
 func (c *Conv2D) padRow(dst, src []float32) {
 	pl := c.g.PL
+	if len(dst) <= 16 {
+		for i := range dst {
+			dst[i] = 0
+		}
+		for i, v := range src {
+			dst[pl+i] = v
+		}
+		return
+	}
 	clear(dst[:pl])
 	copy(dst[pl:pl+len(src)], src)
 	clear(dst[pl+len(src):])
