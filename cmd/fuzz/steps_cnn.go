@@ -44,12 +44,7 @@ func (b *builder) cnn() {
 	if oh < 1 || ow < 1 || h+2*pad < dil*(k-1)+1 || w+2*pad < dil*(k-1)+1 {
 		return
 	}
-	x := b.input(tensor.Shape{n, c, h, w})
-	wt := b.input(tensor.Shape{m, c / groups, k, k})
-	var bias *graph.Node
-	if r.IntN(2) == 0 {
-		bias = b.input(tensor.Shape{m})
-	}
+	x, wt, bias := b.convInputs(tensor.Shape{n, c, h, w}, tensor.Shape{m, c / groups, k, k}, m)
 	y := g.Conv2D(x, wt, bias, graph.ConvOpts{Strides: []int{stride, stride}, Pads: []int{pad, pad, pad, pad},
 		Dilations: []int{dil, dil}, Groups: groups})
 	if r.IntN(3) == 0 { // a positive variance keeps most channels finite
@@ -101,16 +96,21 @@ func (b *builder) convTranspose() {
 	if oh < 1 || ow < 1 {
 		return
 	}
-	x := b.input(tensor.Shape{n, c, h, w})
-	wt := b.input(tensor.Shape{c, m / groups, k, k})
-	var bias *graph.Node
-	if r.IntN(2) == 0 {
-		bias = b.input(tensor.Shape{m})
-	}
+	x, wt, bias := b.convInputs(tensor.Shape{n, c, h, w}, tensor.Shape{c, m / groups, k, k}, m)
 	y := g.ConvTranspose(x, wt, bias, graph.ConvTransposeOpts{Strides: []int{stride, stride},
 		Dilations: []int{dil, dil}, Pads: pads, Groups: groups})
 	if r.IntN(2) == 0 {
 		y = g.Relu(y)
 	}
 	b.push(y)
+}
+
+// convInputs makes a convolution's input x, weight w and, one draw in
+// two, a bias of m values (else nil).
+func (b *builder) convInputs(x, w tensor.Shape, m int) (xn, wn, bias *graph.Node) {
+	xn, wn = b.input(x), b.input(w)
+	if b.r.IntN(2) == 0 {
+		bias = b.input(tensor.Shape{m})
+	}
+	return xn, wn, bias
 }
