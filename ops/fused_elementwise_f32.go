@@ -84,7 +84,7 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 				// Walk the groups (a plane's value), each repeated by the
 				// row kernels' Repeat: runs of one value can be shorter
 				// than a walk's cost per run (2×2 planes), or far longer
-				// than an element loop should fill (SE blocks' 56²).
+				// than an element loop should fill (56² planes).
 				t, r := s.own[k][:m], in.repeat
 				q0 := t0 / r
 				forRuns(in.groups, s.idx, q0, (t0+m+r-1)/r-q0, repeatRuns{t, ins[k].F32(), r, t0 - q0*r, p.rows})
