@@ -121,7 +121,8 @@ func (pr *Program) lowerSteps() error {
 		pr.runner = pr.opt.Pool.NewRunner()
 	}
 	pr.copyBody = pr.copyChunks
-	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightsVersion: pr.version, ParamSource: pr.sources.get, Shared: map[any]any{}}
+	env := ops.Env{For: pr.runner.For, Threads: pr.opt.Pool.Workers(), WeightBytes: p.WeightBytes, WeightsVersion: pr.version,
+		ParamSource: pr.sources.get, Shared: map[any]any{}}
 	if !pr.isBody { // a body's arena is a block of its parent's
 		pr.Arena = alignedBytes(p.ArenaBytes)
 	}

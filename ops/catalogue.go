@@ -49,6 +49,11 @@ type Env struct {
 	For func(n, grain int, body func(lo, hi int))
 	// Threads is the number of workers For may use.
 	Threads int
+	// WeightBytes is the size of the program's weights and constants (0:
+	// unknown). Where it far exceeds the caches, each kernel's weights
+	// have left them by the next run and are read from memory
+	// (ColdWeights), which some kernels fetch further ahead.
+	WeightBytes int
 	// WeightsVersion counts writes to the weight region (SetParam). A
 	// kernel that caches a transformed copy of a param or constant input
 	// (a packed GEMM panel) rebuilds it when the count has changed since it

@@ -90,6 +90,7 @@ type Conv2D struct {
 	v                      *GemmVariant
 	cpg, mpg, kk, hw, ohw  int
 	bias, depthwise        bool
+	cold                   bool // the weights leave the caches between runs (ColdWeights)
 	oyLo, oyHi, oxLo, oxHi []int
 	pooled                 // set by NewConv2DPool2x2
 

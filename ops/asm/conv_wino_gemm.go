@@ -219,7 +219,6 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 	w.ws = make([]convWorker, threads)
 	for i := range w.ws {
 		w.ws[i].tile = make([]float32, c.v.mr*c.v.nr)
-		w.ws[i].far = farFlag(16 * w.ustride)
 	}
 	return w
 }

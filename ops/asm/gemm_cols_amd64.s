@@ -20,6 +20,7 @@ TEXT ·gemmCols12AVX512(SB), NOSPLIT, $0-32
 	JZ     store
 
 step:
+	PREFETCHT0       4096(SI)  // A streams from memory where the weights are cold (see gemm_cols.go)
 	VMOVUPS.Z        (SI), K1, Z8
 	VFMADD231PS.BCST (DX), Z8, Z0
 	VFMADD231PS.BCST 4(DX), Z8, Z1
@@ -64,6 +65,7 @@ TEXT ·gemmCols6AVX2(SB), NOSPLIT, $0-32
 	JZ      store
 
 step:
+	PREFETCHT0   2048(SI)      // as in gemmCols12AVX512
 	VMASKMOVPS   (SI), Y15, Y8
 	VBROADCASTSS (DX), Y9
 	VFMADD231PS  Y9, Y8, Y0
