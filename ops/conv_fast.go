@@ -132,7 +132,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 // coldWeightBytes is the size of a program's weights past which its
 // kernels take their own weights to be out of the caches at each run:
 // more than a core's L2 and the share of an L3 one core gets on a
-// shared host. DenseNet-121 (31 MiB) at 64² ran 12-21% faster with its
+// shared host. DenseNet-121 (31 MiB) at 64² ran 16-18% faster with its
 // convs fetching their weights far ahead; models of a few MiB (SqueezeNet,
 // ShuffleNetV2, the small U-Net) keep theirs in cache and do not.
 const coldWeightBytes = 8 << 20
