@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"unsafe"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 	"github.com/kilnml/kiln/tensor"
@@ -51,30 +53,46 @@ func newElem32Plan(p *elemPlan) *elem32Plan {
 type elem32Scratch struct {
 	own   [][]float32
 	slots [][]float32
+	src   [][]float32 // the run's F32 inputs, viewed once a run (nil for others)
 	idx   []int
 	wide  []float64 // a float64 tile for gathers through loadInput
 }
 
 func (p *elem32Plan) newScratch() *elem32Scratch {
 	n := len(p.ins) + len(p.steps)
-	s := &elem32Scratch{own: make([][]float32, n), slots: make([][]float32, n), idx: make([]int, len(p.shape)),
-		wide: make([]float64, elemTile)}
+	s := &elem32Scratch{own: make([][]float32, n), slots: make([][]float32, n), src: make([][]float32, len(p.ins)),
+		idx: make([]int, len(p.shape)), wide: make([]float64, elemTile)}
 	for i := range s.own {
 		s.own[i] = make([]float32, elemTile)
 	}
 	return s
 }
 
-// run evaluates output elements [lo, hi).
+// run evaluates output elements [lo, hi). An F32 result is written by
+// the program's last instruction straight into the output where no input
+// but an exact alias read in place shares its bytes (each instruction
+// reads index j of a tile before writing index j), else through a tile
+// copied out.
 func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tensor, lo, hi int) {
+	for k, in := range p.ins {
+		s.src[k] = nil
+		if in.dt == tensor.F32 {
+			s.src[k] = ins[k].F32()
+		}
+	}
+	defer clear(s.src)   // keep no reference to the arena
+	var direct []float32 // the output, when the last instruction writes it
+	if out.DType == tensor.F32 && len(p.steps) > 0 && p.writesInPlace(ins, out) {
+		direct = out.F32()
+	}
 	for t0 := lo; t0 < hi; t0 += elemTile {
 		m := min(elemTile, hi-t0)
 		for k, in := range p.ins {
 			switch {
 			case in.flat && in.dt == tensor.F32:
-				s.slots[k] = ins[k].F32()[t0 : t0+m]
+				s.slots[k] = s.src[k][t0 : t0+m]
 			case in.dt == tensor.F32 && in.scalar:
-				v := ins[k].F32()[0]
+				v := s.src[k][0]
 				t := s.own[k][:m]
 				for i := range t {
 					t[i] = v
@@ -87,11 +105,11 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 				// than an element loop should fill (56² planes).
 				t, r := s.own[k][:m], in.repeat
 				q0 := t0 / r
-				forRuns(in.groups, s.idx, q0, (t0+m+r-1)/r-q0, repeatRuns{t, ins[k].F32(), r, t0 - q0*r, p.rows})
+				forRuns(in.groups, s.idx, q0, (t0+m+r-1)/r-q0, repeatRuns{t, s.src[k], r, t0 - q0*r, p.rows})
 				s.slots[k] = t
 			case in.dt == tensor.F32:
 				t := s.own[k][:m]
-				forRuns(&p.ins[k], s.idx, t0, m, f32Runs{t, ins[k].F32()})
+				forRuns(&p.ins[k], s.idx, t0, m, f32Runs{t, s.src[k]})
 				s.slots[k] = t
 			default: // Bool: through the float64 loader
 				loadInput(&p.ins[k], s.idx, s.wide[:m], ins[k], t0)
@@ -105,18 +123,45 @@ func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tenso
 		for i := range p.steps {
 			d := len(p.ins) + i
 			s.slots[d] = s.own[d][:m]
+			if d == p.result && direct != nil {
+				s.slots[d] = direct[t0 : t0+m]
+			}
 			p.eval(i, s.slots, d)
 		}
 		y := s.slots[p.result]
-		if out.DType == tensor.F32 {
+		switch {
+		case direct != nil:
+		case out.DType == tensor.F32:
 			copy(out.F32()[t0:t0+m], y)
-		} else {
+		default:
 			d := out.Data[t0 : t0+m]
 			for i, v := range y {
 				d[i] = boolByte(v != 0)
 			}
 		}
 	}
+}
+
+// writesInPlace reports whether the last instruction may write the
+// output directly: no input shares bytes with it, or only inputs read in
+// place at the same offsets (an input the plan gave the output's slot).
+func (p *elem32Plan) writesInPlace(ins []tensor.Tensor, out tensor.Tensor) bool {
+	o0 := uintptr(unsafe.Pointer(unsafe.SliceData(out.Data)))
+	o1 := o0 + uintptr(len(out.Data))
+	for k, in := range ins {
+		if len(in.Data) == 0 {
+			continue
+		}
+		i0 := uintptr(unsafe.Pointer(unsafe.SliceData(in.Data)))
+		i1 := i0 + uintptr(len(in.Data))
+		if i0 >= o1 || o0 >= i1 {
+			continue
+		}
+		if !(p.ins[k].flat && p.ins[k].dt == tensor.F32 && i0 == o0 && i1 == o1) {
+			return false
+		}
+	}
+	return true
 }
 
 // f32Runs gathers runs of a broadcast F32 input into a float32 tile:

@@ -426,3 +426,47 @@ func gemmAllocates() bool {
 	args := &asm.GemmArgs{A: make([]float32, 16), B: make([]float32, 16), C: make([]float32, 16)}
 	return testing.AllocsPerRun(3, func() { _ = g.Run(args) }) != 0
 }
+
+// TestFusedElementwiseInPlace: the F32 tiles' last instruction writes the
+// output directly, also where the plan gave the output an input's slot
+// (an exact alias read in place, here read by the last instruction too);
+// the results are those of a separate output, bit for bit, on one worker
+// and several.
+func TestFusedElementwiseInPlace(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 3, 37, 5, 5)
+	sc := g.Input("s", tensor.F32, 1, 37, 1, 1)
+	prog := []graph.ElemInstr{
+		{Op: graph.OpMul, Args: []graph.ElemRef{ref(0), ref(1)}},
+		{Op: graph.OpRelu, Args: []graph.ElemRef{instr(0)}},
+		{Op: graph.OpSub, Args: []graph.ElemRef{instr(1), ref(0)}}, // the last reads x
+	}
+	f := mustInsert(t, g, graph.OpFusedElementwise, graph.Attrs{Program: prog}, x, sc)
+	g.Output(f)
+	r := rand.New(rand.NewPCG(5, 5))
+	feed := func(n *graph.Node) tensor.Tensor {
+		v := make([]float64, n.Shape.NumElements())
+		for i := range v {
+			v[i] = float64(float32(4*r.Float64() - 2))
+		}
+		return hcT(t, n.DType, n.Shape, v...)
+	}
+	xs, ss := feed(x), feed(sc)
+	for _, env := range []Env{Serial, parEnv(3)} {
+		want, _ := fastRun(t, f, env, xs, ss)
+		k, _, err := PrepareFast(f, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inPlace := tensor.Tensor{DType: xs.DType, Shape: xs.Shape.Clone(), Data: append([]byte(nil), xs.Data...)}
+		out := tensor.Tensor{DType: tensor.F32, Shape: f.Shape, Data: inPlace.Data}
+		if err := k([]tensor.Tensor{inPlace, ss}, out); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range out.F32() {
+			if math.Float32bits(v) != math.Float32bits(float32(want[i])) {
+				t.Fatalf("threads %d: element %d = %v in place, %v into its own output", env.Threads, i, v, want[i])
+			}
+		}
+	}
+}
