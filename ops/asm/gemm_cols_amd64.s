@@ -20,7 +20,7 @@ TEXT ·gemmCols12AVX512(SB), NOSPLIT, $0-32
 	JZ     store
 
 step:
-	PREFETCHT0       4096(SI)  // A streams from memory where the weights are cold (see gemm_cols.go)
+	PREFETCHT0       4096(SI)  // A, which streams from memory where the weights are cold (gemm_cols.go)
 	VMOVUPS.Z        (SI), K1, Z8
 	VFMADD231PS.BCST (DX), Z8, Z0
 	VFMADD231PS.BCST 4(DX), Z8, Z1
