@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -99,6 +100,9 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		if a.op == graph.OpClip && a.f == &args.ActFunc {
 			lo, hi := nd.Attrs.Epilogue.Min, nd.Attrs.Epilogue.Max
 			*a.f = func(seg []float32) { _ = clipF32(ew, seg, seg, lo, hi) } // lengths agree: no error
+			if math.Float32bits(lo) == 0 && hi > 0 && !math.IsInf(float64(hi), 1) && ew.Name == gv.Name {
+				args.ActClampHi = hi // ReLU6: the GEMM kernels may clamp in registers, alike
+			}
 			continue
 		}
 		op, ok := epilogueEw(a.op)
@@ -106,6 +110,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 			return nil, "", nil
 		}
 		*a.f = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
+		args.ActIsRelu = op == asm.EwRelu && a.f == &args.ActFunc && ew.Name == gv.Name
 	}
 	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
 	if c.Winograd() {

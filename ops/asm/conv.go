@@ -129,6 +129,14 @@ type ConvArgs struct {
 	// ActFunc's contract.
 	PostAct     Activation
 	PostActFunc func(seg []float32)
+	// ActIsRelu, or ActClampHi > 0, says that ActFunc is the elementwise
+	// Relu (EwKernels.Unary(EwRelu)), or the elementwise Clamp to [+0,
+	// ActClampHi] (ReLU6), of the variant's own name: where the GEMM
+	// variant can, tiles of whole panels clamp their sums in registers
+	// before storing them, with the same bits, and skip ActFunc (with no
+	// Residual and no PostAct).
+	ActIsRelu  bool
+	ActClampHi float32
 }
 
 // convRun is the state of the run in progress.
@@ -139,6 +147,7 @@ type convRun struct {
 	postFunc     func(seg []float32)
 	wino         bool // the weights allow the Winograd path
 	padded       bool // the padded input is filled (else the Winograd runs fill it)
+	clamp        uint // gemmRelu or clampFlags: the epilogue the products may apply (ConvArgs.ActIsRelu)
 }
 
 // NewConv2D prepares a convolution of geometry g, with a bias input when
@@ -249,11 +258,27 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 		x = c.padInput(x, padded)
 	}
 	c.run = convRun{x: x, a: pw.data, y: a.Y, res: a.Residual, act: a.Act, actFunc: a.ActFunc,
-		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino, padded: padded}
+		postAct: a.PostAct, postFunc: a.PostActFunc, wino: pw.wino, padded: padded, clamp: c.clampFlags(a)}
 	c.runTiles()
 	c.releasePad()
 	c.run = convRun{} // keep no reference to the caller's memory
 	return nil
+}
+
+// clampFlags is the run's in-register epilogue (convRun.clamp): the
+// clamp ActFunc is, where the GEMM variant applies it and nothing follows
+// it; else 0.
+func (c *Conv2D) clampFlags(a *ConvArgs) uint {
+	if !c.v.clamp || a.ActFunc == nil || a.Residual != nil || a.PostAct != ActNone || a.PostActFunc != nil {
+		return 0
+	}
+	switch {
+	case a.ActIsRelu:
+		return gemmRelu
+	case a.ActClampHi > 0:
+		return clampFlags(a.ActClampHi)
+	}
+	return 0
 }
 
 // epilogue applies the run's activation and residual to y[off:off+n].

@@ -63,6 +63,10 @@ type convWorker struct {
 	tile []float32    // MR×NR, for edge micro-tiles
 	out  []float32    // a pooled conv's tile (M/G × nb) or, depthwise, row pair
 	far  uint         // gemmPrefetchFar where the weights the products read stream from memory
+	// clamp is the in-register epilogue (convRun.clamp) for the tile in
+	// progress, whose products are all whole tiles of one depth block; 0
+	// otherwise.
+	clamp uint
 }
 
 // convFarBytes is the size of packed weights past which a pass over them
@@ -282,6 +286,12 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 		y, ldy, yoff = wk.out, c.nb, 0
 	}
 	m0, m1 := c.panelRows(p0, p1)
+	// A tile of whole panels and one depth block clamps its sums in the
+	// kernels' registers and skips the epilogue pass (ConvArgs.ActIsRelu).
+	wk.clamp = 0
+	if c.run.clamp != 0 && !c.direct && c.ktot <= c.kc && (m1-m0)%c.v.mr == 0 && cols%nr == 0 {
+		wk.clamp = c.run.clamp
+	}
 	if c.ktot == 0 { // no input channels and no bias
 		for m := m0; m < m1; m++ {
 			clear(y[yoff+m*ldy:][:cols])
@@ -325,7 +335,7 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 			jp += np * nr
 		}
 	}
-	if c.run.finishes() {
+	if c.run.finishes() && wk.clamp == 0 {
 		for m := m0; m < m1; m++ {
 			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
 		}
@@ -352,7 +362,7 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 		ap := a[c.rowPanel(ip, pc, kc):][:kc*mr]
 		at := ci + ip*mr*ldy
 		_ = y[at+(mr-1)*ldy+2*nr-1] // the whole tile is inside y
-		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags)
+		v.panel2(1, kc, &ap[0], &b0[0], &b1[0], &y[at], ldy, flags|wk.clamp)
 	}
 	rest := max(p0, full)
 	if rows := c.mpg - rest*mr; rest < p1 && (rows == 4 || rows == 8) && v.edge2 != nil {
@@ -388,7 +398,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 		at := ci + ip*mr*ldy
 		if rows == mr && ncol == nr {
 			_ = y[at+(mr-1)*ldy+nr-1] // the whole tile is inside y
-			v.micro(kc, &ap[0], &bp[0], &y[at], ldy, flags)
+			v.micro(kc, &ap[0], &bp[0], &y[at], ldy, flags|wk.clamp)
 			continue
 		}
 		if rows == 4 && ncol == nr && v.micro4 != nil { // M/G ≡ 4 (mod 6): 64 = 6·10 + 4

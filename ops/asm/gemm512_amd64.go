@@ -14,9 +14,10 @@ import "github.com/kilnml/kiln/ops/cpuid"
 //
 // and, with flags&2 (gemmPrefetchNext), prefetches the B panel two on
 // while it computes the first tile; with flags&4 (gemmPrefetchFar) it
-// fetches A 4 KiB ahead rather than 768 bytes; with tiles >= 1, k >= 1, a =
-// tiles*12*k floats, b = k*16 floats and c reaching (12*tiles-1)*ldc+16
-// floats; the Go caller checks all of it.
+// fetches A 4 KiB ahead rather than 768 bytes; with gemmRelu or gemmClamp
+// it clamps the sums before storing them (see gemm_variant.go); with
+// tiles >= 1, k >= 1, a = tiles*12*k floats, b = k*16 floats and c
+// reaching (12*tiles-1)*ldc+16 floats; the Go caller checks all of it.
 //
 // Why 12×16: one zmm holds a packed B row, so every C row is one
 // accumulator and every FMA takes its A value by embedded broadcast
@@ -85,6 +86,6 @@ func init() {
 		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
 		panel2: gemmPanel12x32AVX512, edge2: gemmEdge32AVX512, zip2: gemmZip12x32AVX512, zipEdge2: gemmZipEdge32AVX512,
-		cols: gemmCols12AVX512,
+		cols: gemmCols12AVX512, clamp: true,
 	})
 }

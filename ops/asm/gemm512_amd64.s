@@ -90,6 +90,17 @@
 #define ROW_ADD(R, M)      VADDPS M, R, R
 #define ROW_STORE(R, M)    VMOVUPS R, M
 
+// The epilogue clamps (gemmRelu, gemmClamp; see gemm_variant.go), with
+// B0 = +0, B2 the upper bound and B1 scratch, as gemmPanel12x32AVX512
+// applies them.
+#define ROW_RELU(R, M) VMAXPS R, B0, R
+#define ROW_CLAMP(R, M) \
+	VCMPPS   $3, B0, R, K1;  \
+	VRANGEPS $5, B0, R, B1;  \
+	VRANGEPS $4, B2, B1, B1; \
+	VADDPS   B0, R, K1, B1;  \
+	VMOVAPS  B1, R
+
 TEXT ·gemmPanel12x16AVX512(SB), NOSPLIT, $0-56
 	MOVQ tiles+0(FP), TILES
 	MOVQ a+16(FP), PA         // A panels are back to back: PA runs on
@@ -195,8 +206,24 @@ store:
 	// Accumulate mode adds the old C; overwrite mode never reads it, so
 	// garbage or NaN there cannot leak in.
 	TESTQ $1, FLAGS
-	JZ    write
+	JZ    clamp
 	TILE_ROWS(ROW_ADD)
+
+clamp:
+	// The epilogue's clamp, if asked (K is free until the next tile).
+	VPXORD B0, B0, B0        // +0
+	TESTQ  $8, FLAGS
+	JZ     clamp2
+	TILE_ROWS(ROW_RELU)
+	JMP    write
+
+clamp2:
+	TESTQ        $16, FLAGS
+	JZ           write
+	MOVQ         FLAGS, K
+	SHRQ         $32, K
+	VPBROADCASTD K, B2       // the upper bound, flags' upper half
+	TILE_ROWS(ROW_CLAMP)
 
 write:
 	TILE_ROWS(ROW_STORE)

@@ -19,7 +19,7 @@ package asm
 // Go caller checks all of it. With gemmPrefetchNext its first tile
 // fetches the next pair of B panels, b0 + 2·(b1 - b0) and b1 + 2·(b1 -
 // b0) (the GEMM's packed B, panels back to back); it acts on
-// gemmPrefetchFar as gemmPanel12x16AVX512 does.
+// gemmPrefetchFar, gemmRelu and gemmClamp as gemmPanel12x16AVX512 does.
 //
 //go:noescape
 func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)

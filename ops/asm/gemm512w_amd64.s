@@ -101,6 +101,25 @@
 	VMOVUPS L, ML; \
 	VMOVUPS R, MR
 
+// The epilogue clamps (gemmRelu, gemmClamp; see gemm_variant.go), with BR
+// = +0, BL the upper bound and T0 scratch. ROW_RELU is max(+0, x)
+// returning x for zeros and NaNs (the elementwise Relu: x < 0 ? 0 : x).
+// CLAMP is the elementwise Clamp kernel's OP_MAX then OP_MIN (-0 < +0) in
+// fewer steps: its two NaN fixups leave a NaN lane as NaN + 0, which one
+// fixup from the lanes where x is a NaN gives too.
+#define ROW_RELU(L, R, ML, MR) \
+	VMAXPS L, BR, L; \
+	VMAXPS R, BR, R
+#define CLAMP(A) \
+	VCMPPS   $3, BR, A, K1;  \
+	VRANGEPS $5, BR, A, T0;  \
+	VRANGEPS $4, BL, T0, T0; \
+	VADDPS   BR, A, K1, T0;  \
+	VMOVAPS  T0, A
+#define ROW_CLAMP(L, R, ML, MR) \
+	CLAMP(L); \
+	CLAMP(R)
+
 TEXT ·gemmPanel12x32AVX512(SB), NOSPLIT, $0-64
 	MOVQ tiles+0(FP), TILES
 	MOVQ a+16(FP), PA       // A panels are back to back: PA runs on
@@ -192,8 +211,24 @@ tail:
 store:
 	// Accumulate mode adds the old C; overwrite mode never reads it.
 	TESTQ $1, FLAGS
-	JZ    write
+	JZ    clamp
 	TILE_ROWS(ROW_ADD)
+
+clamp:
+	// The epilogue's clamp, if asked (K is free until the next tile).
+	VPXORD BR, BR, BR        // +0
+	TESTQ  $8, FLAGS
+	JZ     clamp2
+	TILE_ROWS(ROW_RELU)
+	JMP    write
+
+clamp2:
+	TESTQ        $16, FLAGS
+	JZ           write
+	MOVQ         FLAGS, K
+	SHRQ         $32, K
+	VPBROADCASTD K, BL       // the upper bound, flags' upper half
+	TILE_ROWS(ROW_CLAMP)
 
 write:
 	TILE_ROWS(ROW_STORE)

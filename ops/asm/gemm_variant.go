@@ -1,6 +1,10 @@
 package asm
 
-import "github.com/kilnml/kiln/ops/cpuid"
+import (
+	"math"
+
+	"github.com/kilnml/kiln/ops/cpuid"
+)
 
 // microKernel computes one MR×NR tile of C from a packed A panel (k steps
 // of MR values) and a packed B panel (k steps of NR values):
@@ -97,6 +101,21 @@ const gemmPrefetchNext uint = 2
 // hint, like gemmPrefetchNext.
 const gemmPrefetchFar uint = 4
 
+// gemmRelu and gemmClamp are flag bits that apply an epilogue's clamp to
+// the finished sums before they are stored, in registers (a variant's
+// kernels honour them where GemmVariant.clamp says so; callers pass them
+// only there, and only with a tile's last depth block): gemmRelu is the
+// elementwise Relu (x < 0 ? 0 : x: -0 and NaN kept), gemmClamp the
+// elementwise Clamp to [+0, hi] with hi's bits in the flags' upper half
+// (clampFlags). Same bits as those kernels applied to the stored tile.
+const (
+	gemmRelu  uint = 8
+	gemmClamp uint = 16
+)
+
+// clampFlags is gemmClamp to [+0, hi].
+func clampFlags(hi float32) uint { return gemmClamp | uint(math.Float32bits(hi))<<32 }
+
 // GemmVariant is one implementation of the GEMM kernels: a micro-kernel
 // with its tile shape, the GEMV kernel of the same width, and the cache
 // blocking tuned for it.
@@ -125,6 +144,7 @@ type GemmVariant struct {
 	zip2       zip2Kernel      // optional: panel2 storing as ZipStore does
 	zipEdge2   zipEdge2Kernel  // with zip2: edge2 storing as ZipStore does
 	zip1       zip1Kernel      // optional: panel storing as ZipStore does
+	clamp      bool            // micro, panel and panel2 honour gemmRelu and gemmClamp
 }
 
 // Tile returns the micro-tile shape (rows, columns).

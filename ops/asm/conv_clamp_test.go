@@ -1,0 +1,93 @@
+package asm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestConvClampInKernel: a convolution told that its activation is the
+// elementwise Relu or Clamp to [+0, 6] (ConvArgs.ActIsRelu, ActClampHi)
+// gives the bits of the same activation applied as an epilogue pass, on
+// every GEMM variant (those without the in-register clamp ignore the
+// hint), over inputs with NaN, ±Inf and ±0; on geometries whose tiles take
+// the in-register clamp on the variants that have it (whole panels, one
+// depth block) and on ones that do not (a partial panel, two depth blocks,
+// a pooled conv), serially and on three workers.
+func TestConvClampInKernel(t *testing.T) {
+	cases := []struct {
+		g      tgeom
+		pooled bool
+		whole  bool // the in-register clamp covers every tile
+	}{
+		{tgeom{N: 1, C: 16, H: 16, W: 16, M: 96, KH: 1, KW: 1}, false, true},                              // MobileNetV2's expansion
+		{tgeom{N: 2, C: 24, H: 10, W: 10, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, false, false}, // 5×5 outputs: a partial column panel
+		{tgeom{N: 1, C: 3, H: 32, W: 32, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, true, true},    // pooled
+		{tgeom{N: 1, C: 40, H: 12, W: 12, M: 50, KH: 1, KW: 1}, false, false},                             // 50 rows: a partial panel
+		{tgeom{N: 1, C: 320, H: 8, W: 8, M: 24, KH: 1, KW: 1}, false, false},                              // two depth blocks
+	}
+	for _, gv := range GemmVariants() {
+		k := rowVariantNamed(gv.Name)
+		var ew *EwKernels
+		for _, e := range EwVariants() {
+			if e.Name == gv.Name {
+				ew = e
+			}
+		}
+		if k == nil || ew == nil {
+			continue
+		}
+		for i, tc := range cases {
+			g := tc.g.normalised()
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/%d/t%d", gv.Name, i, threads), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(i), 5))
+					x, w, b := convOperands(r, g, true)
+					dwSpecials(r, x)
+					for _, relu := range []bool{true, false} {
+						var outs [2][]float32
+						for hint := range 2 {
+							newConv := NewConv2D
+							if tc.pooled {
+								newConv = NewConv2DPool2x2
+							}
+							c, err := newConv(g, true, k, gv, goPar(threads))
+							if err != nil {
+								t.Fatal(err)
+							}
+							args := &ConvArgs{X: x, W: w, B: b}
+							if relu {
+								args.ActFunc = func(s []float32) { _ = ew.Unary(EwRelu, s, s) }
+								args.ActIsRelu = hint == 1
+							} else {
+								args.ActFunc = func(s []float32) { _ = ew.Clamp(s, s, 0, 6) }
+								if hint == 1 {
+									args.ActClampHi = 6
+								}
+							}
+							if hint == 1 && gv.clamp {
+								whole := c.clampFlags(args) != 0 && !c.direct && c.ktot <= c.kc && c.mpg%gv.mr == 0 && c.span%gv.nr == 0
+								if whole != tc.whole {
+									t.Fatalf("every tile clamps in registers: %v, want %v", whole, tc.whole)
+								}
+							}
+							ny := g.N * g.M * g.OH * g.OW
+							if tc.pooled {
+								ny = g.N * g.M * (g.OH / 2) * (g.OW / 2)
+							}
+							outs[hint] = make([]float32, ny)
+							args.Y = outs[hint]
+							if err := c.RunArgs(args); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if !slices.EqualFunc(outs[0], outs[1], dwSameBits) {
+							t.Fatalf("relu %v: the in-register clamp changed the result", relu)
+						}
+					}
+				})
+			}
+		}
+	}
+}
