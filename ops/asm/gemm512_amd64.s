@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "gemm_clamp_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel12x16AVX512(tiles, k int, a, b, c *float32, ldc int, flags uint)
@@ -210,20 +211,7 @@ store:
 	TILE_ROWS(ROW_ADD)
 
 clamp:
-	// The epilogue's clamp, if asked (K is free until the next tile).
-	VPXORD B0, B0, B0        // +0
-	TESTQ  $8, FLAGS
-	JZ     clamp2
-	TILE_ROWS(ROW_RELU)
-	JMP    write
-
-clamp2:
-	TESTQ        $16, FLAGS
-	JZ           write
-	MOVQ         FLAGS, K
-	SHRQ         $32, K
-	VPBROADCASTD K, B2       // the upper bound, flags' upper half
-	TILE_ROWS(ROW_CLAMP)
+	TILE_CLAMP(B0, B2)
 
 write:
 	TILE_ROWS(ROW_STORE)

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "gemm_clamp_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
@@ -215,20 +216,7 @@ store:
 	TILE_ROWS(ROW_ADD)
 
 clamp:
-	// The epilogue's clamp, if asked (K is free until the next tile).
-	VPXORD BR, BR, BR        // +0
-	TESTQ  $8, FLAGS
-	JZ     clamp2
-	TILE_ROWS(ROW_RELU)
-	JMP    write
-
-clamp2:
-	TESTQ        $16, FLAGS
-	JZ           write
-	MOVQ         FLAGS, K
-	SHRQ         $32, K
-	VPBROADCASTD K, BL       // the upper bound, flags' upper half
-	TILE_ROWS(ROW_CLAMP)
+	TILE_CLAMP(BR, BL)
 
 write:
 	TILE_ROWS(ROW_STORE)
