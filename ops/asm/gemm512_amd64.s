@@ -94,6 +94,8 @@
 // The epilogue clamps (gemmRelu, gemmClamp; see gemm_variant.go), with
 // B0 = +0, B2 the upper bound and B1 scratch, as gemmPanel12x32AVX512
 // applies them.
+#define CLAMP_ZERO VPXORD B0, B0, B0
+#define CLAMP_HI   VPBROADCASTD K, B2
 #define ROW_RELU(R, M) VMAXPS R, B0, R
 #define ROW_CLAMP(R, M) \
 	VCMPPS   $3, B0, R, K1;  \
@@ -211,7 +213,7 @@ store:
 	TILE_ROWS(ROW_ADD)
 
 clamp:
-	TILE_CLAMP(B0, B2)
+	TILE_CLAMP
 
 write:
 	TILE_ROWS(ROW_STORE)

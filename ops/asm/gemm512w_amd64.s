@@ -108,6 +108,8 @@
 // CLAMP is the elementwise Clamp kernel's OP_MAX then OP_MIN (-0 < +0) in
 // fewer steps: its two NaN fixups leave a NaN lane as NaN + 0, which one
 // fixup from the lanes where x is a NaN gives too.
+#define CLAMP_ZERO VPXORD BR, BR, BR
+#define CLAMP_HI   VPBROADCASTD K, BL
 #define ROW_RELU(L, R, ML, MR) \
 	VMAXPS L, BR, L; \
 	VMAXPS R, BR, R
@@ -216,7 +218,7 @@ store:
 	TILE_ROWS(ROW_ADD)
 
 clamp:
-	TILE_CLAMP(BR, BL)
+	TILE_CLAMP
 
 write:
 	TILE_ROWS(ROW_STORE)

@@ -128,6 +128,6 @@ func init() {
 		mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 		micro: gemmKernel6x16AVX2, micro4: gemmKernel4x16AVX2, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA6AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel6x16RowAAVX2, panel: gemmPanel6x16AVX2, panelRowA: gemmPanel6x16RowAAVX2,
-		cols: gemmCols6AVX2, zip1: gemmZip6x16AVX2,
+		cols: gemmCols6AVX2, zip1: gemmZip6x16AVX2, clamp: true,
 	})
 }

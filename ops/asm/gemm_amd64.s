@@ -3,6 +3,8 @@
 #include "textflag.h"
 #include "gemm_tile_amd64.h"
 #include "gemm_pack_amd64.h"
+#include "gemm_clamp_amd64.h"
+#include "minmax_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel6x16AVX2(tiles, k int, a, b, c *float32, ldc int, flags uint)
@@ -22,6 +24,23 @@
 #define TILES AX  // tiles left
 
 #include "gemm_kstep6_amd64.h"
+
+// The epilogue clamps (gemmRelu, gemmClamp; see gemm_variant.go) on the
+// twelve accumulators, with B0 = +0, B1 the upper bound and A0, A1
+// scratch: ROW_RELU is max(+0, x) returning x for zeros and NaNs (the
+// elementwise Relu), ROW_CLAMP the elementwise AVX2 Clamp's OP_MAX and
+// OP_MIN (minmax_amd64.h), in place.
+#define TILE_ROWS(op) \
+	op(C00); op(C01); op(C10); op(C11); op(C20); op(C21); \
+	op(C30); op(C31); op(C40); op(C41); op(C50); op(C51)
+#define ROW_RELU(R) VMAXPS R, B0, R
+#define ROW_CLAMP(R) \
+	OP_MAX(B0, R, R, A0, A1); \
+	OP_MIN(B1, R, R, A0, A1)
+#define CLAMP_ZERO VXORPS B0, B0, B0
+#define CLAMP_HI \
+	MOVQ         K, X1; \
+	VPBROADCASTD X1, B1
 
 TEXT ·gemmPanel6x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ tiles+0(FP), TILES
@@ -119,8 +138,11 @@ loop1:
 
 store:
 	TESTQ $1, FLAGS
-	JZ    write
+	JZ    clamp
 	TILE_ADD
+
+clamp:
+	TILE_CLAMP
 
 write:
 	TILE_STORE

@@ -144,7 +144,7 @@ type GemmVariant struct {
 	zip2       zip2Kernel      // optional: panel2 storing as ZipStore does
 	zipEdge2   zipEdge2Kernel  // with zip2: edge2 storing as ZipStore does
 	zip1       zip1Kernel      // optional: panel storing as ZipStore does
-	clamp      bool            // micro, panel and panel2 honour gemmRelu and gemmClamp
+	clamp      bool            // micro, panel and panel2 (where set) honour gemmRelu and gemmClamp
 }
 
 // Tile returns the micro-tile shape (rows, columns).
