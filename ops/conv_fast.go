@@ -110,7 +110,9 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 			return nil, "", nil
 		}
 		*a.f = func(seg []float32) { _ = ew.Unary(op, seg, seg) } // lengths agree: no error
-		args.ActIsRelu = op == asm.EwRelu && a.f == &args.ActFunc && ew.Name == gv.Name
+		if op == asm.EwRelu && a.f == &args.ActFunc && ew.Name == gv.Name {
+			args.ActIsRelu = true // the GEMM kernels may apply it in registers, alike
+		}
 	}
 	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
 	if c.Winograd() {
