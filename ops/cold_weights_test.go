@@ -10,7 +10,7 @@ func TestColdWeightsThreshold(t *testing.T) {
 		bytes int
 		want  bool
 	}{{0, false}, {4_700_000, false}, {coldWeightBytes, false}, {coldWeightBytes + 1, true}, {31 << 20, true}} {
-		if got := ColdWeights(Env{WeightBytes: c.bytes}); got != c.want {
+		if got := coldWeights(Env{WeightBytes: c.bytes}); got != c.want {
 			t.Errorf("WeightBytes %d: cold %v, want %v", c.bytes, got, c.want)
 		}
 	}

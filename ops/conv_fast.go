@@ -83,7 +83,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 	if err != nil {
 		return nil, "", err
 	}
-	if ColdWeights(env) {
+	if coldWeights(env) {
 		c.ColdWeights()
 	}
 	args := asm.ConvArgs{Packed: &asm.ConvWeights{}}
@@ -144,9 +144,9 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 // ShuffleNetV2, the small U-Net) keep theirs in cache and do not.
 const coldWeightBytes = 8 << 20
 
-// ColdWeights reports whether env's program has weights far past the
+// coldWeights reports whether env's program has weights far past the
 // caches (Env.WeightBytes).
-func ColdWeights(env Env) bool { return env.WeightBytes > coldWeightBytes }
+func coldWeights(env Env) bool { return env.WeightBytes > coldWeightBytes }
 
 // convWeights decides when a conv's packed weights are stale: always when
 // they are computed at run time, else when the weights version moved or
