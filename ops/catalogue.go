@@ -52,7 +52,7 @@ type Env struct {
 	// WeightBytes is the size of the program's weights and constants (0:
 	// unknown). Where it far exceeds the caches, each kernel's weights
 	// have left them by the next run and are read from memory
-	// (ColdWeights), which some kernels fetch further ahead.
+	// (asm.Conv2D.ColdWeights), which some kernels fetch further ahead.
 	WeightBytes int
 	// WeightsVersion counts writes to the weight region (SetParam). A
 	// kernel that caches a transformed copy of a param or constant input
