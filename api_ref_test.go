@@ -37,6 +37,7 @@ func refModels() map[string]func() *graph.Graph {
 	return map[string]func() *graph.Graph{
 		"mlp":          func() *graph.Graph { return testmodels.MLP(4, 32, 64, 10) },
 		"cnn":          func() *graph.Graph { return testmodels.CNNBlock(2, 3, 8, 10, 10) },
+		"concatCNN":    func() *graph.Graph { return testmodels.ConcatCNN(3, 8) },
 		"encoderLayer": func() *graph.Graph { return testmodels.EncoderLayer(2, 8, 32, 4, 64) },
 		"demoTiny":     func() *graph.Graph { return demo.Encoder(demo.Tiny) },
 		"demoOneLayer": func() *graph.Graph { return demo.Encoder(demoOneLayer) },
@@ -140,5 +141,35 @@ func TestDemoMiniLM(t *testing.T) {
 	checkOutputs(t, got, interpret(t, g, feeds))
 	if p := cg.Plan(); float64(p.ArenaBytes) > 1.10*float64(p.LowerBound) {
 		t.Errorf("arena %d bytes is more than 1.10x its lower bound %d", p.ArenaBytes, p.LowerBound)
+	}
+}
+
+// TestJoinedConcats: the CPU session joins ConcatCNN's three concats (the
+// Fire module's and the dense block's two; the concat of one input
+// compiles to none), so no step runs for them, and naive placement joins
+// none; TestMatchesInterpreter checks the values under both.
+func TestJoinedConcats(t *testing.T) {
+	g := testmodels.ConcatCNN(3, 8)
+	count := func(s *kiln.Session) (joined, steps int) {
+		cg, err := s.Compile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Close()
+		for _, n := range cg.Graph().Nodes {
+			if n.Op == graph.OpConcat && cg.Plan().Slots[n.ID].Joined {
+				joined++
+			}
+		}
+		return joined, cg.Stats().Steps
+	}
+	sess := kiln.NewSession(kiln.CPU)
+	joined, steps := count(sess)
+	if joined != 3 {
+		t.Errorf("default CPU session: %d concats joined, want 3", joined)
+	}
+	naiveJoined, naiveSteps := count(sess.WithOptions(kiln.Options{Plan: &plan.Options{Naive: true}}))
+	if naiveJoined != 0 || naiveSteps != steps+3 {
+		t.Errorf("naive plan: %d joined, %d steps; want 0 and %d", naiveJoined, naiveSteps, steps+3)
 	}
 }

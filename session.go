@@ -23,7 +23,7 @@ type Session struct {
 // (KILN_FUSE, KILN_PLAN, KILN_THREADS, KILN_KERNELS).
 type Options struct {
 	Fuse *fuse.Options // nil: from KILN_FUSE
-	Plan *plan.Options // nil: from KILN_PLAN
+	Plan *plan.Options // nil: from KILN_PLAN, concats joined on the CPU (plan.Options.JoinConcat)
 	Exec exec.Options  // CPU worker pool and kernel choice
 	// MemoryLimit bounds what a compiled CPU graph may allocate, its
 	// arena and weights together, in bytes: 0 means the default (the
@@ -116,6 +116,9 @@ func (s *Session) fuseAndPlan(work *graph.Graph) (fuse.Report, *plan.Plan, error
 	}
 	if po.InPlace == nil {
 		po.InPlace = ops.InPlace
+	}
+	if s.dev.Kind == "cpu" && s.opts.Plan == nil {
+		po.JoinConcat = true // the CPU executor skips joined concats (plan.Plan.Free)
 	}
 	if feeds, given := s.opts.Feeds, po.Overwritable; len(feeds) > 0 {
 		po.Overwritable = func(n *graph.Node) bool {

@@ -143,7 +143,7 @@ func (pr *Program) lowerSteps() error {
 	pr.staticValid = false
 	pr.Steps = pr.Steps[:0]
 	for _, n := range p.Order {
-		if n.Op.IsSource() || p.FreeView(n) {
+		if n.Op.IsSource() || p.Free(n) {
 			continue
 		}
 		var (

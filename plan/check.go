@@ -11,7 +11,9 @@ import (
 // from the schedule rather than trusting the slots: the schedule holds
 // each node once, after its inputs; every slot has its value's size and
 // lies inside its region; buffers are 64-byte aligned; views and in-place
-// steps alias their input 0 at the same place; params and constants (and
+// steps alias their input 0 at the same place; a value placed in a joined
+// concat lies inside it, aligned, and a joined concat's inputs lie at
+// their places in it; params and constants (and
 // views of them) live in Weights, everything else in the Arena; each
 // slot's lifetime covers its value's, and each buffer's covers all the
 // values sharing it; an in-place step overwrites nothing that is read
@@ -35,28 +37,32 @@ func (p *Plan) Check() error {
 		errs = append(errs, fmt.Errorf("plan: node %d %q (%v): %s", n.ID, n.Name, n.Op, fmt.Sprintf(format, args...)))
 	}
 	first, last, isOut := needed(g, p.Order, pos)
-	root := make([]int, nn)
 	version := make([]int, nn) // how many in-place writes the buffer saw before this value
 	for _, n := range p.Order {
 		id, s := n.ID, p.Slots[n.ID]
-		root[id] = id
 		if !p.checkSlot(n, s, bad) {
 			continue
 		}
 		if s.Start > first[id] || s.End < last[id] {
 			bad(n, "slot lives over [%d, %d], the value over [%d, %d]", s.Start, s.End, first[id], last[id])
 		}
-		if s.Alias == nil {
+		if s.Joined {
+			p.checkJoined(n, bad)
+		}
+		if s.Alias == nil || p.placed(n) { // a placed value is a fresh write
 			continue
 		}
-		in0 := n.Inputs[0]
-		root[id], version[id] = root[in0.ID], version[in0.ID]
+		version[id] = version[n.Inputs[0].ID]
 		if !n.Op.IsView() {
 			version[id]++
 		}
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	root, err := p.roots()
+	if err != nil {
+		return err
 	}
 	members := make([][]*graph.Node, nn)
 	for _, n := range p.Order {
@@ -68,7 +74,7 @@ func (p *Plan) Check() error {
 		}
 	}
 	for _, n := range p.Order {
-		if s := p.Slots[n.ID]; s.Alias == nil || n.Op.IsView() {
+		if s := p.Slots[n.ID]; s.Alias == nil || n.Op.IsView() || p.placed(n) {
 			continue
 		}
 		r := g.Nodes[root[n.ID]]
@@ -174,8 +180,19 @@ func (p *Plan) checkSlot(n *graph.Node, s Slot, bad func(*graph.Node, string, ..
 		if want := isWeight(n); want != (s.Region == Weights) {
 			fail("region %v for a %v", s.Region, n.Op)
 		}
-	case len(n.Inputs) == 0 || s.Alias != n.Inputs[0]:
-		fail("aliases %v, not its input 0", s.Alias)
+	case p.placed(n):
+		t := p.Slots[s.Alias.ID]
+		switch {
+		case n.Op.IsView():
+			fail("a view placed in %v, not at its input 0", s.Alias)
+		case !t.Joined:
+			fail("placed in %v, which is no joined concat", s.Alias)
+		case t.Region != s.Region || s.Offset < t.Offset || s.Offset+s.Bytes > t.Offset+t.Bytes:
+			fail("placed at %v+%d (%d bytes), outside %v at %v+%d (%d bytes)",
+				s.Region, s.Offset, s.Bytes, s.Alias, t.Region, t.Offset, t.Bytes)
+		case s.Offset%Align != 0:
+			fail("placed at offset %d, not %d-byte aligned", s.Offset, Align)
+		}
 	default:
 		t := p.Slots[s.Alias.ID]
 		if t.Region != s.Region || t.Offset != s.Offset || t.Bytes != s.Bytes {
@@ -184,6 +201,64 @@ func (p *Plan) checkSlot(n *graph.Node, s Slot, bad func(*graph.Node, string, ..
 		}
 	}
 	return ok
+}
+
+// placed reports whether n's slot places it in a joined concat's buffer
+// (its alias is not its input 0).
+func (p *Plan) placed(n *graph.Node) bool {
+	a := p.Slots[n.ID].Alias
+	return a != nil && (len(n.Inputs) == 0 || a != n.Inputs[0])
+}
+
+// checkJoined checks that joined concat c's inputs lie where its value
+// has them: input i at c's offset plus the sizes of the inputs before it.
+func (p *Plan) checkJoined(c *graph.Node, bad func(*graph.Node, string, ...any)) {
+	if !laysOut(c) {
+		bad(c, "joined, but not a concat of its inputs back to back")
+		return
+	}
+	s := p.Slots[c.ID]
+	for i, off := range partOffsets(c) {
+		x := c.Inputs[i]
+		if t := p.Slots[x.ID]; t.Region != s.Region || t.Offset != s.Offset+off {
+			bad(c, "joined, input %d %q at %v+%d, its place is %v+%d", i, x.Name, t.Region, t.Offset, s.Region, s.Offset+off)
+		}
+	}
+}
+
+// roots returns, by node ID, the node owning the buffer each value lives
+// in, following aliases (a placed value's alias comes after it in the
+// schedule, so they are followed rather than taken in order).
+func (p *Plan) roots() ([]int, error) {
+	const unseen, busy = -1, -2
+	root := make([]int, len(p.Slots))
+	for i := range root {
+		root[i] = unseen
+	}
+	var follow func(id int) (int, error)
+	follow = func(id int) (int, error) {
+		switch root[id] {
+		case busy:
+			return 0, fmt.Errorf("plan: node %d %q: its aliases lead back to it", id, p.g.Nodes[id].Name)
+		case unseen:
+			root[id] = busy
+			r := id
+			if a := p.Slots[id].Alias; a != nil {
+				var err error
+				if r, err = follow(a.ID); err != nil {
+					return 0, err
+				}
+			}
+			root[id] = r
+		}
+		return root[id], nil
+	}
+	for id := range root {
+		if _, err := follow(id); err != nil {
+			return nil, err
+		}
+	}
+	return root, nil
 }
 
 // checkOverlap compares every pair of buffers of the same region: arena

@@ -14,11 +14,14 @@
 //     (the largest set of simultaneously live bytes) on transformer-like
 //     graphs.
 //
-// Two kinds of aliasing avoid buffers altogether. Views (Reshape,
+// Three kinds of aliasing avoid buffers altogether. Views (Reshape,
 // Squeeze, Unsqueeze, Flatten) share their parent's bytes, so the
 // executor runs no kernel for them. In-place steps write their output
 // over input 0 when the op allows it and nothing reads that buffer
-// afterwards (see Make for the exact rule).
+// afterwards (see Make for the exact rule). With Options.JoinConcat, the
+// steps computing a channel Concat's inputs write them at their places
+// in its buffer, and the Concat runs nothing either (join.go); Free
+// names every step a backend may skip.
 //
 // The planner is deterministic: its result depends only on the graph,
 // Options and two debugging variables, read once per process (FromEnv),

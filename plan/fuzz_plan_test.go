@@ -38,7 +38,7 @@ func (s *byteSource) Uint64() uint64 {
 // requires a plan that passes Check and the tagged-memory simulation
 // with an arena between the lower bound and the naive sum.
 func FuzzPlan(f *testing.F) {
-	for i := range byte(6) {
+	for i := range byte(7) {
 		f.Add([]byte{i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	}
 	f.Add([]byte{4, 0xff, 0xfe, 0xfd, 0x80, 0x40, 0x20, 0x10, 0x08, 0, 0, 0, 0, 0, 0, 0, 1})
@@ -53,6 +53,7 @@ func FuzzPlan(f *testing.F) {
 			{InPlace: never},
 			{},
 			{Naive: true, InPlace: always},
+			{InPlace: always, JoinConcat: true},
 		}
 		opt := policies[int(data[0])%len(policies)]
 		r := rand.New(&byteSource{b: data[1:], rest: rand.NewPCG(uint64(len(data)), 7)})
@@ -66,7 +67,7 @@ func FuzzPlan(f *testing.F) {
 		}
 		fail := func(format string, args ...any) {
 			t.Helper()
-			t.Fatalf("policy %d: %s\n%s", data[0]%6, fmt.Sprintf(format, args...), graph.Dump(g))
+			t.Fatalf("policy %d: %s\n%s", int(data[0])%len(policies), fmt.Sprintf(format, args...), graph.Dump(g))
 		}
 		if err := p.Check(); err != nil {
 			fail("Check: %v", err)

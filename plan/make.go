@@ -57,7 +57,8 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		guard = alignUp(opt.Guard)
 	}
 	lv := liveness(g, order)
-	bufs := share(g, order, lv, opt)
+	pl := joinConcats(g, order, lv, opt)
+	bufs := share(g, order, lv, opt, pl)
 
 	p := &Plan{Order: order, Slots: make([]Slot, len(g.Nodes)), Guard: guard, g: g, opt: opt}
 	last := len(order) - 1
@@ -68,13 +69,17 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		if n.Op.IsSource() {
 			s.Start = 0
 		}
-		if bufs.root[id] != id {
+		s.Joined = pl.joined[id]
+		switch {
+		case pl.host[id] >= 0:
+			s.Alias = g.Nodes[pl.host[id]]
+		case bufs.root[id] != id:
 			s.Alias = n.Inputs[0]
-		} else if isWeight(n) {
+		case isWeight(n):
 			s.Region, s.Offset, s.End = Weights, p.WeightBytes+guard, last
 			p.WeightBytes += alignUp(s.Bytes) + 2*guard
-		} else {
-			s.End = bufs.end[id]
+		default:
+			s.Start, s.End = min(s.Start, bufs.start[id]), bufs.end[id]
 			arena = append(arena, block{id: id, size: alignUp(s.Bytes) + 2*guard, start: s.Start, end: s.End})
 		}
 		if !n.Op.IsView() && !isWeight(n) {
@@ -99,13 +104,25 @@ func Make(g *graph.Graph, opt Options) (*Plan, error) {
 		}
 		p.Slots[b.id].Offset = b.off + guard
 	}
-	// Aliases follow their roots; the schedule puts every alias after its
-	// input, so one pass in order resolves chains.
-	for _, n := range order {
-		if s := &p.Slots[n.ID]; s.Alias != nil {
-			r := p.Slots[s.Alias.ID]
-			s.Region, s.Offset = r.Region, r.Offset
+	// Aliases follow their roots: views and in-place steps sit at their
+	// input 0, values placed in a joined concat at their delta into it.
+	resolved := make([]bool, len(g.Nodes))
+	var resolve func(n *graph.Node)
+	resolve = func(n *graph.Node) {
+		s := &p.Slots[n.ID]
+		if resolved[n.ID] || s.Alias == nil {
+			return
 		}
+		resolved[n.ID] = true
+		resolve(s.Alias)
+		r := p.Slots[s.Alias.ID]
+		s.Region, s.Offset = r.Region, r.Offset
+		if pl.host[n.ID] >= 0 {
+			s.Offset += pl.delta[n.ID]
+		}
+	}
+	for _, n := range order {
+		resolve(n)
 	}
 	p.LowerBound = lowerBound(arena, len(order))
 	return p, nil
@@ -149,22 +166,34 @@ func liveness(g *graph.Graph, order []*graph.Node) lifetimes {
 
 // buffers groups values into the buffers that hold them, by node ID.
 type buffers struct {
-	root []int  // ID of the node owning the buffer a value lives in
-	end  []int  // by root: last step any value in the buffer is needed
-	out  []bool // by root: some value in the buffer is a graph output
+	root  []int  // ID of the node owning the buffer a value lives in
+	start []int  // by root: first step any value in the buffer is written
+	end   []int  // by root: last step any value in the buffer is needed
+	out   []bool // by root: some value in the buffer is a graph output
 }
 
 // share decides, in schedule order, which values reuse another's buffer:
-// views always, in-place steps when Make's rule allows.
-func share(g *graph.Graph, order []*graph.Node, lv lifetimes, opt Options) buffers {
+// values placed in a joined concat (joinConcats) the buffer that holds
+// the concat, views always, in-place steps when Make's rule allows (a
+// joined concat's input 0 already lives in its buffer). A part is
+// written before its concat's step, so a buffer's first step is its
+// earliest value's.
+func share(g *graph.Graph, order []*graph.Node, lv lifetimes, opt Options, pl placement) buffers {
 	n := len(g.Nodes)
-	b := buffers{root: make([]int, n), end: make([]int, n), out: make([]bool, n)}
+	b := buffers{root: make([]int, n), start: make([]int, n), end: make([]int, n), out: make([]bool, n)}
+	for i := range b.start {
+		b.start[i] = len(order)
+	}
 	for _, v := range order {
 		id, r := v.ID, v.ID
-		if v.Op.IsView() || inPlace(g, v, lv, b, opt) {
+		switch {
+		case pl.host[id] >= 0:
+			r, _ = pl.top(id)
+		case v.Op.IsView() || inPlace(g, v, lv, b, opt):
 			r = b.root[v.Inputs[0].ID]
 		}
 		b.root[id] = r
+		b.start[r] = min(b.start[r], lv.pos[id])
 		b.end[r] = max(b.end[r], lv.last[id])
 		b.out[r] = b.out[r] || lv.out[id]
 	}

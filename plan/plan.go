@@ -19,9 +19,14 @@ type Slot struct {
 	Offset int // bytes from the start of the region, 64-byte aligned for roots
 	Bytes  int // size of the value
 	// Alias is the node whose memory this value shares (a view of its
-	// parent, or an in-place output reusing its input), or nil for a
-	// value with its own buffer.
+	// parent, or an in-place output reusing its input: its input 0; a
+	// value placed in a joined concat's buffer: that concat, or the
+	// concat whose buffer holds it, with the value Offset minus the
+	// concat's Offset bytes in), or nil for a value with its own buffer.
 	Alias *graph.Node
+	// Joined marks a Concat whose inputs were written at their places in
+	// its bytes (join.go): no step runs for it.
+	Joined bool
 	// Start and End are the schedule positions of the first and last step
 	// during which the value's memory must stay intact (End includes
 	// every use through views; outputs live to the end; graph inputs,
@@ -46,6 +51,11 @@ type Options struct {
 	// any value, so the fed output can land where the handle lives
 	// (Residence: in place, no copy). Nil: no input is.
 	Overwritable func(in *graph.Node) bool
+	// JoinConcat lets the steps that compute a Concat's inputs write them
+	// straight into its buffer where it can (join.go), so that no step
+	// runs for the Concat (Slot.Joined). A backend that sets it skips the
+	// steps Free reports.
+	JoinConcat bool
 	// Guard pads every root buffer (arena and weights) with a zone of at
 	// least this many bytes before and after it, rounded up to Align, so
 	// the executor can lay canaries there and catch a kernel writing out
@@ -86,3 +96,7 @@ func (p *Plan) FreeView(n *graph.Node) bool {
 	s, ps := p.Slots[n.ID], p.Slots[n.Inputs[0].ID]
 	return s.Alias == n.Inputs[0] && s.Region == ps.Region && s.Offset == ps.Offset
 }
+
+// Free reports whether no step need run for n: a free view, or a joined
+// concat, whose inputs were written where its value lives.
+func (p *Plan) Free(n *graph.Node) bool { return p.FreeView(n) || p.Slots[n.ID].Joined }

@@ -60,6 +60,7 @@ func randomGraph(r *rand.Rand) (*graph.Graph, error) {
 		}
 		return g.Exp(g.Input(name("x"), a.DType, s...))
 	}
+	var chain concatChain
 	unary := []func(*graph.Node) *graph.Node{g.Relu, g.Exp, g.Neg, g.Tanh, g.Sigmoid, g.Gelu}
 	binary := []func(x, y *graph.Node) *graph.Node{g.Add, g.Mul, g.Sub, g.Max}
 	for range 3 + r.IntN(40) {
@@ -115,6 +116,8 @@ func randomGraph(r *rand.Rand) (*graph.Graph, error) {
 			} else {
 				n = g.ReduceMean(a, r.IntN(2) == 0, axes...)
 			}
+		case k == 6 && r.IntN(2) == 0:
+			n = chain.next(g, r, name, pick)
 		case k == 6:
 			if a.Shape.NumElements() > 400 {
 				n = g.Neg(a)
@@ -143,6 +146,44 @@ func randomGraph(r *rand.Rand) (*graph.Graph, error) {
 	return g, g.Err()
 }
 
+// concatChain makes the concats that Options.JoinConcat can join: of
+// [1, c, 16] values (whole cache lines a channel), each new one often
+// the last one's inputs and one more (DenseNet's prefixes), or an older
+// concat joined again (nested), or fresh values computed from inputs or
+// from what the graph has (parts or not: graph inputs and params among
+// them).
+type concatChain struct{ last []*graph.Node }
+
+func (ch *concatChain) next(g *graph.Graph, r *rand.Rand, name func(string) string, pick func() *graph.Node) *graph.Node {
+	fresh := func() *graph.Node {
+		c := 1 + r.IntN(3)
+		switch r.IntN(6) {
+		case 0:
+			return g.Input(name("x"), tensor.F32, 1, c, 16)
+		case 1:
+			if a := pick(); a.DType == tensor.F32 && a.Shape.NumElements() > 0 {
+				return g.Relu(g.Reshape(a, 1, -1, 1)) // broadcast below
+			}
+		}
+		return g.Exp(g.Input(name("x"), tensor.F32, 1, c, 16))
+	}
+	var parts []*graph.Node
+	if len(ch.last) > 0 && r.IntN(2) == 0 {
+		parts = append(parts, ch.last...)
+	} else if len(ch.last) > 0 && r.IntN(3) == 0 {
+		parts = append(parts, g.Concat(1, ch.last...))
+	}
+	for range 1 + r.IntN(2) {
+		x := fresh()
+		if x.Shape[2] != 16 { // [1, k, 1]: widen to 16 a channel
+			x = g.Add(x, g.Input(name("x"), tensor.F32, 1, 1, 16))
+		}
+		parts = append(parts, x)
+	}
+	ch.last = parts
+	return g.Concat(1, parts...)
+}
+
 // anyInput lets steps write over every graph input (Options.Overwritable).
 func anyInput(*graph.Node) bool { return true }
 
@@ -160,9 +201,12 @@ func TestRandomGraphs(t *testing.T) {
 		{"catalogue", plan.Options{}},
 		{"naive", plan.Options{Naive: true, InPlace: always}},
 		{"inputs-overwritable", plan.Options{InPlace: always, Overwritable: anyInput}},
+		{"join-concat", plan.Options{InPlace: always, JoinConcat: true}},
+		{"join-concat-catalogue", plan.Options{JoinConcat: true}},
+		{"join-concat-naive", plan.Options{Naive: true, JoinConcat: true}},
 	}
 	const graphs = 400
-	inPlaceSeen := 0
+	inPlaceSeen, joinedSeen := 0, 0
 	for seed := range uint64(graphs) {
 		g, err := randomGraph(rand.New(rand.NewPCG(seed, 7)))
 		if err != nil {
@@ -192,7 +236,14 @@ func TestRandomGraphs(t *testing.T) {
 				}
 			}
 			for _, n := range p.Order {
-				if s := p.Slots[n.ID]; s.Alias != nil && !n.Op.IsView() {
+				s := p.Slots[n.ID]
+				if s.Joined {
+					if !pol.opt.JoinConcat || pol.opt.Naive {
+						fail("%s joined under %s", n.Name, pol.name)
+					}
+					joinedSeen++
+				}
+				if s.Alias != nil && !n.Op.IsView() && s.Alias == n.Inputs[0] {
 					if pol.name == "no-in-place" || pol.opt.Naive {
 						fail("%s in place under %s", n.Name, pol.name)
 					}
@@ -205,5 +256,8 @@ func TestRandomGraphs(t *testing.T) {
 	}
 	if inPlaceSeen < graphs/4 && !plan.FromEnv().Naive {
 		t.Errorf("only %d in-place steps over %d graphs: the generator exercises too little", inPlaceSeen, graphs)
+	}
+	if joinedSeen < graphs/4 && !plan.FromEnv().Naive {
+		t.Errorf("only %d joined concats over %d graphs: the generator exercises too little", joinedSeen, graphs)
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Root is the node owning the buffer n's value lives in: n itself, or the
-// end of its chain of views and in-place steps.
+// end of its chain of views, in-place steps and joined concats.
 func (p *Plan) Root(n *graph.Node) *graph.Node {
 	for p.Slots[n.ID].Alias != nil {
 		n = p.Slots[n.ID].Alias
@@ -17,22 +17,32 @@ func (p *Plan) Root(n *graph.Node) *graph.Node {
 
 // Report is a one-line summary for logs and the CLI: the arena against
 // the lower bound and the naive layout, the weights, and how many values
-// needed no buffer of their own.
+// needed no buffer of their own (and, where concats were joined, how
+// many and how many values they hold).
 func (p *Plan) Report() string {
-	views, inPlace := 0, 0
+	views, inPlace, joined, placed := 0, 0, 0, 0
 	for _, n := range p.Order {
-		if p.Slots[n.ID].Alias == nil {
-			continue
+		s := p.Slots[n.ID]
+		if s.Joined {
+			joined++
 		}
-		if n.Op.IsView() {
+		switch {
+		case s.Alias == nil:
+		case n.Op.IsView():
 			views++
-		} else {
+		case p.placed(n):
+			placed++
+		default:
 			inPlace++
 		}
 	}
-	return fmt.Sprintf("plan: %d nodes; arena %s (%s of lower bound %s, %s of naive %s); weights %s; %d views, %d in place",
+	r := fmt.Sprintf("plan: %d nodes; arena %s (%s of lower bound %s, %s of naive %s); weights %s; %d views, %d in place",
 		len(p.Order), HumanBytes(p.ArenaBytes), ratio(p.ArenaBytes, p.LowerBound), HumanBytes(p.LowerBound),
 		ratio(p.ArenaBytes, p.NaiveBytes), HumanBytes(p.NaiveBytes), HumanBytes(p.WeightBytes), views, inPlace)
+	if joined > 0 {
+		r += fmt.Sprintf(", %d concats joined (%d values in them)", joined, placed)
+	}
+	return r
 }
 
 // HumanBytes prints a byte count in the largest binary unit it reaches

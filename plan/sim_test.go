@@ -12,9 +12,10 @@ import (
 // Check: every byte records which node last wrote it. Weights and graph
 // inputs are written before step 0; each step first verifies that its
 // inputs still hold what their producers wrote, then writes its own
-// bytes (views write nothing), then verifies that it clobbered no input
-// other than the one it overwrites in place. At the end every output
-// must hold its value.
+// bytes (views and joined concats write nothing), then verifies that it
+// clobbered no input other than the one it overwrites in place. A joined
+// concat's value is its inputs' values, each where the concat has it. At
+// the end every output must hold its value.
 func simulate(g *graph.Graph, p *plan.Plan) error {
 	mem := [2]*tagged{{}, {}}        // by region
 	tag := make([]int, len(g.Nodes)) // the node whose write holds each value
@@ -40,10 +41,32 @@ func simulate(g *graph.Graph, p *plan.Plan) error {
 		tag[n.ID] = n.ID
 		return err
 	}
-	holds := func(n *graph.Node, when string) error {
+	var holds func(n *graph.Node, when string) error
+	holds = func(n *graph.Node, when string) error {
 		m, lo, hi, err := where(n)
 		if err != nil {
 			return err
+		}
+		v := n
+		for v.Op.IsView() {
+			v = v.Inputs[0]
+		}
+		if p.Slots[v.ID].Joined { // its inputs' bytes, back to back
+			at := lo
+			for _, in := range v.Inputs {
+				si := p.Slots[in.ID]
+				if si.Region != p.Slots[n.ID].Region || si.Offset != at {
+					return fmt.Errorf("%s: %s of joined %s: input %s at %v+%d, want +%d", when, n.Name, v.Name, in.Name, si.Region, si.Offset, at)
+				}
+				if err := holds(in, when); err != nil {
+					return err
+				}
+				at += si.Bytes
+			}
+			if at != hi {
+				return fmt.Errorf("%s: joined %s: inputs end at %d, the value at %d", when, v.Name, at, hi)
+			}
+			return nil
 		}
 		if at, got, ok := m.holds(lo, hi, tag[n.ID]); !ok {
 			return fmt.Errorf("%s: %s of %s: byte %d holds node %d's data, want node %d's", when, n.Name, n.Op, at, got, tag[n.ID])
@@ -66,7 +89,7 @@ func simulate(g *graph.Graph, p *plan.Plan) error {
 				return err
 			}
 		}
-		if n.Op.IsView() {
+		if n.Op.IsView() || p.Slots[n.ID].Joined {
 			tag[n.ID] = tag[n.Inputs[0].ID]
 			if err := holds(n, "view"); err != nil {
 				return err
@@ -77,7 +100,7 @@ func simulate(g *graph.Graph, p *plan.Plan) error {
 			return err
 		}
 		s := p.Slots[n.ID]
-		inPlace := s.Alias != nil
+		inPlace := s.Alias != nil && s.Alias == n.Inputs[0]
 		for _, in := range n.Inputs {
 			si := p.Slots[in.ID]
 			if inPlace && si.Region == s.Region && si.Offset == s.Offset {

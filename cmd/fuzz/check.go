@@ -75,7 +75,7 @@ func runConfig(g0 *graph.Graph, cf config, pool *exec.Pool, feeds map[string]ten
 	if _, err := fuse.Run(g, fuse.Options{Off: !cf.fuse}); err != nil {
 		return &Failure{Stage: "fuse", Err: err}
 	}
-	p, err := plan.Make(g, plan.Options{Naive: cf.naive, Guard: guardBytes, InPlace: ops.InPlace})
+	p, err := plan.Make(g, plan.Options{Naive: cf.naive, Guard: guardBytes, InPlace: ops.InPlace, JoinConcat: true})
 	if err == nil {
 		err = p.Check()
 	}

@@ -142,6 +142,10 @@ func (b *builder) step() {
 			return
 		}
 		ax := r.IntN(rank)
+		if r.IntN(2) == 0 { // two computed values back to back: joined where 64-byte aligned
+			b.push(g.Concat(0, g.Relu(x), g.Neg(x)))
+			return
+		}
 		b.push(g.Concat(ax, x, b.input(s), x))
 	case 13: // a strided slice of the last axis
 		if rank == 0 || s[rank-1] < 2 {

@@ -1,6 +1,8 @@
 package testmodels
 
 import (
+	"fmt"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
 )
@@ -33,6 +35,36 @@ func CNNBlock(batch, inCh, outCh, height, width int) *graph.Graph {
 	y = g.BatchNorm(y, ch("bn_scale"), ch("bn_bias"), ch("bn_mean"), ch("bn_var"), Eps)
 	y = g.MaxPool2D(g.Relu(y), graph.PoolOpts{Kernel: []int{2, 2}, Strides: []int{2, 2}})
 	g.Output(y)
+	return g
+}
+
+// ConcatCNN is a SqueezeNet Fire module feeding a two-layer DenseNet
+// block, on x [1, inCh, size, size]: channel concats the planner can join
+// (plan.Options.JoinConcat), including a concat of one input and
+// prefixes of the block's last concat.
+//
+//	s = relu(conv1x1(x))                        fire_s_w [4, inCh, 1, 1], fire_s_b
+//	f = concat(relu(conv1x1(s)), relu(conv3x3(s, pad 1)))   fire_e1_w/_b, fire_e3_w/_b, 8 channels each
+//	y_i = conv3x3(relu(concat(f, y_1, …, y_{i-1})), pad 1)  dense{i}_w [4, 16+4(i-1), 3, 3], no bias
+//	out = concat(f, y_1, y_2)
+func ConcatCNN(inCh, size int) *graph.Graph {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 1, inCh, size, size)
+	conv := func(x *graph.Node, name string, out, k int, bias bool) *graph.Node {
+		w := g.Param(name+"_w", tensor.F32, out, x.Shape[1], k, k)
+		var b *graph.Node
+		if bias {
+			b = g.Param(name+"_b", tensor.F32, out)
+		}
+		p := k / 2
+		return g.Conv2D(x, w, b, graph.ConvOpts{Pads: []int{p, p, p, p}})
+	}
+	s := g.Relu(conv(x, "fire_s", 4, 1, true))
+	feats := []*graph.Node{g.Concat(1, g.Relu(conv(s, "fire_e1", 8, 1, true)), g.Relu(conv(s, "fire_e3", 8, 3, true)))}
+	for i := range 2 {
+		feats = append(feats, conv(g.Relu(g.Concat(1, feats...)), fmt.Sprintf("dense%d", i+1), 4, 3, false))
+	}
+	g.Output(g.Concat(1, feats...))
 	return g
 }
 
