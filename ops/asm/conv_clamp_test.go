@@ -27,6 +27,10 @@ func TestConvClampInKernel(t *testing.T) {
 		{tgeom{N: 1, C: 3, H: 32, W: 32, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, true, true},    // pooled
 		{tgeom{N: 1, C: 40, H: 12, W: 12, M: 50, KH: 1, KW: 1}, false, false},                             // 50 rows: a partial panel
 		{tgeom{N: 1, C: 320, H: 8, W: 8, M: 24, KH: 1, KW: 1}, false, false},                              // two depth blocks
+		// Depthwise: the plane path clamps as it copies (dwClamp), the
+		// channel-interleaved path keeps the pass.
+		{tgeom{N: 1, C: 24, H: 40, W: 40, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24}, false, false},
+		{tgeom{N: 2, C: 16, H: 12, W: 12, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, Groups: 16}, false, false},
 	}
 	for _, gv := range GemmVariants() {
 		k := rowVariantNamed(gv.Name)
@@ -67,7 +71,14 @@ func TestConvClampInKernel(t *testing.T) {
 									args.ActClampHi = 6
 								}
 							}
-							if hint == 1 && gv.clamp {
+							if hint == 1 && c.depthwise {
+								c.run.clamp = c.clampFlags(args)
+								copies := c.dwClamp() != 0 && !c.dw.ch.on
+								c.run.clamp = 0
+								if want := i == 6 && gv.Name == "avx512" && bestDepthwise().name == "avx512"; copies != want {
+									t.Fatalf("the depthwise copy clamps: %v, want %v", copies, want)
+								}
+							} else if hint == 1 && gv.clamp {
 								// (The direct path, AVX2's for rows of whole panels, keeps the pass.)
 								whole := c.clampFlags(args) != 0 && !c.direct && c.ktot <= c.kc && c.mpg%gv.mr == 0 && c.span%gv.nr == 0
 								if want := tc.whole && !c.direct; whole != want {

@@ -70,6 +70,11 @@ type depthwiseKernels struct {
 	// dst[r·ldd+j] = src[r·lds+j]. The caller (copyRows) checks that
 	// both reach (rows-1)·ld+cols floats.
 	copy2 func(dst *float32, ldd int, src *float32, lds int, rows, cols int)
+	// copyClamp, where the variant has it, is copy2 applying the panel
+	// kernels' in-register clamp (convRun.clamp flags: gemmRelu, or
+	// gemmClamp with the bound in the upper half) as it copies, so the
+	// epilogue needs no pass of its own.
+	copyClamp func(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)
 	// The interleaved path's kernels (conv_depthwise_chan.go): chanTaps
 	// its taps kernel; chanIn sets dst[dpos[p]+l] = src[roff[l]+p] for
 	// p < n (>= 1), l < 16 (the caller, chanInterleave, checks every
@@ -153,13 +158,18 @@ func (k *depthwiseKernels) splitRows(e, o []float32, ldd int, src []float32, lds
 }
 
 // copyRows copies rows rows of cols floats from src (lds apart) to dst
-// (ldd apart).
-func (k *depthwiseKernels) copyRows(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+// (ldd apart), through the in-register clamp flags asks for (0: none;
+// only where the variant has copyClamp).
+func (k *depthwiseKernels) copyRows(dst []float32, ldd int, src []float32, lds int, rows, cols int, flags uint) {
 	if rows <= 0 || cols <= 0 {
 		return
 	}
 	if cols > ldd || cols > lds || (rows-1)*ldd+cols > len(dst) || (rows-1)*lds+cols > len(src) {
 		panic("asm: depthwise: bad copy lengths")
+	}
+	if flags != 0 {
+		k.copyClamp(&dst[0], ldd, &src[0], lds, rows, cols, flags)
+		return
 	}
 	k.copy2(&dst[0], ldd, &src[0], lds, rows, cols)
 }
@@ -293,7 +303,7 @@ func (c *Conv2D) depthwisePlanes(ch, lo, hi int) {
 			rows := oy1 - oy0
 			if c.pooled.on {
 				yp := w.yp[:rows*g.OW]
-				d.k.copyRows(yp, g.OW, out, d.wq, rows, g.OW)
+				d.k.copyRows(yp, g.OW, out, d.wq, rows, g.OW, 0)
 				c.finish(yp, 0)
 				pw := c.pooled.pw
 				y := c.run.y[(plane*c.pooled.ph+oy0/2)*pw:][:rows/2*pw]
@@ -304,13 +314,28 @@ func (c *Conv2D) depthwisePlanes(ch, lo, hi int) {
 			}
 			at := plane*c.ohw + oy0*g.OW
 			y := c.run.y[at:][:rows*g.OW]
-			d.k.copyRows(y, g.OW, out, d.wq, rows, g.OW)
+			if clamp := c.dwClamp(); clamp != 0 { // the epilogue is the clamp: done in the copy
+				d.k.copyRows(y, g.OW, out, d.wq, rows, g.OW, clamp)
+				continue
+			}
+			d.k.copyRows(y, g.OW, out, d.wq, rows, g.OW, 0)
 			c.finish(y, at)
 		}
 		if x != nil && loaded < g.H {
 			c.depthwiseLoad(w, x, loaded, g.H) // the rest, for the next plane of the channel
 		}
 	}
+}
+
+// dwClamp is the run's in-register clamp (convRun.clamp) where the
+// depthwise variant's copy applies it, else 0. The flags promise the
+// bits of the GEMM variant's elementwise kernels, so the depthwise
+// variant must be of the same feature.
+func (c *Conv2D) dwClamp() uint {
+	if c.dw.k.copyClamp == nil || c.dw.k.feature != c.v.Feature {
+		return 0
+	}
+	return c.run.clamp
 }
 
 // depthwiseLoad writes input rows [iy0, iy1) of plane x into the cells
@@ -322,7 +347,7 @@ func (c *Conv2D) depthwiseLoad(w *dwWorker, x []float32, iy0, iy1 int) {
 		return
 	}
 	if g.SH == 1 && g.SW == 1 {
-		d.k.copyRows(w.pad[(g.PT+iy0)*d.wq+g.PL:], d.wq, x[iy0*g.W:], g.W, iy1-iy0, g.W)
+		d.k.copyRows(w.pad[(g.PT+iy0)*d.wq+g.PL:], d.wq, x[iy0*g.W:], g.W, iy1-iy0, g.W, 0)
 		return
 	}
 	if g.SW == 2 {

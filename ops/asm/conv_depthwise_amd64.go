@@ -49,6 +49,13 @@ func dwSplit2AVX2(e, o *float32, ldd int, src *float32, lds int, rows, m int)
 //go:noescape
 func dwCopy2AVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int)
 
+// dwCopyClampAVX512 is dwCopy2AVX512 clamping as it copies, as the panel
+// kernels' epilogue does (flags gemmRelu, or gemmClamp with the upper
+// bound in the upper half; neither: a plain copy).
+//
+//go:noescape
+func dwCopyClampAVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)
+
 // dwCopy2AVX2 is dwCopy2AVX512 with ymm vectors and VMASKMOVPS.
 //
 //go:noescape
@@ -134,8 +141,8 @@ func init() {
 	depthwiseFamily.add(
 		&depthwiseKernels{
 			name: "avx512", feature: cpuid.AVX512, block: 128, taps: dwTaps128AVX512,
-			split2:   dwSplit2AVX512,
-			copy2:    dwCopy2AVX512,
+			split2: dwSplit2AVX512,
+			copy2:  dwCopy2AVX512, copyClamp: dwCopyClampAVX512,
 			chanTaps: dwChanTapsAVX512, chanIn: dwChanInAVX512, chanOut: dwChanOutAVX512,
 		},
 		&depthwiseKernels{

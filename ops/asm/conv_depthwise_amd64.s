@@ -361,11 +361,64 @@ split256Next:
 #define D    R12 // dst cursor
 #define S    R13 // src cursor
 
+// COPY512_MASK turns the strides into bytes and sets K1 to the lanes of
+// a row's last cols mod 16 floats.
+#define COPY512_MASK \
+	SHLQ  $2, LDD;  \
+	SHLQ  $2, LDS;  \
+	MOVQ  COLS, CX; \
+	ANDQ  $15, CX;  \
+	MOVL  $1, AX;   \
+	SHLL  CX, AX;   \
+	DECL  AX;       \
+	KMOVW AX, K1
+
+// COPY512_ROWS copies the rows, each vector through OP (on Z0) before
+// its store: whole vectors, then the last cols mod 16 through the opmask
+// K1, whose masked-off lanes are neither read nor written (OP sees them
+// as zeros). The labels name the loops.
+#define COPY512_ROWS(OP, row, vec, tail, next) \
+row:                               \
+	MOVQ    PDST, D;               \
+	MOVQ    PSRC, S;               \
+	MOVQ    COLS, CX;              \
+vec:                               \
+	CMPQ    CX, $16;               \
+	JB      tail;                  \
+	VMOVUPS (S), Z0;               \
+	OP;                            \
+	VMOVUPS Z0, (D);               \
+	ADDQ    $64, S;                \
+	ADDQ    $64, D;                \
+	SUBQ    $16, CX;               \
+	JMP     vec;                   \
+tail:                              \
+	TESTQ     CX, CX;              \
+	JZ        next;                \
+	VMOVUPS.Z (S), K1, Z0;         \
+	OP;                            \
+	VMOVUPS   Z0, K1, (D);         \
+next:                              \
+	ADDQ LDD, PDST;                \
+	ADDQ LDS, PSRC;                \
+	DECQ ROWS;                     \
+	JNZ  row
+
+#define COPY_PLAIN MOVQ CX, CX
+
+// The clamps of the panel kernels' epilogue (gemm_clamp_amd64.h), on Z0:
+// ReLU with Z1 = +0; the clamp to [+0, Z2] with Z3 and K2 as scratch.
+#define COPY_RELU VMAXPS Z0, Z1, Z0
+#define COPY_CLAMP \
+	VCMPPS   $3, Z1, Z0, K2; \
+	VRANGEPS $5, Z1, Z0, Z3; \
+	VRANGEPS $4, Z2, Z3, Z3; \
+	VADDPS   Z1, Z0, K2, Z3; \
+	VMOVAPS  Z3, Z0
+
 // ---------------------------------------------------------------------
 // func dwCopy2AVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int)
-// dst[r·ldd+j] = src[r·lds+j] for r < rows, j < cols (both >= 1): whole
-// vectors, then the last cols mod 16 through the opmask K1, whose
-// masked-off lanes are neither read nor written.
+// dst[r·ldd+j] = src[r·lds+j] for r < rows, j < cols (both >= 1).
 // ---------------------------------------------------------------------
 TEXT ·dwCopy2AVX512(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), PDST
@@ -374,41 +427,44 @@ TEXT ·dwCopy2AVX512(SB), NOSPLIT, $0-48
 	MOVQ  lds+24(FP), LDS
 	MOVQ  rows+32(FP), ROWS
 	MOVQ  cols+40(FP), COLS
-	SHLQ  $2, LDD
-	SHLQ  $2, LDS
-	MOVQ  COLS, CX
-	ANDQ  $15, CX
-	MOVL  $1, AX
-	SHLL  CX, AX
-	DECL  AX
-	KMOVW AX, K1               // lanes 0 .. cols mod 16 - 1
+	COPY512_MASK
+	COPY512_ROWS(COPY_PLAIN, copy512Row, copy512Vec, copy512Tail, copy512Next)
+	VZEROUPPER
+	RET
 
-copy512Row:
-	MOVQ PDST, D
-	MOVQ PSRC, S
-	MOVQ COLS, CX
+// ---------------------------------------------------------------------
+// func dwCopyClampAVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)
+// dwCopy2AVX512 applying the panel kernels' clamp as it copies: flags
+// gemmRelu (8) the ReLU, else gemmClamp (16) the clamp to [+0, hi], hi
+// the flags' upper half; else a plain copy.
+// ---------------------------------------------------------------------
+TEXT ·dwCopyClampAVX512(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), PDST
+	MOVQ  ldd+8(FP), LDD
+	MOVQ  src+16(FP), PSRC
+	MOVQ  lds+24(FP), LDS
+	MOVQ  rows+32(FP), ROWS
+	MOVQ  cols+40(FP), COLS
+	COPY512_MASK
+	MOVQ   flags+48(FP), AX
+	VPXORD Z1, Z1, Z1
+	TESTQ  $8, AX
+	JNZ    relu
+	TESTQ  $16, AX
+	JZ     plain
+	SHRQ   $32, AX
+	VPBROADCASTD AX, Z2
+	COPY512_ROWS(COPY_CLAMP, clampRow, clampVec, clampTail, clampNext)
+	VZEROUPPER
+	RET
 
-copy512Vec:
-	CMPQ    CX, $16
-	JB      copy512Tail
-	VMOVUPS (S), Z0
-	VMOVUPS Z0, (D)
-	ADDQ    $64, S
-	ADDQ    $64, D
-	SUBQ    $16, CX
-	JMP     copy512Vec
+relu:
+	COPY512_ROWS(COPY_RELU, reluRow, reluVec, reluTail, reluNext)
+	VZEROUPPER
+	RET
 
-copy512Tail:
-	TESTQ     CX, CX
-	JZ        copy512Next
-	VMOVUPS.Z (S), K1, Z0      // the row's last lanes, the rest zero
-	VMOVUPS   Z0, K1, (D)
-
-copy512Next:
-	ADDQ LDD, PDST
-	ADDQ LDS, PSRC
-	DECQ ROWS
-	JNZ  copy512Row
+plain:
+	COPY512_ROWS(COPY_PLAIN, plainRow, plainVec, plainTail, plainNext)
 	VZEROUPPER
 	RET
 

@@ -144,7 +144,7 @@ func TestDepthwiseSplitCopy(t *testing.T) {
 				ldd = m + r.IntN(3)
 				d := newGuarded((rows-1)*ldd+m, 2)
 				fill(d.Data, mark)
-				v.copyRows(d.Data, ldd, src, lds, rows, m)
+				v.copyRows(d.Data, ldd, src, lds, rows, m, 0)
 				d.check(t, "copy")
 				want := make([]float32, len(d.Data))
 				fill(want, mark)

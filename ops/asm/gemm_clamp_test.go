@@ -103,3 +103,73 @@ func TestGemmClampFlags(t *testing.T) {
 		t.Fatalf("the %s variant does not honour the clamp flags", BestGemm().Name)
 	}
 }
+
+// TestDepthwiseCopyClamp checks each depthwise variant's clamping copy,
+// at every row length up to three vectors and a row stride past it,
+// against its plain copy followed by the same-named elementwise ReLU or
+// Clamp, bit for bit, on NaN of both signs, ±0, ±Inf, subnormals and
+// values around the bounds; flags 0 is the plain copy. A NaN need only
+// stay a NaN: the elementwise Clamp itself keeps a negative NaN's sign in
+// its vector lanes and not in its Go tail (as the panel kernels' clamp
+// keeps it).
+func TestDepthwiseCopyClamp(t *testing.T) {
+	specials := []float32{float32(math.NaN()), -float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)),
+		float32(math.Inf(-1)), 1e-40, -1e-40, -1, 0.5, 3, 5.75, 6, 6.5, 100, -7, 2.9}
+	ran := false
+	for _, v := range depthwiseVariants() {
+		if v.copyClamp == nil {
+			continue
+		}
+		ran = true
+		var ew *EwKernels
+		for _, e := range EwVariants() {
+			if e.Name == v.name {
+				ew = e
+			}
+		}
+		if ew == nil {
+			t.Fatalf("no elementwise variant %s", v.name)
+		}
+		for cols := 1; cols <= 48; cols++ {
+			const rows, lds = 3, 53
+			ldd := cols + 5
+			src := make([]float32, (rows-1)*lds+cols)
+			for i := range src {
+				src[i] = specials[(i*5+cols)%len(specials)]
+			}
+			for _, hi := range []float32{6, 0.25, float32(math.Inf(1))} {
+				for _, clamp := range []uint{0, gemmRelu, clampFlags(hi)} {
+					want := make([]float32, (rows-1)*ldd+cols)
+					fill(want, 42)
+					got := slices.Clone(want)
+					v.copyRows(want, ldd, src, lds, rows, cols, 0)
+					for r := range rows {
+						row := want[r*ldd:][:cols]
+						var err error
+						switch clamp {
+						case 0:
+						case gemmRelu:
+							err = ew.Unary(EwRelu, row, row)
+						default:
+							err = ew.Clamp(row, row, 0, hi)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					v.copyRows(got, ldd, src, lds, rows, cols, clamp)
+					for i := range got {
+						nan := got[i] != got[i] && want[i] != want[i]
+						if !nan && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s cols %d flags %#x: element %d = %v (%#x), want %v (%#x)",
+								v.name, cols, clamp, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+	if !ran && bestDepthwise().name == "avx512" {
+		t.Fatal("the avx512 depthwise variant has no clamping copy")
+	}
+}
