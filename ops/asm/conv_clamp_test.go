@@ -34,12 +34,7 @@ func TestConvClampInKernel(t *testing.T) {
 	}
 	for _, gv := range GemmVariants() {
 		k := rowVariantNamed(gv.Name)
-		var ew *EwKernels
-		for _, e := range EwVariants() {
-			if e.Name == gv.Name {
-				ew = e
-			}
-		}
+		ew := ewVariantNamed(gv.Name)
 		if k == nil || ew == nil {
 			continue
 		}

@@ -41,20 +41,20 @@ func dwSplit2AVX512(e, o *float32, ldd int, src *float32, lds int, rows, m int)
 //go:noescape
 func dwSplit2AVX2(e, o *float32, ldd int, src *float32, lds int, rows, m int)
 
-// dwCopy2AVX512 copies a rows×cols block (both >= 1) between row
-// strides, whole zmm vectors then one masked by K1:
+// dwCopyClampAVX512 copies a rows×cols block (both >= 1) between row
+// strides, whole zmm vectors then one masked by K1, through the panel
+// kernels' epilogue clamp (flags gemmRelu, or gemmClamp with the upper
+// bound in the upper half; neither: a plain copy):
 //
-//	for r < rows, j < cols: dst[r·ldd+j] = src[r·lds+j]
-//
-//go:noescape
-func dwCopy2AVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int)
-
-// dwCopyClampAVX512 is dwCopy2AVX512 clamping as it copies, as the panel
-// kernels' epilogue does (flags gemmRelu, or gemmClamp with the upper
-// bound in the upper half; neither: a plain copy).
+//	for r < rows, j < cols: dst[r·ldd+j] = clamp(src[r·lds+j])
 //
 //go:noescape
 func dwCopyClampAVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)
+
+// dwCopy2AVX512 is dwCopyClampAVX512's plain copy.
+func dwCopy2AVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int) {
+	dwCopyClampAVX512(dst, ldd, src, lds, rows, cols, 0)
+}
 
 // dwCopy2AVX2 is dwCopy2AVX512 with ymm vectors and VMASKMOVPS.
 //

@@ -417,26 +417,11 @@ next:                              \
 	VMOVAPS  Z3, Z0
 
 // ---------------------------------------------------------------------
-// func dwCopy2AVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int)
-// dst[r·ldd+j] = src[r·lds+j] for r < rows, j < cols (both >= 1).
-// ---------------------------------------------------------------------
-TEXT ·dwCopy2AVX512(SB), NOSPLIT, $0-48
-	MOVQ  dst+0(FP), PDST
-	MOVQ  ldd+8(FP), LDD
-	MOVQ  src+16(FP), PSRC
-	MOVQ  lds+24(FP), LDS
-	MOVQ  rows+32(FP), ROWS
-	MOVQ  cols+40(FP), COLS
-	COPY512_MASK
-	COPY512_ROWS(COPY_PLAIN, copy512Row, copy512Vec, copy512Tail, copy512Next)
-	VZEROUPPER
-	RET
-
-// ---------------------------------------------------------------------
 // func dwCopyClampAVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)
-// dwCopy2AVX512 applying the panel kernels' clamp as it copies: flags
-// gemmRelu (8) the ReLU, else gemmClamp (16) the clamp to [+0, hi], hi
-// the flags' upper half; else a plain copy.
+// dst[r·ldd+j] = src[r·lds+j] for r < rows, j < cols (both >= 1), through
+// the panel kernels' clamp: flags gemmRelu (8) the ReLU, else gemmClamp
+// (16) the clamp to [+0, hi], hi the flags' upper half; else a plain
+// copy.
 // ---------------------------------------------------------------------
 TEXT ·dwCopyClampAVX512(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), PDST

@@ -135,6 +135,16 @@ func rowVariantNamed(name string) *RowKernels {
 	return nil
 }
 
+// ewVariantNamed is the elementwise variant of that name, or nil.
+func ewVariantNamed(name string) *EwKernels {
+	for _, e := range EwVariants() {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
 func TestConv2DShapes(t *testing.T) {
 	cases := []tgeom{
 		{N: 1, C: 16, H: 30, W: 30, M: 20, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},          // several tiles and a tail

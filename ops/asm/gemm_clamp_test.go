@@ -22,12 +22,7 @@ func TestGemmClampFlags(t *testing.T) {
 			continue
 		}
 		ran = true
-		var ew *EwKernels
-		for _, e := range EwVariants() {
-			if e.Name == v.Name {
-				ew = e
-			}
-		}
+		ew := ewVariantNamed(v.Name)
 		if ew == nil {
 			t.Fatalf("no elementwise variant %s", v.Name)
 		}
@@ -121,12 +116,7 @@ func TestDepthwiseCopyClamp(t *testing.T) {
 			continue
 		}
 		ran = true
-		var ew *EwKernels
-		for _, e := range EwVariants() {
-			if e.Name == v.name {
-				ew = e
-			}
-		}
+		ew := ewVariantNamed(v.name)
 		if ew == nil {
 			t.Fatalf("no elementwise variant %s", v.name)
 		}
