@@ -93,9 +93,6 @@ func joinConcats(g *graph.Graph, order []*graph.Node, lv lifetimes, opt Options)
 // viewJoin joins c as a view where its inputs lie one after another in
 // one buffer already, and reports whether it did.
 func (pl *placement) viewJoin(c *graph.Node) bool {
-	if len(c.Inputs) == 0 || graph.PaddedRows(c) {
-		return false
-	}
 	buf, start := -1, 0
 	for j, off := range partOffsets(c) {
 		x := c.Inputs[j]
