@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "clamp512_amd64.h"
 
 // Depthwise convolution kernels, AVX-512 and AVX2+FMA; see
 // conv_depthwise_amd64.go for each contract and conv_depthwise.go for
@@ -404,17 +405,12 @@ next:                              \
 	DECQ ROWS;                     \
 	JNZ  row
 
+// The copy's ops on Z0: none (an OP must expand to an instruction, so a
+// no-op move), the panel kernels' ReLU with Z1 = +0, their clamp to
+// [+0, Z2] with Z3 and K2 (K1 is the tail's mask) as scratch.
 #define COPY_PLAIN MOVQ CX, CX
-
-// The clamps of the panel kernels' epilogue (gemm_clamp_amd64.h), on Z0:
-// ReLU with Z1 = +0; the clamp to [+0, Z2] with Z3 and K2 as scratch.
-#define COPY_RELU VMAXPS Z0, Z1, Z0
-#define COPY_CLAMP \
-	VCMPPS   $3, Z1, Z0, K2; \
-	VRANGEPS $5, Z1, Z0, Z3; \
-	VRANGEPS $4, Z2, Z3, Z3; \
-	VADDPS   Z1, Z0, K2, Z3; \
-	VMOVAPS  Z3, Z0
+#define COPY_RELU  RELU512(Z0, Z1)
+#define COPY_CLAMP CLAMP512(Z0, Z1, Z2, Z3, K2)
 
 // ---------------------------------------------------------------------
 // func dwCopyClampAVX512(dst *float32, ldd int, src *float32, lds int, rows, cols int, flags uint)

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "gemm_clamp_amd64.h"
+#include "clamp512_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel12x16AVX512(tiles, k int, a, b, c *float32, ldc int, flags uint)
@@ -96,13 +97,8 @@
 // applies them.
 #define CLAMP_ZERO VPXORD B0, B0, B0
 #define CLAMP_HI   VPBROADCASTD K, B2
-#define ROW_RELU(R, M) VMAXPS R, B0, R
-#define ROW_CLAMP(R, M) \
-	VCMPPS   $3, B0, R, K1;  \
-	VRANGEPS $5, B0, R, B1;  \
-	VRANGEPS $4, B2, B1, B1; \
-	VADDPS   B0, R, K1, B1;  \
-	VMOVAPS  B1, R
+#define ROW_RELU(R, M)  RELU512(R, B0)
+#define ROW_CLAMP(R, M) CLAMP512(R, B0, B2, B1, K1)
 
 TEXT ·gemmPanel12x16AVX512(SB), NOSPLIT, $0-56
 	MOVQ tiles+0(FP), TILES

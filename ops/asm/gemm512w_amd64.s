@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "gemm_clamp_amd64.h"
+#include "clamp512_amd64.h"
 
 // ---------------------------------------------------------------------
 // func gemmPanel12x32AVX512(tiles, k int, a, b0, b1, c *float32, ldc int, flags uint)
@@ -102,26 +103,16 @@
 	VMOVUPS L, ML; \
 	VMOVUPS R, MR
 
-// The epilogue clamps (gemmRelu, gemmClamp; see gemm_variant.go), with BR
-// = +0, BL the upper bound and T0 scratch. ROW_RELU is max(+0, x)
-// returning x for zeros and NaNs (the elementwise Relu: x < 0 ? 0 : x).
-// CLAMP is the elementwise Clamp kernel's OP_MAX then OP_MIN (-0 < +0) in
-// fewer steps: its two NaN fixups leave a NaN lane as NaN + 0, which one
-// fixup from the lanes where x is a NaN gives too.
+// The epilogue clamps (clamp512_amd64.h), with BR = +0, BL the upper
+// bound and T0 scratch.
 #define CLAMP_ZERO VPXORD BR, BR, BR
 #define CLAMP_HI   VPBROADCASTD K, BL
 #define ROW_RELU(L, R, ML, MR) \
-	VMAXPS L, BR, L; \
-	VMAXPS R, BR, R
-#define CLAMP(A) \
-	VCMPPS   $3, BR, A, K1;  \
-	VRANGEPS $5, BR, A, T0;  \
-	VRANGEPS $4, BL, T0, T0; \
-	VADDPS   BR, A, K1, T0;  \
-	VMOVAPS  T0, A
+	RELU512(L, BR); \
+	RELU512(R, BR)
 #define ROW_CLAMP(L, R, ML, MR) \
-	CLAMP(L); \
-	CLAMP(R)
+	CLAMP512(L, BR, BL, T0, K1); \
+	CLAMP512(R, BR, BL, T0, K1)
 
 TEXT ·gemmPanel12x32AVX512(SB), NOSPLIT, $0-64
 	MOVQ tiles+0(FP), TILES
