@@ -115,6 +115,8 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		}
 	}
 	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
+	var wb, bb []float32 // the run's weights and bias, for pack
+	pack := func() error { return c.PackWeights(args.Packed, wb, bb) }
 	if c.Winograd() {
 		path = "+winograd"
 	}
@@ -123,14 +125,17 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		if bias {
 			b = f32(ins[2])
 		}
-		if err := w.pack(c, args.Packed, f32(ins[1]), b); err != nil {
+		wb, bb = f32(ins[1]), b
+		err := w.repack(wb, bb, pack)
+		wb, bb = nil, nil
+		if err != nil {
 			return err
 		}
 		args.X, args.Y = f32(ins[0]), f32(out)
 		if res >= 0 {
 			args.Residual = f32(ins[res])
 		}
-		err := c.RunArgs(&args)
+		err = c.RunArgs(&args)
 		args.X, args.Y, args.Residual = nil, nil, nil // keep no reference to the arena
 		return err
 	}), path, nil
@@ -148,29 +153,31 @@ const coldWeightBytes = 8 << 20
 // caches (Env.WeightBytes).
 func coldWeights(env Env) bool { return env.WeightBytes > coldWeightBytes }
 
-// convWeights decides when a conv's packed weights are stale: always when
-// they are computed at run time, else when the weights version moved or
-// they are other buffers than last time.
+// convWeights decides when a kernel's packed weights are stale: always
+// when they are computed at run time, else when the weights version
+// moved or they are other buffers than last time.
 type convWeights struct {
 	cached  bool
 	version *atomic.Uint64 // nil: the weights never change
 	have    bool
+	at      uint64 // the version packed
 	w, b    *float32
 }
 
-func (cw *convWeights) pack(c *asm.Conv2D, pw *asm.ConvWeights, w, b []float32) error {
+// repack runs pack (which packs w and b) where the packed copy is stale.
+func (cw *convWeights) repack(w, b []float32, pack func() error) error {
 	var v uint64
 	if cw.version != nil {
 		v = cw.version.Load() // read before packing: a write during it repacks next run
 	}
 	ws, bs := unsafe.SliceData(w), unsafe.SliceData(b)
-	if cw.cached && cw.have && v == pw.Version && ws == cw.w && bs == cw.b {
+	if cw.cached && cw.have && v == cw.at && ws == cw.w && bs == cw.b {
 		return nil
 	}
-	if err := c.PackWeights(pw, w, b); err != nil {
+	if err := pack(); err != nil {
 		return err
 	}
-	cw.have, cw.w, cw.b, pw.Version = true, ws, bs, v
+	cw.have, cw.w, cw.b, cw.at = true, ws, bs, v
 	return nil
 }
 

@@ -22,10 +22,13 @@ import (
 // otherwise. Output channels are split over the workers. At stride 2
 // along the rows, where the channels split evenly over the workers, the
 // product and the output go a block of input rows at a time instead,
-// each output written once (convtranspose_blocks.go). (Splitting the
-// output into stride² phases, each an ordinary convolution of the input
-// through Conv2D, measured slower at decoder sizes: its convolutions
-// have only the output channels as rows, and each pads the input.)
+// each output written once (convtranspose_blocks.go). Where the
+// convolution kernels have a phase product (AVX-512) and the output is
+// twice the input at stride 2 (the decoders' 3×3 with output padding,
+// the DCGAN 4×4), the output's four phases run as convolutions instead,
+// with no GEMM and no col at all (convtranspose_phase.go). (The same
+// split through Conv2D measured slower: it packs each phase's patches
+// for only the output channels' rows, and pads the input four times.)
 // Where the taps tile the output two columns wide (the U-Net decoder's
 // 2×2, stride 2) there is no col matrix at all: the GEMM stores each
 // pair of rows (the two column taps of one output channel and kernel
@@ -37,6 +40,9 @@ func init() {
 		k, scatter, err := prepareConvTransposeFast(n, env, asm.BestGemm())
 		if k == nil {
 			return nil, "", err
+		}
+		if scatter == "phases" { // no GEMM: the convolution kernels' phase product
+			return k, scatter + "/" + asm.BestGemm().Name, err
 		}
 		return k, "gemm+" + scatter + "/" + asm.BestGemm().Name, err
 	})
@@ -63,6 +69,9 @@ type convTFast struct {
 	// blocks, if set, runs the product and scatter a block of input rows
 	// at a time (convtranspose_blocks.go), without col.
 	blocks *convTBlocks
+	// phases, if set, runs the output's four stride-2 phases as
+	// convolutions (convtranspose_phase.go), without col or GEMM.
+	phases *convTPhases
 }
 
 // prepareConvTransposeFast returns the kernel and the name of its
@@ -103,6 +112,13 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	case g.tiles():
 		f.scatter, scatter = f.col2imTiles, "tiles"
 	default:
+		if f.phases, err = newConvTPhases(f, n); err != nil {
+			return nil, "", err
+		}
+		if f.phases != nil {
+			scatter = "phases"
+			break
+		}
 		if f.blocks, err = newConvTBlocks(f, gv); err != nil {
 			return nil, "", err
 		}
@@ -110,7 +126,7 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			scatter = "blocks"
 		}
 	}
-	if f.zip == nil && f.blocks == nil {
+	if f.zip == nil && f.blocks == nil && f.phases == nil {
 		f.col = make([]float32, g.groups*rowsPerGroup*g.inSz)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
@@ -122,6 +138,9 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 		f.args.A, f.args.C = w, f.col
 		if f.zip != nil {
 			return f.runZip(x, y)
+		}
+		if f.phases != nil {
+			return f.phases.run(x, w, f.bias, y)
 		}
 		if f.blocks != nil {
 			return f.blocks.run(x, w, y)

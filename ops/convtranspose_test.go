@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -44,14 +45,20 @@ func TestConvTransposeByHand(t *testing.T) {
 // workers at stride 2 along the rows (convtranspose_blocks.go, where
 // ZipSumRows has a vector kernel), blocks of input rows: each also with
 // blocks of one input row and chunks of one or two channels, and every
-// path must be taken by some case. The zip cases' widths put the product's 16-column
+// path must be taken by some case. Those whose names end in "phases"
+// must run as stride-2 output phases (convtranspose_phase.go) where the
+// convolution kernels have a phase product (AVX-512), in blocks of one
+// input row too: twelve, eight and four-row panels, an odd count of
+// segments, dilation, a phase that no tap reaches (which must not take
+// the phases). The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	paths := map[string]int{}
-	bytes0, rows0 := convTBlockBytes, convTChunkRows
-	t.Cleanup(func() { convTBlockBytes, convTChunkRows = bytes0, rows0 })
+	bytes0, rows0, phaseBytes0 := convTBlockBytes, convTChunkRows, convTPhaseBlockBytes
+	t.Cleanup(func() { convTBlockBytes, convTChunkRows, convTPhaseBlockBytes = bytes0, rows0, phaseBytes0 })
+	phases := asm.HasPhaseProduct()
 	for _, c := range []struct {
 		name string
 		x, w []int
@@ -82,6 +89,10 @@ func TestConvTransposeFast(t *testing.T) {
 		{"crop everything but the middle", []int{1, 2, 3, 3}, []int{2, 2, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{3, 3}, Pads: []int{4, 4, 4, 4}}},
 		{"1-D", []int{2, 3, 9}, []int{3, 4, 5}, true, graph.ConvTransposeOpts{Strides: []int{3}, Pads: []int{2, 1}}},
 		{"3-D", []int{1, 4, 3, 2, 4}, []int{4, 2, 2, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 1, 2}, Pads: []int{0, 1, 1, 1, 0, -1}, Groups: 2}},
+		{"3x3 s2 p1 outpad phases", []int{1, 6, 32, 32}, []int{6, 28, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
+		{"4x4 s2 p1 dcgan odd segments phases", []int{2, 5, 65, 16}, []int{5, 13, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"3x3 s2 dilation 3 phases", []int{1, 3, 16, 64}, []int{3, 4, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
+		{"1x1 s2 phases missing", []int{1, 3, 32, 32}, []int{3, 2, 1, 1}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, -1}}},
 	} {
 		g := graph.New()
 		var b *graph.Node
@@ -103,9 +114,9 @@ func TestConvTransposeFast(t *testing.T) {
 		want := rsRun(t, n, ins...)
 		for _, env := range []Env{Serial, parEnv(3)} {
 			for _, tiny := range []bool{false, true} {
-				convTBlockBytes, convTChunkRows = bytes0, rows0
+				convTBlockBytes, convTChunkRows, convTPhaseBlockBytes = bytes0, rows0, phaseBytes0
 				if tiny { // a block of one input row, chunks of one or two channels
-					convTBlockBytes, convTChunkRows = 4, 2*tensor.Shape(c.w[2:]).NumElements()
+					convTBlockBytes, convTChunkRows, convTPhaseBlockBytes = 4, 2*tensor.Shape(c.w[2:]).NumElements(), 4
 				}
 				got, variant := fastRun(t, n, env, ins...)
 				path := ""
@@ -113,6 +124,9 @@ func TestConvTransposeFast(t *testing.T) {
 					if strings.Contains(c.name, p) {
 						path = "gemm+" + p + "/"
 					}
+				}
+				if strings.HasSuffix(c.name, " phases") && phases {
+					path = "phases/"
 				}
 				switch {
 				case path != "" && !strings.HasPrefix(variant, path):
@@ -129,9 +143,67 @@ func TestConvTransposeFast(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip"} {
-		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) {
+	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip", "phases"} {
+		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) && (p != "phases" || phases) {
 			t.Errorf("no case took %s (%v)", p, paths)
 		}
+	}
+}
+
+// TestConvTransposePhaseWeights runs a DCGAN-style step with its weights
+// and bias as params (packed once: the phase path takes them whatever
+// the input size where the CPU has a phase product) against the
+// reference, then changes them in place: a bumped weights version must
+// repack them. Runs allocate nothing.
+func TestConvTransposePhaseWeights(t *testing.T) {
+	g := graph.New()
+	n := g.ConvTranspose(g.Input("x", tensor.F32, 1, 7, 6, 16), g.Param("w", tensor.F32, 7, 10, 4, 4), g.Param("b", tensor.F32, 10),
+		graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})
+	g.Output(n)
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ins := make([]tensor.Tensor, len(n.Inputs))
+	for i, in := range n.Inputs {
+		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
+	}
+	env := frEnv(2)
+	env.WeightsVersion = new(atomic.Uint64)
+	k, variant, err := PrepareFast(n, env)
+	if err != nil || k == nil {
+		t.Fatalf("no fast kernel (%v)", err)
+	}
+	if asm.HasPhaseProduct() && !strings.HasPrefix(variant, "phases/") {
+		t.Fatalf("variant %s, want the phases", variant)
+	}
+	check := func(what string) {
+		t.Helper()
+		got, want := frOut(t, n, k, ins).F32(), frReference(t, n, ins).F32()
+		for i := range got {
+			if approx.Far(float64(got[i]), float64(want[i]), 1e-5*(1+math.Abs(float64(want[i])))) {
+				t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	check("first run")
+	check("second run")
+	for i, v := range frRand(rng, n.Inputs[1].Shape.NumElements(), 1) {
+		ins[1].F32()[i] = float32(v)
+	}
+	ins[2].F32()[9] = 5
+	env.WeightsVersion.Add(1)
+	check("new weights")
+	k1, _, err := PrepareFast(n, Serial)
+	if err != nil || k1 == nil {
+		t.Fatalf("no fast kernel (%v)", err)
+	}
+	out := tensor.New(n.DType, n.Shape...)
+	if a := testing.AllocsPerRun(5, func() {
+		if err := k1(ins, out); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per run", a)
 	}
 }

@@ -42,6 +42,15 @@ func convRows16S2AVX512(dst, src *float32, off *int, n, nseg int, segs convSegs)
 //go:noescape
 func maxPairs8AVX2(y, x0, x1 *float32, n int)
 
+// convPhase12x32AVX512 is the AVX-512 convPhaseKernel (conv_phase.go):
+// tiles of up to twelve channel rows by two segments of sixteen
+// positions, 24 accumulators, each broadcast A value feeding two FMAs as
+// in gemmPanel12x32AVX512; the segments' inputs load straight from the
+// padded input through the step's offset.
+//
+//go:noescape
+func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+
 func init() {
 	avx2 := convKernels{feature: cpuid.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
 	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
@@ -53,6 +62,7 @@ func init() {
 	avx512.feature = cpuid.AVX512
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
+	avx512.phase = convPhase12x32AVX512
 	convFamily.add(&avx512, &avx2)
 }
 

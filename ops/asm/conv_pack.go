@@ -204,6 +204,7 @@ type convKernels struct {
 	maxPairs     maxPairsKernel
 	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
 	rows1, rows2 convRowsKernel   // nil: panels spanning rows pack in Go (packRows)
+	phase        convPhaseKernel  // nil: no vector stride-2 phase product (conv_phase.go)
 }
 
 // rowsKernel is the packer of panels spanning rows at stride sw, or nil.

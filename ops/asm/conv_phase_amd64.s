@@ -1,0 +1,228 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// ---------------------------------------------------------------------
+// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+// Tiles of up to twelve channel rows by two sixteen-position segments
+// of one stride-2 phase of a transposed convolution (conv_phase.go).
+// Tile t reads its segments from x + tiles[4t] and x + tiles[4t+1] and
+// writes them from o + tiles[4t+2] and o + tiles[4t+3] (floats). Each
+// step loads both segments' sixteen inputs straight from the padded
+// input through the step's offset and multiplies them by the step's
+// rows A values (broadcast once, two FMAs each: 24 accumulators). The
+// sums, started from the bias, are stored every other float (a permute
+// spreads a vector's halves over two, an opmask keeps the even lanes),
+// so the two column phases of one output row interleave in place.
+// ---------------------------------------------------------------------
+
+// In the steps' loop:
+#define ROWS  AX  // rows computed: 4, 8 or 12
+#define K     CX  // steps left
+#define PA    SI  // A: ROWS floats a step
+#define X0    DI  // segment 0's inputs
+#define X1    R11 // segment 1's
+#define POFF  R12 // the steps' offsets, in floats
+#define OFF   R13 // this step's offset
+#define PT    R14 // this tile's four offsets (the count left is ntiles's slot)
+#define XN0   R9  // the next tile's segment 0 inputs, fetched ahead
+#define XN1   R10 // and segment 1's
+// In the tile's start and stores:
+#define N    BX  // rows left to store
+#define P0   R8  // segment 0's output row
+#define P1   R9  // segment 1's
+#define LDO  R10 // output row stride in bytes
+#define BIAS DX
+
+// Accumulators: row r's segment 0 in Zr, segment 1 in Z(12+r).
+#define BL Z24 // the step's segment 0 inputs
+#define BR Z25 // and segment 1's
+#define T0 Z26
+#define T1 Z27
+#define T2 Z28
+#define T3 Z29
+
+// ROW(r, T, CL, CR): broadcast the step's A value r once and multiply it
+// into both segments of row r.
+#define ROW(r, T, CL, CR) \
+	VBROADCASTSS (4*r)(PA), T; \
+	VFMADD231PS  T, BL, CL;    \
+	VFMADD231PS  T, BR, CR
+
+#define LOAD_STEP \
+	MOVQ       (POFF), OFF;       \
+	VMOVUPS    (X0)(OFF*4), BL;   \
+	VMOVUPS    (X1)(OFF*4), BR;   \
+	PREFETCHT0 (XN0)(OFF*4);      \
+	PREFETCHT0 (XN1)(OFF*4)
+
+#define STEP4 \
+	ROW(0, T0, Z0, Z12); \
+	ROW(1, T1, Z1, Z13); \
+	ROW(2, T2, Z2, Z14); \
+	ROW(3, T3, Z3, Z15)
+#define STEP4TO8 \
+	ROW(4, T0, Z4, Z16); \
+	ROW(5, T1, Z5, Z17); \
+	ROW(6, T2, Z6, Z18); \
+	ROW(7, T3, Z7, Z19)
+#define STEP8TO12 \
+	ROW(8, T0, Z8, Z20);   \
+	ROW(9, T1, Z9, Z21);   \
+	ROW(10, T2, Z10, Z22); \
+	ROW(11, T3, Z11, Z23)
+
+// INIT(r, CL, CR): both segments of row r start at bias[r].
+#define INIT(r, CL, CR) \
+	VBROADCASTSS (4*r)(BIAS), CL; \
+	VMOVAPS      CL, CR
+
+// STORE(CL, CR): row CL/CR's sums every other float from P0 and P1,
+// then the next row; after the last stored row, the next tile.
+#define STORE(CL, CR) \
+	VPERMPS CL, Z30, T0;      \
+	VPERMPS CL, Z31, T1;      \
+	VPERMPS CR, Z30, T2;      \
+	VPERMPS CR, Z31, T3;      \
+	VMOVUPS T0, K1, (P0);     \
+	VMOVUPS T1, K1, 64(P0);   \
+	VMOVUPS T2, K1, (P1);     \
+	VMOVUPS T3, K1, 64(P1);   \
+	ADDQ    LDO, P0;          \
+	ADDQ    LDO, P1;          \
+	DECQ    N;                \
+	JZ      nextTile
+
+TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-88
+	MOVQ      rows+0(FP), ROWS
+	MOVQ      tiles+72(FP), PT
+	VMOVDQU32 phaseSpread<>+0(SB), Z30
+	VMOVDQU32 phaseSpread<>+64(SB), Z31
+	MOVL      $0x5555, OFF
+	KMOVW     OFF, K1 // the even lanes
+
+tile:
+	MOVQ k+16(FP), K
+	MOVQ a+24(FP), PA
+	MOVQ x+32(FP), X1
+	MOVQ (PT), OFF
+	LEAQ (X1)(OFF*4), X0
+	MOVQ 8(PT), OFF
+	LEAQ (X1)(OFF*4), X1
+	MOVQ off+40(FP), POFF
+	MOVQ bias+48(FP), BIAS
+	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again
+	MOVQ 32(PT), OFF
+	LEAQ (XN1)(OFF*4), XN0
+	MOVQ 40(PT), OFF
+	LEAQ (XN1)(OFF*4), XN1
+	INIT(0, Z0, Z12)
+	INIT(1, Z1, Z13)
+	INIT(2, Z2, Z14)
+	INIT(3, Z3, Z15)
+	CMPQ ROWS, $4
+	JEQ  loop4
+	INIT(4, Z4, Z16)
+	INIT(5, Z5, Z17)
+	INIT(6, Z6, Z18)
+	INIT(7, Z7, Z19)
+	CMPQ ROWS, $8
+	JEQ  loop8
+	INIT(8, Z8, Z20)
+	INIT(9, Z9, Z21)
+	INIT(10, Z10, Z22)
+	INIT(11, Z11, Z23)
+
+loop12:
+	LOAD_STEP
+	STEP4
+	STEP4TO8
+	STEP8TO12
+	ADDQ $8, POFF
+	ADDQ $48, PA
+	DECQ K
+	JNZ  loop12
+	JMP  store
+
+loop8:
+	LOAD_STEP
+	STEP4
+	STEP4TO8
+	ADDQ $8, POFF
+	ADDQ $32, PA
+	DECQ K
+	JNZ  loop8
+	JMP  store
+
+loop4:
+	LOAD_STEP
+	STEP4
+	ADDQ $8, POFF
+	ADDQ $16, PA
+	DECQ K
+	JNZ  loop4
+
+store:
+	MOVQ n+8(FP), N
+	MOVQ o+56(FP), P1
+	MOVQ 16(PT), OFF
+	LEAQ (P1)(OFF*4), P0
+	MOVQ 24(PT), OFF
+	LEAQ (P1)(OFF*4), P1
+	MOVQ ldo+64(FP), LDO
+	SHLQ $2, LDO
+	STORE(Z0, Z12)
+	STORE(Z1, Z13)
+	STORE(Z2, Z14)
+	STORE(Z3, Z15)
+	STORE(Z4, Z16)
+	STORE(Z5, Z17)
+	STORE(Z6, Z18)
+	STORE(Z7, Z19)
+	STORE(Z8, Z20)
+	STORE(Z9, Z21)
+	STORE(Z10, Z22)
+	STORE(Z11, Z23)
+
+nextTile:
+	ADDQ $32, PT
+	DECQ ntiles+80(FP)
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// phaseSpread: lane 2i and 2i+1 take float i (the first vector) and
+// float 8+i (the second) of a segment's sums.
+DATA phaseSpread<>+0(SB)/4, $0
+DATA phaseSpread<>+4(SB)/4, $0
+DATA phaseSpread<>+8(SB)/4, $1
+DATA phaseSpread<>+12(SB)/4, $1
+DATA phaseSpread<>+16(SB)/4, $2
+DATA phaseSpread<>+20(SB)/4, $2
+DATA phaseSpread<>+24(SB)/4, $3
+DATA phaseSpread<>+28(SB)/4, $3
+DATA phaseSpread<>+32(SB)/4, $4
+DATA phaseSpread<>+36(SB)/4, $4
+DATA phaseSpread<>+40(SB)/4, $5
+DATA phaseSpread<>+44(SB)/4, $5
+DATA phaseSpread<>+48(SB)/4, $6
+DATA phaseSpread<>+52(SB)/4, $6
+DATA phaseSpread<>+56(SB)/4, $7
+DATA phaseSpread<>+60(SB)/4, $7
+DATA phaseSpread<>+64(SB)/4, $8
+DATA phaseSpread<>+68(SB)/4, $8
+DATA phaseSpread<>+72(SB)/4, $9
+DATA phaseSpread<>+76(SB)/4, $9
+DATA phaseSpread<>+80(SB)/4, $10
+DATA phaseSpread<>+84(SB)/4, $10
+DATA phaseSpread<>+88(SB)/4, $11
+DATA phaseSpread<>+92(SB)/4, $11
+DATA phaseSpread<>+96(SB)/4, $12
+DATA phaseSpread<>+100(SB)/4, $12
+DATA phaseSpread<>+104(SB)/4, $13
+DATA phaseSpread<>+108(SB)/4, $13
+DATA phaseSpread<>+112(SB)/4, $14
+DATA phaseSpread<>+116(SB)/4, $14
+DATA phaseSpread<>+120(SB)/4, $15
+DATA phaseSpread<>+124(SB)/4, $15
+GLOBL phaseSpread<>(SB), RODATA|NOPTR, $128

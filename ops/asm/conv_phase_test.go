@@ -1,0 +1,219 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
+)
+
+// TestPhaseRun checks every vector phase kernel, and the Go twin,
+// through Run against the definition summed in float64: every panel
+// height, every count of stored rows, depths from one step on, offsets
+// anywhere in x (the farthest reaching its last cell), one to three
+// tiles whose segments are the same, apart or interleaved with each
+// other's output (o_1 = o_0 + 1: one phase's even cells, the other's odd
+// ones), specials in x, the odd cells and guards around y left alone.
+func TestPhaseRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	kernels := map[string]convPhaseKernel{"go": convPhaseGo}
+	for _, ks := range convFamily.asm {
+		if ks.phase != nil {
+			kernels[string(ks.feature)] = ks.phase
+		}
+	}
+	for name, kern := range kernels {
+		for _, rows := range PhaseRows {
+			for _, k := range []int{1, 2, 5, 33} {
+				for _, n := range []int{1, rows / 2, rows - 1, rows} {
+					for layout := range 3 {
+						t.Run(fmt.Sprintf("%s/rows=%d/k=%d/n=%d/layout=%d", name, rows, k, n, layout), func(t *testing.T) {
+							checkPhaseRun(t, kern, rows, n, k, layout, r)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, r *rand.Rand) {
+	const ldo, tileOut = 210, 70 // each tile's outputs within a row
+	x := randFloats(r, 120)
+	if layout == 2 {
+		x[r.IntN(len(x))] = float32(math.NaN())
+		x[r.IntN(len(x))] = float32(math.Inf(1))
+	}
+	off := make([]int, k)
+	for q := range off {
+		off[q] = r.IntN(60)
+	}
+	off[r.IntN(k)] = 60
+	var at []int
+	tiles := 1 + r.IntN(3)
+	for tl := range tiles {
+		x0, x1 := r.IntN(45), r.IntN(45)
+		o0, o1 := tl*tileOut, tl*tileOut+35
+		switch layout {
+		case 1: // the same segment twice
+			x1, o1 = x0, o0
+		case 2: // the other column phase of the same output row
+			o1 = o0 + 1
+		}
+		at = append(at, x0, x1, o0, o1)
+	}
+	at[4*r.IntN(tiles)] = 44 // a segment reading x's last cell
+	ts, err := NewPhaseTiles(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPhaseProduct(kern, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = 3
+	a, bias := randFloats(r, k*rows), randFloats(r, rows)
+	y := newGuarded(base+(n-1)*ldo+ts.oLast+31, 0)
+	copy(y.Data, randFloats(r, len(y.Data)))
+	want := phaseRunWant(rows, n, a, bias, x, off, at, y.Data, base, ldo)
+	p.Run(rows, n, a, bias, x, y.Data, base, ldo, ts)
+	y.check(t, "phase run")
+	comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, tiles %v", rows, n, k, at))
+}
+
+// phaseRunWant is PhaseProduct.Run's definition, summed in float64, over
+// a copy of y.
+func phaseRunWant(rows, n int, a, bias, x []float32, off, at []int, y []float32, base, ldo int) []float32 {
+	want := slices.Clone(y)
+	for tl := range len(at) / 4 {
+		for u := range 2 {
+			xu, ou := at[4*tl+u], base+at[4*tl+2+u]
+			for i := range n {
+				for j := range 16 {
+					s := float64(bias[i])
+					for q, o := range off {
+						s += float64(a[q*rows+i]) * float64(x[xu+o+j])
+					}
+					want[ou+i*ldo+2*j] = float32(s)
+				}
+			}
+		}
+	}
+	return want
+}
+
+// comparePhaseRun compares a run's output with its definition, NaN-aware.
+func comparePhaseRun(t *testing.T, got, want []float32, what string) {
+	t.Helper()
+	for i, w := range want {
+		if approx.Far(float64(got[i]), float64(w), 1e-5*(1+math.Abs(float64(w)))) {
+			t.Fatalf("y[%d] = %v, want %v (%s)", i, got[i], w, what)
+		}
+	}
+}
+
+// FuzzPhaseRun runs a fuzz-chosen phase product (panel height, rows
+// stored, one to 40 steps at offsets up to 80, one to four tiles whose
+// segments and outputs lie anywhere, even on each other) on inputs,
+// weights and biases with NaN, ±Inf, ±0 and subnormals, on every vector
+// phase kernel and the Go twin, against the float64 definition. Finite
+// values stay within ±4: no float32 overflow the reference would miss.
+func FuzzPhaseRun(f *testing.F) {
+	f.Add([]byte{2, 11, 3, 0, 5, 9, 1, 0, 0, 0, 1, 40})
+	f.Add([]byte{0, 1, 39, 80, 2, 2, 3, 0x81, 0, 1, 7, 7, 0x90})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &fuzzIn{b: data}
+		rows := PhaseRows[in.intn(len(PhaseRows))]
+		n, k := 1+in.intn(rows), 1+in.intn(40)
+		off := make([]int, k)
+		for q := range off {
+			off[q] = in.intn(81)
+		}
+		const ldo = 100
+		tiles := 1 + in.intn(4)
+		at := make([]int, 4*tiles)
+		for i := range at {
+			at[i] = in.intn(70)
+		}
+		x := in.floats(170, 4)
+		a, bias := in.floats(k*rows, 4), in.floats(rows, 4)
+		ts, err := NewPhaseTiles(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const base = 1
+		init := in.floats(base+(n-1)*ldo+ts.oLast+31, 4)
+		kernels := []convPhaseKernel{convPhaseGo}
+		for _, ks := range convFamily.asm {
+			if ks.phase != nil {
+				kernels = append(kernels, ks.phase)
+			}
+		}
+		for _, kern := range kernels {
+			p, err := newPhaseProduct(kern, off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := newGuarded(len(init), 0)
+			copy(y.Data, init)
+			// Tiles that overlap write in tile order: the definition's order.
+			want := phaseRunWant(rows, n, a, bias, x, off, at, y.Data, base, ldo)
+			p.Run(rows, n, a, bias, x, y.Data, base, ldo, ts)
+			y.check(t, "phase run")
+			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, offsets %v, tiles %v", rows, n, k, off, at))
+		}
+	})
+}
+
+// TestPhaseRunChecks: reads and writes past their slices, bad panel
+// heights, tiles and negative offsets are refused.
+func TestPhaseRunChecks(t *testing.T) {
+	if _, err := newPhaseProduct(convPhaseGo, nil); err == nil {
+		t.Error("no steps accepted")
+	}
+	if _, err := newPhaseProduct(convPhaseGo, []int{0, -1}); err == nil {
+		t.Error("negative offset accepted")
+	}
+	for _, at := range [][]int{nil, {0, 0, 0}, {0, 0, 0, -1}} {
+		if _, err := NewPhaseTiles(at); err == nil {
+			t.Errorf("tiles %v accepted", at)
+		}
+	}
+	p, err := newPhaseProduct(convPhaseGo, []int{0, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := NewPhaseTiles([]int{0, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	far, err := NewPhaseTiles([]int{0, 1, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, bias, x, y := make([]float32, 24), make([]float32, 12), make([]float32, 20), make([]float32, 64)
+	buf := make([]float32, 64)
+	for name, f := range map[string]func(){
+		"rows 6":         func() { p.Run(6, 1, a, bias, x, y, 0, 32, ts) },
+		"n past rows":    func() { p.Run(4, 5, a, bias, x, y, 0, 32, ts) },
+		"short A":        func() { p.Run(12, 1, a[:23], bias, x, y, 0, 32, ts) },
+		"short bias":     func() { p.Run(8, 1, a, bias[:7], x, y, 0, 32, ts) },
+		"x past its end": func() { p.Run(4, 1, a, bias, x, y, 0, 32, far) },
+		"y past its end": func() { p.Run(4, 2, a, bias, x, y, 1, 32, ts) },
+		"negative base":  func() { p.Run(4, 1, a, bias, x, y, -1, 32, ts) },
+		"overlap":        func() { p.Run(4, 1, a, bias, buf[10:30], buf, 0, 32, ts) },
+	} {
+		func() {
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "asm: phase") {
+					t.Errorf("%s: %v", name, v)
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -1,0 +1,286 @@
+package ops
+
+import (
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/ops/asm"
+)
+
+// A 2-D ConvTranspose at stride 2 whose output is twice its input along
+// both axes (the decoders' 3×3 with pad 1 and output padding 1, the
+// DCGAN 4×4 with pad 1) runs as its four output phases where the
+// convolution kernels have a vector phase product (AVX-512): output cell
+// (2j+py, 2i+px) takes only the taps (ky, kx) with py + pad - ky·dilation
+// and px + pad - kx·dilation even, each reading input cell (j+sy, i+sx)
+// for the halves sy, sx of those. So each phase is a stride-1
+// convolution of the input over its own taps, computed straight into
+// the output (asm.PhaseProduct: the even or odd cells of its rows) from
+// a zero-padded copy of the input, and no tap's product is written to a
+// scratch and summed into the output by a second pass, as the col2im and
+// blocked paths do (their ZipSumRows was 13-15% of a DCGAN step's time,
+// reading four products per output cell back from the last-level
+// cache). The output channels are split over the workers, then into
+// panels of 12, 8 or 4 rows; each worker runs its panels phase by phase
+// (the phase's weights panel stays in L1 across the input positions).
+
+// convTPhases is the phase plan of a convTFast (nil where it does not
+// apply).
+type convTPhases struct {
+	f        *convTFast
+	pad      int // zero cells around each input plane
+	hp, wp   int // a block's padded plane: rows (its most rows and the pads) and row length
+	phases   [4]convTPhase
+	panels   []convTPanel
+	packed   []float32 // per panel, per phase: the weights, then the bias
+	blocks   []convTPhaseBlock
+	weights  convWeights
+	w, b     []float32 // the run's weights and bias, for pack
+	x, y     []float32 // the current image
+	pack     func() error
+	packBody func(lo, hi int)
+	body     func(lo, hi int)
+}
+
+// convTPhase is one output phase (row parity py, column parity px): its
+// taps (kernel row and column, input row and column shift) and product.
+type convTPhase struct {
+	py, px int
+	taps   [][4]int
+	prod   *asm.PhaseProduct
+}
+
+// convTPhaseBlock is a block of input rows [r0, r1): its tiles of two
+// sixteen-position segments, and its padded copy of the rows it reads
+// (the pad rows above and below are the neighbours' rows, or zero past
+// the input).
+type convTPhaseBlock struct {
+	r0, r1 int
+	tiles  *asm.PhaseTiles
+	xp     []float32
+}
+
+// convTPanel is a panel of output channels [c0, c0+n) computed as rows
+// (4, 8 or 12) rows; at[p] is where phase p's weights start in packed.
+type convTPanel struct {
+	c0, n, rows int
+	at          [4]int
+}
+
+// newConvTPhases returns the phase plan of f, or nil where it does not
+// apply: not 2-D, groups, a stride other than 2, an output other than
+// twice the input, input rows not a multiple of sixteen, a phase that no
+// tap lands on, weights packed every run over a small input
+// (convTPhaseRepackCells), or no vector phase product.
+func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
+	g := &f.convTGeom
+	if g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.groups != 1 || g.s[1] != 2 || g.s[2] != 2 ||
+		g.out[1] != 2*g.in[1] || g.out[2] != 2*g.in[2] || g.in[2]%16 != 0 {
+		return nil, nil
+	}
+	p := &convTPhases{f: f}
+	p.weights = convWeights{cached: FromWeights(n.Inputs[1]) && (!g.bias || FromWeights(n.Inputs[2])), version: f.env.WeightsVersion}
+	if !p.weights.cached && g.inSz < convTPhaseRepackCells {
+		return nil, nil
+	}
+	for ph := range p.phases {
+		py, px := ph/2, ph%2
+		cur := &p.phases[ph]
+		cur.py, cur.px = py, px
+		for ky := range g.k[1] {
+			vy := py + g.pb[1] - ky*g.d[1]
+			if vy%2 != 0 {
+				continue
+			}
+			for kx := range g.k[2] {
+				if vx := px + g.pb[2] - kx*g.d[2]; vx%2 == 0 {
+					cur.taps = append(cur.taps, [4]int{ky, kx, vy / 2, vx / 2})
+					p.pad = max(p.pad, vy/2, -vy/2, vx/2, -vx/2)
+				}
+			}
+		}
+		if len(cur.taps) == 0 {
+			return nil, nil
+		}
+	}
+	// Blocks of input rows: whole rows, the padded input they read within
+	// convTPhaseBlockBytes, at least one per worker.
+	p.wp = g.in[2] + 2*p.pad
+	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
+	nb := (g.in[1] + rows - 1) / rows
+	if t := max(f.env.Threads, 1); nb%t != 0 {
+		nb = min((nb+t-1)/t*t, g.in[1])
+	}
+	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
+	for b := range nb {
+		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb, xp: make([]float32, g.c*p.hp*p.wp)}
+		var segs, at []int // segments by first cell (row·W + column); tile offsets
+		for row := blk.r0; row < blk.r1; row++ {
+			for col := 0; col < g.in[2]; col += 16 {
+				segs = append(segs, row*g.in[2]+col)
+			}
+		}
+		for s := 0; s < len(segs); s += 2 {
+			c0, c1 := segs[s], segs[min(s+1, len(segs)-1)] // an odd last segment runs twice
+			at = append(at, (c0/g.in[2]-blk.r0)*p.wp+c0%g.in[2], (c1/g.in[2]-blk.r0)*p.wp+c1%g.in[2],
+				c0/g.in[2]*2*g.out[2]+2*(c0%g.in[2]), c1/g.in[2]*2*g.out[2]+2*(c1%g.in[2]))
+		}
+		var err error
+		if blk.tiles, err = asm.NewPhaseTiles(at); err != nil {
+			return nil, err
+		}
+		p.blocks = append(p.blocks, blk)
+	}
+	for ph := range p.phases {
+		cur := &p.phases[ph]
+		off := make([]int, 0, g.c*len(cur.taps))
+		for ci := range g.c {
+			for _, t := range cur.taps {
+				off = append(off, ci*p.hp*p.wp+(t[2]+p.pad)*p.wp+t[3]+p.pad)
+			}
+		}
+		prod, err := asm.NewPhaseProduct(off)
+		if err != nil || prod == nil {
+			return nil, err
+		}
+		cur.prod = prod
+	}
+	size := 0
+	for _, pn := range phasePanels(g.m) {
+		for ph := range p.phases {
+			pn.at[ph] = size
+			size += (p.phases[ph].prod.Steps() + 1) * pn.rows
+		}
+		p.panels = append(p.panels, pn)
+	}
+	p.packed = make([]float32, size)
+	p.pack, p.packBody, p.body = p.packWeights, p.packPanels, p.runBlocks
+	return p, nil
+}
+
+// run computes every image of x through weights w (and bias) into y.
+func (p *convTPhases) run(x, w, bias, y []float32) error {
+	g := &p.f.convTGeom
+	p.w, p.b = w, bias
+	err := p.weights.repack(w, bias, p.pack)
+	p.w, p.b = nil, nil
+	if err != nil {
+		return err
+	}
+	for b := range g.n {
+		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
+		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
+		p.f.env.For(len(p.blocks), 1, p.body)
+	}
+	p.x, p.y = nil, nil
+	return nil
+}
+
+// packWeights packs the run's weights, the panels split over the
+// workers.
+func (p *convTPhases) packWeights() error {
+	p.f.env.For(len(p.panels), 1, p.packBody)
+	return nil
+}
+
+// packPanels lays out panels [lo, hi)'s weights phase by phase, a step
+// (input channel, tap) at a time, a row per output channel (zero past
+// the panel's channels), then the panel's bias. It reads the weights
+// by input channel, gathering one tap of the panel's channels a row.
+func (p *convTPhases) packPanels(lo, hi int) {
+	g := &p.f.convTGeom
+	kSz, kw := g.kSz, g.k[2]
+	var dst [4][]float32
+	for _, pn := range p.panels[lo:hi] {
+		for ph := range p.phases {
+			steps := p.phases[ph].prod.Steps()
+			dst[ph] = p.packed[pn.at[ph]:][:(steps+1)*pn.rows]
+			if pn.n < pn.rows {
+				clear(dst[ph])
+			}
+			bias := dst[ph][steps*pn.rows:]
+			if p.b != nil {
+				copy(bias, p.b[pn.c0:pn.c0+pn.n])
+			} else {
+				clear(bias)
+			}
+		}
+		for ci := range g.c {
+			w := p.w[(ci*g.m+pn.c0)*kSz:][:pn.n*kSz] // the panel's channels, their taps in a row
+			for ph := range p.phases {
+				taps := p.phases[ph].taps
+				a := dst[ph][ci*len(taps)*pn.rows:][:len(taps)*pn.rows]
+				for t, tap := range taps {
+					row := a[t*pn.rows:][:pn.n]
+					for r, i := 0, tap[0]*kw+tap[1]; r < len(row) && i < len(w); r, i = r+1, i+kSz {
+						row[r] = w[i]
+					}
+				}
+			}
+		}
+	}
+}
+
+// runBlocks runs blocks of input rows [lo, hi): each pads its rows,
+// then runs each panel, phase by phase, all the block's tiles in one
+// call.
+func (p *convTPhases) runBlocks(lo, hi int) {
+	g := &p.f.convTGeom
+	for i := lo; i < hi; i++ {
+		blk := &p.blocks[i]
+		p.padRows(blk)
+		for _, pn := range p.panels {
+			for ph := range p.phases {
+				cur := &p.phases[ph]
+				steps := cur.prod.Steps()
+				a := p.packed[pn.at[ph]:][:steps*pn.rows]
+				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
+				cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles)
+			}
+		}
+	}
+}
+
+// padRows copies the input rows block blk reads (its own and up to pad
+// either side) of the current image into its padded planes; the cells
+// around them stay zero.
+func (p *convTPhases) padRows(blk *convTPhaseBlock) {
+	g := &p.f.convTGeom
+	h, w := g.in[1], g.in[2]
+	lo, hi := max(blk.r0-p.pad, 0), min(blk.r1+p.pad, h)
+	for c := range g.c {
+		plane := blk.xp[c*p.hp*p.wp:][:p.hp*p.wp]
+		for r := lo; r < hi; r++ {
+			copy(plane[(r-blk.r0+p.pad)*p.wp+p.pad:][:w], p.x[(c*h+r)*w:][:w])
+		}
+	}
+}
+
+// convTPhaseRepackCells is the fewest input cells a phase plan needs
+// where its weights are packed every run (computed at run time, not a
+// model's params): the packing is a gather in Go, worth it where each
+// weight meets many cells. A DCGAN step (128→64 channels, 4×4, 16²
+// input) ran at 0.82 / 0.50 of the GEMM's rate at 1 / 2 threads so, the
+// blocked path 0.82 / 0.80; a 64→32 channel 3×3 step at 32² 0.91 / 1.01
+// against 0.82 / 0.85 (AVX-512, Zen 5).
+const convTPhaseRepackCells = 1024
+
+// convTPhaseBlockBytes is about the most padded input a block of rows
+// reads (the rows it computes and the pads around them): a share of a
+// 1 MiB L2 that leaves room for the weights panels and the output.
+var convTPhaseBlockBytes = 256 << 10
+
+// phasePanels splits m output channels into panels of 12, 8 or 4 rows:
+// twelves, but sixteen channels as two eights (not a twelve and a
+// four, whose eight accumulators wait on the FMA latency) and a last
+// panel of under twelve rounded up to a multiple of four.
+func phasePanels(m int) []convTPanel {
+	var ps []convTPanel
+	for c0 := 0; c0 < m; {
+		n := min(12, m-c0)
+		if left := m - c0; left > 12 && left < 24 && left%12 <= 4 {
+			n = 8
+		}
+		ps = append(ps, convTPanel{c0: c0, n: n, rows: (n + 3) / 4 * 4})
+		c0 += n
+	}
+	return ps
+}
