@@ -77,7 +77,8 @@ func (b *builder) cnn() {
 // the decoders' upsampling step: kernel 1 to 4, stride 1 to 3 (mostly
 // 2), dilation 1 or 2, pads that crop up to the kernel's reach at either
 // end or append a cell (output padding), one or two groups, channel
-// counts that split evenly over workers or not, a bias, an activation.
+// counts that split evenly over workers or not, a bias, an activation;
+// one in three doubles its input at stride 2 (the phase path).
 func (b *builder) convTranspose() {
 	g, r := b.g, b.r
 	n, c, m := b.dim(1+r.IntN(2)), b.dim(1+r.IntN(8)), b.dim(1+r.IntN(12))
@@ -89,8 +90,21 @@ func (b *builder) convTranspose() {
 	if r.IntN(4) == 0 {
 		c, m, groups = 2*c, 2*m, 2
 	}
+	// One draw in three: the output twice the input at stride 2, rows of
+	// 16 or 32, over 1024 input cells or more (the AVX-512 phase path,
+	// convtranspose_phase.go).
+	phase := r.IntN(3) == 0
+	if phase {
+		stride, dil, groups, k, w = 2, 1, 1, 3+r.IntN(2), b.dim(16*(1+r.IntN(2)))
+		c, m = b.dim(1+r.IntN(8)), b.dim(1+r.IntN(16))
+		h = b.dim(1024/w + r.IntN(8)) // 1024 cells: weights that are inputs take the phases too
+	}
 	reach := dil * (k - 1)
 	pads := []int{r.IntN(reach + 1), r.IntN(reach + 1), r.IntN(reach+2) - 1, r.IntN(reach+2) - 1}
+	if phase {
+		t, l := r.IntN(k-1), r.IntN(k-1)
+		pads = []int{t, l, k - 2 - t, k - 2 - l}
+	}
 	oh := (h-1)*stride + reach + 1 - pads[0] - pads[2]
 	ow := (w-1)*stride + reach + 1 - pads[1] - pads[3]
 	if oh < 1 || ow < 1 {
