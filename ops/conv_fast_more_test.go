@@ -36,15 +36,7 @@ func TestFusedConvFastWeights(t *testing.T) {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
 	t.Log(variant)
-	check := func(what string) {
-		t.Helper()
-		got, want := frOut(t, f, k, ins).F32(), frReference(t, f, ins).F32()
-		for i := range got {
-			if approx.Far(float64(got[i]), float64(want[i]), 1e-4*(1+math.Abs(float64(want[i])))) {
-				t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
-			}
-		}
-	}
+	check := func(what string) { t.Helper(); frMatch(t, what, f, k, ins, 1e-4) }
 	check("first run")
 	check("second run")
 	for i, v := range frRand(rng, f.Inputs[1].Shape.NumElements(), 1) {
@@ -58,9 +50,26 @@ func TestFusedConvFastWeights(t *testing.T) {
 	if err != nil || k1 == nil {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
-	out := tensor.New(f.DType, f.Shape...)
+	noAllocs(t, k1, ins, tensor.New(f.DType, f.Shape...))
+}
+
+// frMatch checks that kernel k's F32 output on ins matches the
+// reference's within rel (relative, plus as much absolute), NaN-aware.
+func frMatch(t *testing.T, what string, n *graph.Node, k Kernel, ins []tensor.Tensor, rel float64) {
+	t.Helper()
+	got, want := frOut(t, n, k, ins).F32(), frReference(t, n, ins).F32()
+	for i := range got {
+		if approx.Far(float64(got[i]), float64(want[i]), rel*(1+math.Abs(float64(want[i])))) {
+			t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// noAllocs checks that a run of k allocates nothing.
+func noAllocs(t *testing.T, k Kernel, ins []tensor.Tensor, out tensor.Tensor) {
+	t.Helper()
 	if a := testing.AllocsPerRun(5, func() {
-		if err := k1(ins, out); err != nil {
+		if err := k(ins, out); err != nil {
 			t.Fatal(err)
 		}
 	}); a != 0 {

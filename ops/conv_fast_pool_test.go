@@ -60,14 +60,7 @@ func TestFusedConvPoolMatchesChain(t *testing.T) {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
 	ins := []tensor.Tensor{tensor.New(tensor.F32, x.Shape...), tensor.New(tensor.F32, w.Shape...)}
-	out := tensor.New(tensor.F32, f.Shape...)
-	if a := testing.AllocsPerRun(5, func() {
-		if err := k(ins, out); err != nil {
-			t.Fatal(err)
-		}
-	}); a != 0 {
-		t.Errorf("%v allocations per run", a)
-	}
+	noAllocs(t, k, ins, tensor.New(tensor.F32, f.Shape...))
 }
 
 // TestFastConvPool2x2 runs the pooled fast kernel of every variant

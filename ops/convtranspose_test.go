@@ -177,15 +177,7 @@ func TestConvTransposePhaseWeights(t *testing.T) {
 	if asm.HasPhaseProduct() && !strings.HasPrefix(variant, "phases/") {
 		t.Fatalf("variant %s, want the phases", variant)
 	}
-	check := func(what string) {
-		t.Helper()
-		got, want := frOut(t, n, k, ins).F32(), frReference(t, n, ins).F32()
-		for i := range got {
-			if approx.Far(float64(got[i]), float64(want[i]), 1e-5*(1+math.Abs(float64(want[i])))) {
-				t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
-			}
-		}
-	}
+	check := func(what string) { t.Helper(); frMatch(t, what, n, k, ins, 1e-5) }
 	check("first run")
 	check("second run")
 	for i, v := range frRand(rng, n.Inputs[1].Shape.NumElements(), 1) {
@@ -198,12 +190,5 @@ func TestConvTransposePhaseWeights(t *testing.T) {
 	if err != nil || k1 == nil {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
-	out := tensor.New(n.DType, n.Shape...)
-	if a := testing.AllocsPerRun(5, func() {
-		if err := k1(ins, out); err != nil {
-			t.Fatal(err)
-		}
-	}); a != 0 {
-		t.Errorf("%v allocations per run", a)
-	}
+	noAllocs(t, k1, ins, tensor.New(n.DType, n.Shape...))
 }
