@@ -72,6 +72,19 @@
 	ROW(10, T2, Z10, Z22); \
 	ROW(11, T3, Z11, Z23)
 
+// PF_ROWS fetches a row of each of the next tile's segments' outputs
+// (31 floats from R8 and BX: three points no more than 63 bytes apart
+// touch every line), then steps to the next row (R9 bytes on).
+#define PF_ROWS \
+	PREFETCHT0 (R8);     \
+	PREFETCHT0 62(R8);   \
+	PREFETCHT0 123(R8);  \
+	PREFETCHT0 (BX);     \
+	PREFETCHT0 62(BX);   \
+	PREFETCHT0 123(BX);  \
+	ADDQ       R9, R8;   \
+	ADDQ       R9, BX
+
 // INIT(r, CL, CR): both segments of row r start at bias[r].
 #define INIT(r, CL, CR) \
 	VBROADCASTSS (4*r)(BIAS), CL; \
@@ -111,6 +124,27 @@ tile:
 	LEAQ (X1)(OFF*4), X1
 	MOVQ off+40(FP), POFF
 	MOVQ bias+48(FP), BIAS
+	// The next tile's output rows, fetched while this tile computes: its
+	// masked stores would otherwise wait on lines that left the caches.
+	MOVQ o+56(FP), R8
+	MOVQ 56(PT), OFF
+	LEAQ (R8)(OFF*4), BX
+	MOVQ 48(PT), OFF
+	LEAQ (R8)(OFF*4), R8
+	MOVQ ldo+64(FP), R9
+	SHLQ $2, R9
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
+	PF_ROWS
 	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again
 	MOVQ 32(PT), OFF
 	LEAQ (XN1)(OFF*4), XN0
