@@ -24,6 +24,7 @@ var zooModels = []struct {
 	{"gru", 1e-4},
 	{"gpt", 1e-4},
 	{"yolo", 1e-4},
+	{"dcgan", 1e-4},
 }
 
 // TestZoo runs the model zoo (torchvision and torch.nn models with random

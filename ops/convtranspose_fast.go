@@ -33,7 +33,8 @@ import (
 // 2×2, stride 2) there is no col matrix at all: the GEMM stores each
 // pair of rows (the two column taps of one output channel and kernel
 // row) interleaved straight into its output row (asm.ZipStore), the
-// bias added as it goes.
+// bias added as it goes. A one-cell input is a MatMul by the weights as
+// stored (convtranspose_project.go).
 
 func init() {
 	RegisterFast(graph.OpConvTranspose, func(n *graph.Node, env Env) (Kernel, string, error) {
@@ -86,6 +87,9 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	g, err := newConvTGeom(n)
 	if err != nil || n.Shape.NumElements() == 0 {
 		return nil, "", err
+	}
+	if k, err := prepareConvTProject(n, g, env, gv); k != nil || err != nil {
+		return k, "project", err
 	}
 	rowsPerGroup := g.mpg * g.kSz
 	gm, err := asm.NewGemm(asm.GemmConfig{M: rowsPerGroup, N: g.inSz, K: g.cpg, TransA: true, Alpha: 1},

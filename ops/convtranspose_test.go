@@ -50,7 +50,8 @@ func TestConvTransposeByHand(t *testing.T) {
 // convolution kernels have a phase product (AVX-512), in blocks of one
 // input row too: twelve, eight and four-row panels, an odd count of
 // segments, dilation, a phase that no tap reaches (which must not take
-// the phases). The zip cases' widths put the product's 16-column
+// the phases). Those named "project" (a one-cell input, no pads) must run
+// as a MatMul by the weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
@@ -72,7 +73,7 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x2 s3,2 zip", []int{1, 3, 2, 5}, []int{3, 4, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{3, 2}}},
 		{"1-D k2 s2 zip", []int{2, 4, 40}, []int{4, 6, 2}, true, graph.ConvTransposeOpts{Strides: []int{2}}},
 		{"3x3 s3 groups tiles", []int{1, 6, 3, 4}, []int{6, 2, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{3, 3}, Groups: 3}},
-		{"2x1 s2,1 one cell tiles", []int{1, 3, 1, 1}, []int{3, 5, 2, 1}, false, graph.ConvTransposeOpts{Strides: []int{2, 1}}},
+		{"2x1 s2,1 one cell project", []int{1, 3, 1, 1}, []int{3, 5, 2, 1}, false, graph.ConvTransposeOpts{Strides: []int{2, 1}}},
 		{"1-D k4 s4 tiles", []int{2, 3, 17}, []int{3, 2, 4}, true, graph.ConvTransposeOpts{Strides: []int{4}}},
 		{"3-D 2x2x2 tiles", []int{1, 4, 2, 3, 5}, []int{4, 3, 2, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2, 2}}},
 		{"2x2 s2 outpad", []int{1, 4, 3, 3}, []int{4, 2, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, 0}}},
@@ -92,6 +93,10 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x3 s2 p1 outpad phases", []int{1, 6, 32, 32}, []int{6, 28, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"4x4 s2 p1 dcgan odd segments phases", []int{2, 5, 65, 16}, []int{5, 13, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"3x3 s2 dilation 3 phases", []int{1, 3, 16, 64}, []int{3, 4, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
+		{"4x4 one-cell input project", []int{2, 5, 1, 1}, []int{5, 7, 4, 4}, true, graph.ConvTransposeOpts{}},
+		{"3x2 one-cell input stride 2 project", []int{1, 9, 1, 1}, []int{9, 3, 3, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"1-D one-cell input project", []int{3, 4, 1}, []int{4, 6, 5}, true, graph.ConvTransposeOpts{}},
+		{"one-cell input padded", []int{1, 4, 1, 1}, []int{4, 3, 3, 3}, true, graph.ConvTransposeOpts{Pads: []int{1, 1, 1, 1}}},
 		{"1x1 s2 phases missing", []int{1, 3, 32, 32}, []int{3, 2, 1, 1}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, -1}}},
 	} {
 		g := graph.New()
@@ -120,7 +125,7 @@ func TestConvTransposeFast(t *testing.T) {
 				}
 				got, variant := fastRun(t, n, env, ins...)
 				path := ""
-				for _, p := range []string{"tiles", "zip"} {
+				for _, p := range []string{"tiles", "zip", "project"} {
 					if strings.Contains(c.name, p) {
 						path = "gemm+" + p + "/"
 					}
@@ -143,52 +148,64 @@ func TestConvTransposeFast(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip", "phases"} {
+	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip", "gemm+project", "phases"} {
 		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) && (p != "phases" || phases) {
 			t.Errorf("no case took %s (%v)", p, paths)
 		}
 	}
 }
 
-// TestConvTransposePhaseWeights runs a DCGAN-style step with its weights
-// and bias as params (packed once: the phase path takes them whatever
-// the input size where the CPU has a phase product) against the
-// reference, then changes them in place: a bumped weights version must
-// repack them. Runs allocate nothing.
-func TestConvTransposePhaseWeights(t *testing.T) {
-	g := graph.New()
-	n := g.ConvTranspose(g.Input("x", tensor.F32, 1, 7, 6, 16), g.Param("w", tensor.F32, 7, 10, 4, 4), g.Param("b", tensor.F32, 10),
-		graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})
-	g.Output(n)
-	if err := g.Err(); err != nil {
-		t.Fatal(err)
+// TestConvTransposeParamWeights runs a DCGAN-style step and a
+// projection of a one-cell input with their weights and bias as params
+// (packed once: the phase path takes the step whatever its input size
+// where the CPU has a phase product; the projection runs as a MatMul by
+// the packed weights) against the reference, then changes them in
+// place: a bumped weights version must repack them. Runs allocate
+// nothing.
+func TestConvTransposeParamWeights(t *testing.T) {
+	for _, c := range []struct {
+		name, path string
+		x, w       []int
+		o          graph.ConvTransposeOpts
+	}{
+		{"dcgan step", "phases/", []int{1, 7, 6, 16}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"projection", "gemm+project/", []int{2, 7, 1, 1}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Param("w", tensor.F32, c.w...), g.Param("b", tensor.F32, c.w[1]), c.o)
+			g.Output(n)
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			ins := make([]tensor.Tensor, len(n.Inputs))
+			for i, in := range n.Inputs {
+				ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
+			}
+			env := frEnv(2)
+			env.WeightsVersion = new(atomic.Uint64)
+			k, variant, err := PrepareFast(n, env)
+			if err != nil || k == nil {
+				t.Fatalf("no fast kernel (%v)", err)
+			}
+			if (c.path != "phases/" || asm.HasPhaseProduct()) && !strings.HasPrefix(variant, c.path) {
+				t.Fatalf("variant %s, want %s", variant, c.path)
+			}
+			check := func(what string) { t.Helper(); frMatch(t, what, n, k, ins, 1e-5) }
+			check("first run")
+			check("second run")
+			for i, v := range frRand(rng, n.Inputs[1].Shape.NumElements(), 1) {
+				ins[1].F32()[i] = float32(v)
+			}
+			ins[2].F32()[9] = 5
+			env.WeightsVersion.Add(1)
+			check("new weights")
+			k1, _, err := PrepareFast(n, Serial)
+			if err != nil || k1 == nil {
+				t.Fatalf("no fast kernel (%v)", err)
+			}
+			noAllocs(t, k1, ins, tensor.New(n.DType, n.Shape...))
+		})
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	ins := make([]tensor.Tensor, len(n.Inputs))
-	for i, in := range n.Inputs {
-		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
-	}
-	env := frEnv(2)
-	env.WeightsVersion = new(atomic.Uint64)
-	k, variant, err := PrepareFast(n, env)
-	if err != nil || k == nil {
-		t.Fatalf("no fast kernel (%v)", err)
-	}
-	if asm.HasPhaseProduct() && !strings.HasPrefix(variant, "phases/") {
-		t.Fatalf("variant %s, want the phases", variant)
-	}
-	check := func(what string) { t.Helper(); frMatch(t, what, n, k, ins, 1e-5) }
-	check("first run")
-	check("second run")
-	for i, v := range frRand(rng, n.Inputs[1].Shape.NumElements(), 1) {
-		ins[1].F32()[i] = float32(v)
-	}
-	ins[2].F32()[9] = 5
-	env.WeightsVersion.Add(1)
-	check("new weights")
-	k1, _, err := PrepareFast(n, Serial)
-	if err != nil || k1 == nil {
-		t.Fatalf("no fast kernel (%v)", err)
-	}
-	noAllocs(t, k1, ins, tensor.New(n.DType, n.Shape...))
 }

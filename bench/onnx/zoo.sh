@@ -28,7 +28,7 @@ zoo=${ZOO:-$here/zoo}
 py() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$@"; }
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  names=(mobilenet_v2 squeezenet1_1 shufflenet_v2 densenet121 segment unet lstm gru gpt yolo)
+  names=(mobilenet_v2 squeezenet1_1 shufflenet_v2 densenet121 segment unet lstm gru gpt yolo dcgan)
 fi
 
 tmp=$(mktemp -d)

@@ -17,7 +17,7 @@ func TestZooLowered(t *testing.T) {
 	if dir == "" {
 		t.Skip("KILN_ZOO is not set: see onnx/zoo_test.go")
 	}
-	for _, name := range []string{"mobilenet_v2", "squeezenet1_1", "shufflenet_v2", "densenet121", "segment", "unet", "lstm", "gru", "gpt", "yolo"} {
+	for _, name := range []string{"mobilenet_v2", "squeezenet1_1", "shufflenet_v2", "densenet121", "segment", "unet", "lstm", "gru", "gpt", "yolo", "dcgan"} {
 		t.Run(name, func(t *testing.T) {
 			compareONNXDir(t, "zoo "+name, filepath.Join(dir, name), 1e-4)
 		})

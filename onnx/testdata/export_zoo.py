@@ -34,6 +34,9 @@ The zoo (opset in brackets; what each brings that the others do not):
   yolo           YOLO-style detector head [13]: two strided scales,
                  nearest Resize upsampling, Concat, Sigmoid, and the top-k
                  scoring boxes (TopK, Gather)
+  dcgan          DCGAN-style generator [13]: a latent vector through
+                 ConvTranspose 4x4 (stride 1, then stride 2 pad 1 up to
+                 64x64), BatchNorm-ReLU between, Tanh
 """
 import math
 import os
@@ -199,6 +202,20 @@ class YOLOHead(nn.Module):
         return top, boxes
 
 
+class DCGANGenerator(nn.Module):
+    """The DCGAN generator (Radford et al.) at half width: 1x1 to 64x64."""
+
+    def __init__(self, z=64, g=32, out=3):
+        super().__init__()
+        def up(i, o, s, p):
+            return [nn.ConvTranspose2d(i, o, 4, s, p, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+        self.net = nn.Sequential(*up(z, 8 * g, 1, 0), *up(8 * g, 4 * g, 2, 1), *up(4 * g, 2 * g, 2, 1),
+                                 *up(2 * g, g, 2, 1), nn.ConvTranspose2d(g, out, 4, 2, 1), nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
 # --- the zoo -------------------------------------------------------------------
 
 def image(gen, b, c, h, w):
@@ -239,6 +256,7 @@ def zoo():
         "gru": (ours(SeqGRU, lambda g: [tokens(g, 2, 12, 50)], ["ids"], ["logits"]), 14),
         "gpt": (ours(GPT, gpt_inputs, ["ids", "past_k", "past_v"], ["logits", "present_k", "present_v"]), 14),
         "yolo": (ours(YOLOHead, lambda g: [image(g, 1, 3, 128, 160)], ["x"], ["scores", "boxes"]), 13),
+        "dcgan": (ours(DCGANGenerator, lambda g: [torch.randn(1, 64, 1, 1, generator=g)], ["z"], ["image"]), 13),
     }
 
 
