@@ -21,6 +21,13 @@ import (
 // cache). The output channels are split over the workers, then into
 // panels of 12, 8 or 4 rows; each worker runs its panels phase by phase
 // (the phase's weights panel stays in L1 across the input positions).
+// Input rows that are not a whole number of segments (a generator's 4×4
+// and 8×8 layers) run on the padded grid instead: segments of sixteen
+// consecutive cells of the padded input, pad columns included, so a
+// segment may span rows; their sums go to a scratch laid out as the grid
+// (a row of pad cells' junk after each row's real ones), and each
+// panel's real cells are copied to the output once its four phases are
+// done. The pad columns' products are wasted: pad of every W + pad.
 
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
@@ -32,6 +39,8 @@ type convTPhases struct {
 	panels   []convTPanel
 	packed   []float32 // per panel, per phase: the weights, then the bias
 	blocks   []convTPhaseBlock
+	grid     bool // segments run over the padded grid, through scratch
+	ldg      int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights  convWeights
 	w, b     []float32 // the run's weights and bias, for pack
 	x, y     []float32 // the current image
@@ -56,6 +65,7 @@ type convTPhaseBlock struct {
 	r0, r1 int
 	tiles  *asm.PhaseTiles
 	xp     []float32
+	ys     [2][]float32 // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
 }
 
 // convTPanel is a panel of output channels [c0, c0+n) computed as rows
@@ -67,16 +77,16 @@ type convTPanel struct {
 
 // newConvTPhases returns the phase plan of f, or nil where it does not
 // apply: not 2-D, groups, a stride other than 2, an output other than
-// twice the input, input rows not a multiple of sixteen, a phase that no
-// tap lands on, weights packed every run over a small input
-// (convTPhaseRepackCells), or no vector phase product.
+// twice the input, a phase that no tap lands on, weights packed every
+// run over a small input (convTPhaseRepackCells), or no vector phase
+// product.
 func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	g := &f.convTGeom
 	if g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.groups != 1 || g.s[1] != 2 || g.s[2] != 2 ||
-		g.out[1] != 2*g.in[1] || g.out[2] != 2*g.in[2] || g.in[2]%16 != 0 {
+		g.out[1] != 2*g.in[1] || g.out[2] != 2*g.in[2] {
 		return nil, nil
 	}
-	p := &convTPhases{f: f}
+	p := &convTPhases{f: f, grid: g.in[2]%16 != 0}
 	p.weights = convWeights{cached: FromWeights(n.Inputs[1]) && (!g.bias || FromWeights(n.Inputs[2])), version: f.env.WeightsVersion}
 	if !p.weights.cached && g.inSz < convTPhaseRepackCells {
 		return nil, nil
@@ -103,7 +113,10 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	// Blocks of input rows: whole rows, the padded input they read within
 	// convTPhaseBlockBytes, at least one per worker.
-	p.wp = g.in[2] + 2*p.pad
+	// A padded row is the pad, then the row: a row's right pad is the
+	// next row's left one (reads past the last row fall in the pad rows
+	// below, or the planes' slack).
+	p.wp = g.in[2] + p.pad
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
 	nb := (g.in[1] + rows - 1) / rows
 	if t := max(f.env.Threads, 1); nb%t != 0 {
@@ -111,23 +124,46 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
 	for b := range nb {
-		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb, xp: make([]float32, g.c*p.hp*p.wp)}
-		var segs, at []int // segments by first cell (row·W + column); tile offsets
-		for row := blk.r0; row < blk.r1; row++ {
-			for col := 0; col < g.in[2]; col += 16 {
-				segs = append(segs, row*g.in[2]+col)
+		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
+		var at []int // tile offsets
+		if p.grid {
+			// Segments of the grid from the block's first row to its last
+			// real cell; the scratch holds each sum at twice its cell.
+			last := (blk.r1-blk.r0-1)*p.wp + g.in[2]
+			segs := (last + 15) / 16
+			p.ldg = max(p.ldg, 32*((g.in[1]+nb-1)/nb*p.wp/16+1)+2)
+			for s := 0; s < segs; s += 2 {
+				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
+				at = append(at, q0, q1, 2*q0, 2*q1)
 			}
-		}
-		for s := 0; s < len(segs); s += 2 {
-			c0, c1 := segs[s], segs[min(s+1, len(segs)-1)] // an odd last segment runs twice
-			at = append(at, (c0/g.in[2]-blk.r0)*p.wp+c0%g.in[2], (c1/g.in[2]-blk.r0)*p.wp+c1%g.in[2],
-				c0/g.in[2]*2*g.out[2]+2*(c0%g.in[2]), c1/g.in[2]*2*g.out[2]+2*(c1%g.in[2]))
+		} else {
+			var segs []int // segments by first cell (row·W + column)
+			for row := blk.r0; row < blk.r1; row++ {
+				for col := 0; col < g.in[2]; col += 16 {
+					segs = append(segs, row*g.in[2]+col)
+				}
+			}
+			for s := 0; s < len(segs); s += 2 {
+				c0, c1 := segs[s], segs[min(s+1, len(segs)-1)] // an odd last segment runs twice
+				at = append(at, (c0/g.in[2]-blk.r0)*p.wp+c0%g.in[2], (c1/g.in[2]-blk.r0)*p.wp+c1%g.in[2],
+					c0/g.in[2]*2*g.out[2]+2*(c0%g.in[2]), c1/g.in[2]*2*g.out[2]+2*(c1%g.in[2]))
+			}
 		}
 		var err error
 		if blk.tiles, err = asm.NewPhaseTiles(at); err != nil {
 			return nil, err
 		}
 		p.blocks = append(p.blocks, blk)
+	}
+	// The padded planes, with room after the last for a grid segment's
+	// reads past the block's last real cell.
+	for i := range p.blocks {
+		p.blocks[i].xp = make([]float32, g.c*p.hp*p.wp+p.wp+32)
+		if p.grid {
+			for py := range 2 {
+				p.blocks[i].ys[py] = make([]float32, g.m*p.ldg)
+			}
+		}
 	}
 	for ph := range p.phases {
 		cur := &p.phases[ph]
@@ -221,7 +257,7 @@ func (p *convTPhases) packPanels(lo, hi int) {
 
 // runBlocks runs blocks of input rows [lo, hi): each pads its rows,
 // then runs each panel, phase by phase, all the block's tiles in one
-// call.
+// call (in grid mode into the block's scratch, copied out after).
 func (p *convTPhases) runBlocks(lo, hi int) {
 	g := &p.f.convTGeom
 	for i := lo; i < hi; i++ {
@@ -233,7 +269,29 @@ func (p *convTPhases) runBlocks(lo, hi int) {
 				steps := cur.prod.Steps()
 				a := p.packed[pn.at[ph]:][:steps*pn.rows]
 				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
+				if p.grid {
+					cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles)
+					continue
+				}
 				cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles)
+			}
+			if p.grid {
+				p.copyOut(blk, pn)
+			}
+		}
+	}
+}
+
+// copyOut copies panel pn's real cells of block blk from the grid
+// scratch to the output rows they belong to.
+func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
+	g := &p.f.convTGeom
+	ow := g.out[2]
+	for c := pn.c0; c < pn.c0+pn.n; c++ {
+		for py := range 2 {
+			src := blk.ys[py][c*p.ldg:][:p.ldg]
+			for r := blk.r0; r < blk.r1; r++ {
+				copy(p.y[c*g.outSz+(2*r+py)*ow:][:ow], src[2*(r-blk.r0)*p.wp:][:ow])
 			}
 		}
 	}
