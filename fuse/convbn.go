@@ -6,10 +6,13 @@ import (
 	"github.com/kilnml/kiln/tensor"
 )
 
-// convBatchNorm folds an inference BatchNorm into the Conv2D it follows:
+// convBatchNorm folds an inference BatchNorm into the Conv2D or
+// single-group ConvTranspose it follows (a generator's BatchNorm after
+// each upsampling step):
 //
 //	s  = scale / sqrt(var + eps)                 per output channel
-//	w' = w · s (over the output-channel axis)
+//	w' = w · s (over the output-channel axis: the first of a Conv2D's
+//	           weights, the second of a ConvTranspose's)
 //	b' = (b - mean) · s + bias                   (b = 0 without a conv bias)
 //
 // Weights are params set after compilation, so the fold is a rewrite into
@@ -29,7 +32,7 @@ func convBatchNorm(g *graph.Graph, log *Log) error {
 			return false, nil
 		}
 		c := n.Inputs[0]
-		if c.Op != graph.OpConv2D {
+		if c.Op != graph.OpConv2D && (c.Op != graph.OpConvTranspose || c.Attrs.Groups > 1) {
 			return batchNormAffine(g, n, log)
 		}
 		if ok, why := v.chainLink(c, n, nil); !ok {
@@ -58,12 +61,21 @@ func convBatchNorm(g *graph.Graph, log *Log) error {
 // foldBatchNorm inserts the weight arithmetic and the new conv.
 func foldBatchNorm(g *graph.Graph, conv, bn *graph.Node) (*graph.Node, error) {
 	bias, mean := bn.Inputs[2], bn.Inputs[3]
-	m := conv.Inputs[1].Shape[0]
+	ws := conv.Inputs[1].Shape
+	perChannel := make(tensor.Shape, ws.Rank()) // s over the weights' output-channel axis
+	for i := range perChannel {
+		perChannel[i] = 1
+	}
+	if conv.Op == graph.OpConvTranspose {
+		perChannel[1] = ws[1]
+	} else {
+		perChannel[0] = ws[0]
+	}
 	op, s, fail := batchNormScale(g, bn)
 	if *fail != nil {
 		return nil, *fail
 	}
-	w := op(graph.OpMul, graph.Attrs{}, conv.Inputs[1], op(graph.OpReshape, graph.Attrs{Shape: tensor.Shape{m, 1, 1, 1}}, s))
+	w := op(graph.OpMul, graph.Attrs{}, conv.Inputs[1], op(graph.OpReshape, graph.Attrs{Shape: perChannel}, s))
 	var shift *graph.Node // (b - mean)·s
 	if len(conv.Inputs) == 3 {
 		shift = op(graph.OpMul, graph.Attrs{}, op(graph.OpSub, graph.Attrs{}, conv.Inputs[2], mean), s)
@@ -71,7 +83,7 @@ func foldBatchNorm(g *graph.Graph, conv, bn *graph.Node) (*graph.Node, error) {
 		shift = op(graph.OpNeg, graph.Attrs{}, op(graph.OpMul, graph.Attrs{}, mean, s))
 	}
 	b := op(graph.OpAdd, graph.Attrs{}, shift, bias)
-	f := op(graph.OpConv2D, conv.Attrs, conv.Inputs[0], w, b)
+	f := op(conv.Op, conv.Attrs, conv.Inputs[0], w, b)
 	return f, *fail
 }
 

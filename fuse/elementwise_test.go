@@ -84,6 +84,50 @@ func TestConvBatchNorm(t *testing.T) {
 	}
 }
 
+// TestConvTransposeBatchNorm folds a BatchNorm into the ConvTranspose
+// before it (a generator's upsampling step), with and without a bias,
+// 2-D and 1-D; a grouped one keeps it (as x·s + t).
+func TestConvTransposeBatchNorm(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		x, w   []int
+		groups int
+		bias   bool
+	}{
+		{"2-D bias", []int{2, 3, 4, 5}, []int{3, 4, 4, 4}, 1, true},
+		{"2-D", []int{1, 3, 4, 4}, []int{3, 4, 3, 3}, 1, false},
+		{"1-D", []int{2, 3, 7}, []int{3, 4, 4}, 1, true},
+		{"grouped", []int{1, 4, 4, 4}, []int{4, 2, 4, 4}, 2, false},
+	} {
+		g := graph.New()
+		x := g.Input("x", tensor.F32, c.x...)
+		w := g.Param("w", tensor.F32, c.w...)
+		m := c.w[1] * c.groups
+		var b *graph.Node
+		if c.bias {
+			b = g.Param("b", tensor.F32, m)
+		}
+		ch := func(name string) *graph.Node { return g.Param(name, tensor.F32, m) }
+		strides := make([]int, len(c.x)-2)
+		for i := range strides {
+			strides[i] = 2
+		}
+		y := g.ConvTranspose(x, w, b, graph.ConvTransposeOpts{Strides: strides, Groups: c.groups})
+		y = g.BatchNorm(y, ch("scale"), ch("shift"), ch("mean"), ch("var"), 1e-3)
+		g.Output(g.Relu(y))
+		log, orig := runPass(t, g, convBatchNorm)
+		if count(g, graph.OpBatchNorm) != 0 || count(g, graph.OpConvTranspose) != 1 {
+			t.Fatalf("%s: after conv_bn:\n%s", c.name, graph.Dump(g))
+		}
+		ct := find(g, graph.OpConvTranspose)
+		folded := ct.Inputs[0] == x && len(ct.Inputs) == 3 && ct.Inputs[1].Op == graph.OpMul
+		if folded != (c.groups == 1) || logged(log.Fused, "weights rewritten") != folded {
+			t.Errorf("%s: conv %v inputs %v, log %v", c.name, ct, ct.Inputs, log.Fused)
+		}
+		sameResults(t, orig, g, 2e-6)
+	}
+}
+
 func TestConvBatchNormNearMiss(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", tensor.F32, 1, 2, 4, 4)
