@@ -91,13 +91,13 @@ func (b *builder) convTranspose() {
 		c, m, groups = 2*c, 2*m, 2
 	}
 	// One draw in three: the output twice the input at stride 2, rows of
-	// 16 or 32, over 1024 input cells or more (the AVX-512 phase path,
-	// convtranspose_phase.go).
+	// 16 or 32 or any length up to 40 (the padded grid), over 1024 input
+	// cells or more (the AVX-512 phase path, convtranspose_phase.go).
 	phase := r.IntN(3) == 0
 	if phase {
-		stride, dil, groups, k, w = 2, 1, 1, 3+r.IntN(2), b.dim(16*(1+r.IntN(2)))
+		stride, dil, groups, k, w = 2, 1, 1, 3+r.IntN(2), b.dim([]int{16, 32, 1 + r.IntN(40)}[r.IntN(3)])
 		c, m = b.dim(1+r.IntN(8)), b.dim(1+r.IntN(16))
-		h = b.dim(1024/w + r.IntN(8)) // 1024 cells: weights that are inputs take the phases too
+		h = b.dim((1023+w)/w + r.IntN(8)) // 1024 cells: weights that are inputs take the phases too
 	}
 	reach := dil * (k - 1)
 	pads := []int{r.IntN(reach + 1), r.IntN(reach + 1), r.IntN(reach+2) - 1, r.IntN(reach+2) - 1}
