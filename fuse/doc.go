@@ -6,7 +6,8 @@
 //
 // The passes, in pipeline order (names as KILN_FUSE=-name takes them):
 //
-//	conv_bn           Conv2D + BatchNorm → Conv2D on weights rewritten from the params
+//	conv_bn           Conv2D (or single-group ConvTranspose) + BatchNorm → the same op on
+//	                  weights rewritten from the params
 //	                  (any other BatchNorm → x·s + t per channel, for elementwise)
 //	fold              nodes of constants evaluated at compile time
 //	cse               duplicate nodes and constants merged
