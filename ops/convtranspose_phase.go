@@ -18,16 +18,20 @@ import (
 // scratch and summed into the output by a second pass, as the col2im and
 // blocked paths do (their ZipSumRows was 13-15% of a DCGAN step's time,
 // reading four products per output cell back from the last-level
-// cache). The output channels are split over the workers, then into
-// panels of 12, 8 or 4 rows; each worker runs its panels phase by phase
-// (the phase's weights panel stays in L1 across the input positions).
+// cache). The input rows are split into blocks (at least one per
+// worker), each padded by the worker that runs it into its own buffer;
+// the output channels into panels of 12, 8 or 4 rows, which a block runs
+// phase by phase (the phase's weights panel stays in L1 across the input
+// positions).
 // Input rows that are not a whole number of segments (a generator's 4×4
 // and 8×8 layers) run on the padded grid instead: segments of sixteen
 // consecutive cells of the padded input, pad columns included, so a
 // segment may span rows; their sums go to a scratch laid out as the grid
 // (a row of pad cells' junk after each row's real ones), and each
 // panel's real cells are copied to the output once its four phases are
-// done. The pad columns' products are wasted: pad of every W + pad.
+// done. The pad columns' products are wasted: pad of every W + pad. On
+// the grid the workers split the output channels instead of the rows (a
+// block of fewer rows would waste more of its last segment).
 
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
@@ -46,7 +50,9 @@ type convTPhases struct {
 	x, y     []float32 // the current image
 	pack     func() error
 	packBody func(lo, hi int)
+	padBody  func(lo, hi int)
 	body     func(lo, hi int)
+	shares   [][2]int // the panels [lo, hi) of each share of the output channels (one but on the grid)
 }
 
 // convTPhase is one output phase (row parity py, column parity px): its
@@ -119,7 +125,8 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	p.wp = g.in[2] + p.pad
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
 	nb := (g.in[1] + rows - 1) / rows
-	if t := max(f.env.Threads, 1); nb%t != 0 {
+	t := max(f.env.Threads, 1)
+	if !p.grid && nb%t != 0 {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
 	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
@@ -179,16 +186,26 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		}
 		cur.prod = prod
 	}
+	// On the grid the workers split the output channels (a block of fewer
+	// rows wastes more of its last segment): a share of panels each.
+	shares := 1
+	if p.grid {
+		shares = min(t, (g.m+3)/4)
+	}
 	size := 0
-	for _, pn := range phasePanels(g.m) {
-		for ph := range p.phases {
-			pn.at[ph] = size
-			size += (p.phases[ph].prod.Steps() + 1) * pn.rows
+	for w := range shares {
+		p.shares = append(p.shares, [2]int{len(p.panels), 0})
+		for _, pn := range phasePanels(g.m*w/shares, g.m*(w+1)/shares) {
+			for ph := range p.phases {
+				pn.at[ph] = size
+				size += (p.phases[ph].prod.Steps() + 1) * pn.rows
+			}
+			p.panels = append(p.panels, pn)
 		}
-		p.panels = append(p.panels, pn)
+		p.shares[w][1] = len(p.panels)
 	}
 	p.packed = make([]float32, size)
-	p.pack, p.packBody, p.body = p.packWeights, p.packPanels, p.runBlocks
+	p.pack, p.packBody, p.padBody, p.body = p.packWeights, p.packPanels, p.padBlocks, p.runItems
 	return p, nil
 }
 
@@ -204,7 +221,10 @@ func (p *convTPhases) run(x, w, bias, y []float32) error {
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
-		p.f.env.For(len(p.blocks), 1, p.body)
+		if len(p.shares) > 1 { // every block padded before any share reads it
+			p.f.env.For(len(p.blocks), 1, p.padBody)
+		}
+		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
 	}
 	p.x, p.y = nil, nil
 	return nil
@@ -255,15 +275,26 @@ func (p *convTPhases) packPanels(lo, hi int) {
 	}
 }
 
-// runBlocks runs blocks of input rows [lo, hi): each pads its rows,
-// then runs each panel, phase by phase, all the block's tiles in one
-// call (in grid mode into the block's scratch, copied out after).
-func (p *convTPhases) runBlocks(lo, hi int) {
+// padBlocks pads the rows of blocks [lo, hi).
+func (p *convTPhases) padBlocks(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		p.padRows(&p.blocks[i])
+	}
+}
+
+// runItems runs work items [lo, hi), item i being block i / shares's
+// panels of share i mod shares: with one share, each pads its block
+// first (else padBlocks has). Each panel runs phase by phase, all the
+// block's tiles in one call (on the grid into the block's scratch,
+// copied out after).
+func (p *convTPhases) runItems(lo, hi int) {
 	g := &p.f.convTGeom
 	for i := lo; i < hi; i++ {
-		blk := &p.blocks[i]
-		p.padRows(blk)
-		for _, pn := range p.panels {
+		blk, share := &p.blocks[i/len(p.shares)], p.shares[i%len(p.shares)]
+		if len(p.shares) == 1 {
+			p.padRows(blk)
+		}
+		for _, pn := range p.panels[share[0]:share[1]] {
 			for ph := range p.phases {
 				cur := &p.phases[ph]
 				steps := cur.prod.Steps()
@@ -326,15 +357,15 @@ const convTPhaseRepackCells = 1024
 // 1 MiB L2 that leaves room for the weights panels and the output.
 var convTPhaseBlockBytes = 256 << 10
 
-// phasePanels splits m output channels into panels of 12, 8 or 4 rows:
-// twelves, but sixteen channels as two eights (not a twelve and a
+// phasePanels splits output channels [c0, c1) into panels of 12, 8 or 4
+// rows: twelves, but sixteen channels as two eights (not a twelve and a
 // four, whose eight accumulators wait on the FMA latency) and a last
 // panel of under twelve rounded up to a multiple of four.
-func phasePanels(m int) []convTPanel {
+func phasePanels(c0, c1 int) []convTPanel {
 	var ps []convTPanel
-	for c0 := 0; c0 < m; {
-		n := min(12, m-c0)
-		if left := m - c0; left > 12 && left < 24 && left%12 <= 4 {
+	for c0 < c1 {
+		n := min(12, c1-c0)
+		if left := c1 - c0; left > 12 && left < 24 && left%12 <= 4 {
 			n = 8
 		}
 		ps = append(ps, convTPanel{c0: c0, n: n, rows: (n + 3) / 4 * 4})
