@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
 )
 
 // TestConvDirectKernel checks every direct kernel, and the Go twin,
@@ -74,7 +76,7 @@ func checkDirectKernel(t *testing.T, kern convDirectKernel, rows, k int, bias, a
 				if acc {
 					sum += float64(init[at])
 				}
-				if d := float64(c.Data[at]) - sum; d > 1e-4 || d < -1e-4 {
+				if approx.Far(float64(c.Data[at]), sum, 1e-4) { // NaN-aware: a NaN sum fails
 					t.Fatalf("c[%d][%d] = %v, want %v", i, j, c.Data[at], sum)
 				}
 				continue
