@@ -3,5 +3,8 @@
 // resolved into one arena — and runs it. It also owns the Backend
 // interface that devices implement (the CPU here; GPU drivers register
 // their own) and the persistent worker pool that CPU kernels use to split
-// work across cores.
+// work across cores. A program on several workers measures, over its
+// first runs and now and then after, whether its runs are faster with
+// every loop inline on the calling goroutine, and runs so where they are
+// (tune.go).
 package exec

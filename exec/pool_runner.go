@@ -11,6 +11,9 @@ import (
 type Runner struct {
 	pool *Pool
 	b    batch
+	// inline makes For run each loop whole on the caller: the program
+	// sets it for the steps it measured faster so (tune.go).
+	inline bool
 }
 
 // batch is one loop posted to the pool: chunk c is
@@ -52,7 +55,7 @@ func (r *Runner) For(n, grain int, body func(lo, hi int)) {
 	}
 	grain = max(grain, 1)
 	chunks := min(r.pool.workers, (n+grain-1)/grain)
-	if chunks <= 1 {
+	if chunks <= 1 || r.inline {
 		body(0, n)
 		return
 	}

@@ -53,6 +53,7 @@ type Program struct {
 	guard *guards // canaries of a guarded plan (guard.go), nil otherwise
 
 	stepTimes []time.Duration // per-step wall time while set (steptimes.go)
+	tuner     *runTuner       // measures runs pooled and inline; nil where the program does not (tune.go)
 
 	copyDst, copySrc []byte           // the copy parallelCopy is sharing out
 	copyBody         func(lo, hi int) // pr.copyChunks, bound once so For does not allocate
@@ -67,6 +68,9 @@ type Program struct {
 type Options struct {
 	Pool      *Pool // workers for parallel kernels; nil means DefaultPool
 	Reference bool  // use only the reference kernels (KILN_KERNELS=reference)
+	// NoTuning keeps the loops on the pool: no measuring whether runs are
+	// faster with every loop inline, on the caller (tune.go).
+	NoTuning bool
 }
 
 type cpuBackend struct{ opt Options }
@@ -167,6 +171,7 @@ func (pr *Program) lowerSteps() error {
 		}
 		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID], Static: static[n.ID]})
 	}
+	pr.tuner = newRunTuner(pr.opt, pr.isBody, pr.guard != nil)
 	pr.findInputUses()
 	return nil
 }
@@ -215,6 +220,15 @@ func (pr *Program) Run() error {
 	if pr.stepTimes != nil {
 		return pr.runTimed(v, fresh)
 	}
+	t := pr.tuner
+	var start time.Time
+	measured := t != nil && t.startRun(pr.runner)
+	if measured {
+		start = time.Now()
+	}
+	if t != nil {
+		defer func() { pr.runner.inline = false }()
+	}
 	for i := range pr.Steps {
 		s := &pr.Steps[i]
 		if s.Static && fresh {
@@ -223,6 +237,9 @@ func (pr *Program) Run() error {
 		if err := s.Kernel(s.Ins, s.Out); err != nil {
 			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)
 		}
+	}
+	if t != nil {
+		t.endRun(time.Since(start), measured)
 	}
 	pr.staticValid, pr.staticVersion = true, v
 	return nil

@@ -59,6 +59,10 @@ func (pr *Program) SetStepTimes(d []time.Duration) error {
 // for it. v and fresh are staticFresh's.
 func (pr *Program) runTimed(v uint64, fresh bool) error {
 	d := pr.stepTimes
+	if pr.tuner != nil { // as the untimed runs go now
+		pr.runner.inline = pr.tuner.inline
+		defer func() { pr.runner.inline = false }()
+	}
 	for i := range pr.Steps {
 		s := &pr.Steps[i]
 		if s.Static && fresh {

@@ -21,7 +21,8 @@ import (
 const benchUsage = `usage: kiln bench model.onnx [--device D] [--threads N] [--runs N] [--warmup N] [--steps N] [--input name=file.npy ...] [--shape name=d0,d1,...]
 
 Compiles an ONNX model for --device (cpu, cuda, cuda:N or metal; cpu
-if not given), runs it --warmup times untimed, then
+if not given), runs it --warmup times untimed (on the CPU also while the
+program still measures which steps run inline, its first dozen runs), then
 --runs times timed, and prints the median, p90, min and mean latency and
 the throughput. A progress bar is drawn on stderr when it is a terminal
 and the timed runs should take over two seconds (--progress on|off forces
@@ -49,6 +50,7 @@ type benchResult struct {
 	Model      string  `json:"model"`
 	Device     string  `json:"device"`
 	Threads    int     `json:"threads,omitempty"` // CPU only
+	Inline     bool    `json:"inline,omitempty"`  // CPU: the program runs its loops inline (measured faster)
 	Runs       int     `json:"runs"`
 	Warmup     int     `json:"warmup"`
 	MedianMs   float64 `json:"median_ms"`
@@ -132,6 +134,23 @@ func runBench(args []string) error {
 		}
 		warm += time.Since(t)
 	}
+	// A CPU program on several workers measures over its first runs
+	// whether its loops run faster inline (exec.Program.Tuning): those
+	// runs are warm-up too, untimed.
+	inline := false
+	if x, err := c.cg.Executable(); err == nil {
+		if tu, ok := x.(interface {
+			Tuning() bool
+			Inline() bool
+		}); ok {
+			for tu.Tuning() {
+				if _, err := c.cg.RunTyped(ti...); err != nil {
+					return err
+				}
+			}
+			inline = tu.Inline()
+		}
+	}
 	bar := newProgress(stderr, *runs, *progress == "on" ||
 		*progress == "auto" && isTerminal(stderr) && *warmup > 0 && warm/time.Duration(*warmup)*time.Duration(*runs) > 2*time.Second)
 	times := make([]time.Duration, *runs)
@@ -164,7 +183,7 @@ func runBench(args []string) error {
 		}
 	}
 
-	r := benchResult{Model: path, Device: dev.String(), Threads: threads, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
+	r := benchResult{Model: path, Device: dev.String(), Threads: threads, Inline: inline, Runs: *runs, Warmup: *warmup, CompileMs: ms(compileTime)}
 	sorted := slices.Clone(times)
 	slices.Sort(sorted)
 	var total time.Duration
@@ -195,6 +214,9 @@ func runBench(args []string) error {
 		compileTime.Round(time.Millisecond), c.cg.Stats().Steps, plan.HumanBytes(p.ArenaBytes), plan.HumanBytes(p.WeightBytes))
 	fmt.Fprintf(stdout, "inputs: %s\n", strings.Join(ins, ", "))
 	where := fmt.Sprintf("threads %d", threads)
+	if inline {
+		where += " (loops inline: measured faster than the pool)"
+	}
 	if dev != kiln.CPU {
 		where = "device " + dev.String()
 	}

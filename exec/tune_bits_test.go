@@ -1,0 +1,85 @@
+package exec
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/internal/testmodels"
+	"github.com/kilnml/kiln/ops"
+	"github.com/kilnml/kiln/plan"
+)
+
+// TestInlineSameBits runs test models (an MLP, a conv block, a concat
+// CNN, an encoder layer) on two workers three ways: on the pool, every
+// loop inline, and tuning (runs alternating the two, then the faster):
+// every run must give the same bits, since the kernels divide their work
+// into the same tasks however a loop is split. The first tuning must be
+// over after its runs.
+func TestInlineSameBits(t *testing.T) {
+	for name, g := range map[string]*graph.Graph{
+		"mlp":     testmodels.MLP(4, 64, 96, 10),
+		"cnn":     testmodels.CNNBlock(1, 8, 16, 24, 24),
+		"concat":  testmodels.ConcatCNN(3, 24),
+		"encoder": testmodels.EncoderLayer(2, 16, 64, 4, 128),
+	} {
+		t.Run(name, func(t *testing.T) {
+			feeds, err := testmodels.RandomFeeds(g, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := plan.Make(g, plan.Options{InPlace: ops.InPlace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prepare := func(opt Options) *Program {
+				pr, err := Lower(g, p, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range g.Params() {
+					if err := pr.Write(n, feeds[n.Name].Data); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return pr
+			}
+			run := func(pr *Program) []byte { // inputs written each run: a plan may reuse their buffers
+				t.Helper()
+				for _, n := range g.Inputs() {
+					if err := pr.Write(n, feeds[n.Name].Data); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := pr.Run(); err != nil {
+					t.Fatal(err)
+				}
+				var all []byte
+				for _, o := range g.Outputs() {
+					b := make([]byte, o.Shape.NumElements()*o.DType.Size())
+					if err := pr.Read(o, b); err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, b...)
+				}
+				return all
+			}
+			pooled, inline, tuned := prepare(Options{Pool: NewPool(2), NoTuning: true}), prepare(Options{Pool: NewPool(2)}), prepare(Options{Pool: NewPool(2)})
+			inline.tuner = &runTuner{tuned: true, inline: true} // inline until its next measurement, 1000 runs on
+			want := run(pooled)
+			if !tuned.Tuning() || pooled.Tuning() || inline.Tuning() {
+				t.Fatalf("tuning %v, %v (NoTuning), %v (decided), want true, false, false", tuned.Tuning(), pooled.Tuning(), inline.Tuning())
+			}
+			for i := range tuneWarmup + 2*tuneRounds {
+				for way, pr := range map[string]*Program{"inline": inline, "tuned": tuned} {
+					if !bytes.Equal(run(pr), want) {
+						t.Fatalf("run %d %s: outputs differ from the pooled run's", i, way)
+					}
+				}
+			}
+			if tuned.Tuning() || !inline.Inline() {
+				t.Errorf("tuning %v after %d runs; inline %v", tuned.Tuning(), tuneWarmup+2*tuneRounds, inline.Inline())
+			}
+		})
+	}
+}

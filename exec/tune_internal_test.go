@@ -1,0 +1,76 @@
+package exec
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunTuner drives the tuner through its runs with made-up times: the
+// warm-up runs go pooled, the measured ones alternate pooled and inline,
+// the decision follows the medians (an outlier does not decide, inline
+// must be 10% faster), and after retuneRuns runs it measures again and
+// may change its mind.
+func TestRunTuner(t *testing.T) {
+	r := NewPool(2).NewRunner()
+	tu := &runTuner{}
+	// run drives one Run whose pooled and inline runs take the given times
+	// (µs; the i-th measured run of each kind takes its i-th entry).
+	run := func(runs int, pooled, inline []int, wantMeasured int) {
+		t.Helper()
+		var np, ni, measured int
+		for range runs {
+			m := tu.startRun(r)
+			d := 7 * time.Millisecond // an unmeasured run's time must not count
+			if m {
+				measured++
+				if r.inline {
+					d = time.Duration(inline[ni]) * time.Microsecond
+					ni++
+				} else {
+					d = time.Duration(pooled[np]) * time.Microsecond
+					np++
+				}
+			} else if r.inline != tu.inline {
+				t.Fatalf("an unmeasured run goes inline=%v, the decision is %v", r.inline, tu.inline)
+			}
+			tu.endRun(d, m)
+		}
+		if measured != wantMeasured || np != ni {
+			t.Fatalf("%d runs measured (%d pooled, %d inline), want %d alternating", measured, np, ni, wantMeasured)
+		}
+	}
+	run(tuneWarmup+2*tuneRounds, []int{100, 101, 99, 500, 100}, []int{60, 61, 59, 60, 10}, 2*tuneRounds)
+	if !tu.tuned || !tu.inline {
+		t.Fatalf("tuned %v inline %v, want inline after inline runs 40%% faster", tu.tuned, tu.inline)
+	}
+	for range retuneRuns { // runs until the next measurement
+		if tu.startRun(r) || !r.inline {
+			t.Fatal("a run between measurements is measured or not inline")
+		}
+		tu.endRun(time.Millisecond, false)
+	}
+	run(2*tuneRounds, []int{100, 100, 100, 100, 100}, []int{95, 95, 95, 95, 95}, 2*tuneRounds)
+	if tu.inline {
+		t.Fatal("inline kept where it measured only 5% faster")
+	}
+}
+
+// TestRunnerInline: an inline runner runs a loop whole, once, on the
+// caller; a pooled one splits it.
+func TestRunnerInline(t *testing.T) {
+	r := NewPool(2).NewRunner()
+	var calls [][2]int
+	body := func(lo, hi int) { calls = append(calls, [2]int{lo, hi}) }
+	r.inline = true
+	r.For(10, 1, body)
+	if len(calls) != 1 || calls[0] != [2]int{0, 10} {
+		t.Errorf("inline For made calls %v, want one over [0, 10)", calls)
+	}
+	r.inline = false
+	var n atomic.Int32
+	r.For(10, 1, func(lo, hi int) { n.Add(1) })
+	if n.Load() != 2 {
+		t.Errorf("pooled For made %d calls, want 2", n.Load())
+	}
+}
