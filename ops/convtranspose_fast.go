@@ -73,6 +73,21 @@ type convTFast struct {
 	// phases, if set, runs the output's four stride-2 phases as
 	// convolutions (convtranspose_phase.go), without col or GEMM.
 	phases *convTPhases
+	// reference runs the definition where the phases cannot (weights that
+	// are not finite); prepared on first use.
+	reference Kernel
+}
+
+// runReference runs node n's reference kernel, preparing it first.
+func (f *convTFast) runReference(n *graph.Node, ins []tensor.Tensor, out tensor.Tensor) error {
+	if f.reference == nil {
+		k, err := prepareConvTranspose(n)
+		if err != nil {
+			return err
+		}
+		f.reference = k
+	}
+	return f.reference(ins, out)
 }
 
 // prepareConvTransposeFast returns the kernel and the name of its
@@ -144,7 +159,11 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			return f.runZip(x, y)
 		}
 		if f.phases != nil {
-			return f.phases.run(x, w, f.bias, y)
+			done, err := f.phases.run(x, w, f.bias, y)
+			if done || err != nil {
+				return err
+			}
+			return f.runReference(n, ins, out) // non-finite weights
 		}
 		if f.blocks != nil {
 			return f.blocks.run(x, w, y)

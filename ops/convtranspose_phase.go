@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 )
@@ -36,23 +38,24 @@ import (
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
 type convTPhases struct {
-	f        *convTFast
-	pad      int // zero cells around each input plane
-	hp, wp   int // a block's padded plane: rows (its most rows and the pads) and row length
-	phases   [4]convTPhase
-	panels   []convTPanel
-	packed   []float32 // per panel, per phase: the weights, then the bias
-	blocks   []convTPhaseBlock
-	grid     bool // segments run over the padded grid, through scratch
-	ldg      int  // grid mode: a channel's stride in a block's scratch of each row phase
-	weights  convWeights
-	w, b     []float32 // the run's weights and bias, for pack
-	x, y     []float32 // the current image
-	pack     func() error
-	packBody func(lo, hi int)
-	padBody  func(lo, hi int)
-	body     func(lo, hi int)
-	shares   [][2]int // the panels [lo, hi) of each share of the output channels (one but on the grid)
+	f         *convTFast
+	pad       int // zero cells around each input plane
+	hp, wp    int // a block's padded plane: rows (its most rows and the pads) and row length
+	phases    [4]convTPhase
+	panels    []convTPanel
+	packed    []float32 // per panel, per phase: the weights, then the bias
+	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
+	blocks    []convTPhaseBlock
+	grid      bool // segments run over the padded grid, through scratch
+	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
+	weights   convWeights
+	w, b      []float32 // the run's weights and bias, for pack
+	x, y      []float32 // the current image
+	pack      func() error
+	packBody  func(lo, hi int)
+	padBody   func(lo, hi int)
+	body      func(lo, hi int)
+	shares    [][2]int // the panels [lo, hi) of each share of the output channels (one but on the grid)
 }
 
 // convTPhase is one output phase (row parity py, column parity px): its
@@ -205,18 +208,23 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		p.shares[w][1] = len(p.panels)
 	}
 	p.packed = make([]float32, size)
+	p.nonFinite = make([]bool, len(p.panels))
 	p.pack, p.packBody, p.padBody, p.body = p.packWeights, p.packPanels, p.padBlocks, p.runItems
 	return p, nil
 }
 
-// run computes every image of x through weights w (and bias) into y.
-func (p *convTPhases) run(x, w, bias, y []float32) error {
+// run computes every image of x through weights w (and bias) into y. It
+// reports false, computing nothing, where a weight is not finite: the
+// phases multiply every weight by the pad cells around the input, and
+// 0·Inf would put a NaN where the definition (input cells only) has
+// none; the caller runs the reference then.
+func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	g := &p.f.convTGeom
 	p.w, p.b = w, bias
 	err := p.weights.repack(w, bias, p.pack)
 	p.w, p.b = nil, nil
-	if err != nil {
-		return err
+	if err != nil || slices.Contains(p.nonFinite, true) {
+		return false, err
 	}
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
@@ -227,7 +235,7 @@ func (p *convTPhases) run(x, w, bias, y []float32) error {
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
 	}
 	p.x, p.y = nil, nil
-	return nil
+	return true, nil
 }
 
 // packWeights packs the run's weights, the panels split over the
@@ -245,7 +253,9 @@ func (p *convTPhases) packPanels(lo, hi int) {
 	g := &p.f.convTGeom
 	kSz, kw := g.kSz, g.k[2]
 	var dst [4][]float32
-	for _, pn := range p.panels[lo:hi] {
+	for i := lo; i < hi; i++ {
+		pn := p.panels[i]
+		p.nonFinite[i] = false
 		for ph := range p.phases {
 			steps := p.phases[ph].prod.Steps()
 			dst[ph] = p.packed[pn.at[ph]:][:(steps+1)*pn.rows]
@@ -266,8 +276,11 @@ func (p *convTPhases) packPanels(lo, hi int) {
 				a := dst[ph][ci*len(taps)*pn.rows:][:len(taps)*pn.rows]
 				for t, tap := range taps {
 					row := a[t*pn.rows:][:pn.n]
-					for r, i := 0, tap[0]*kw+tap[1]; r < len(row) && i < len(w); r, i = r+1, i+kSz {
-						row[r] = w[i]
+					for r, j := 0, tap[0]*kw+tap[1]; r < len(row) && j < len(w); r, j = r+1, j+kSz {
+						row[r] = w[j]
+						if w[j]-w[j] != 0 { // NaN or ±Inf
+							p.nonFinite[i] = true
+						}
 					}
 				}
 			}

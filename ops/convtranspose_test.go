@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -210,5 +211,44 @@ func TestConvTransposeParamWeights(t *testing.T) {
 			}
 			noAllocs(t, k1, ins, tensor.New(n.DType, n.Shape...))
 		})
+	}
+}
+
+// TestConvTransposePhasesNonFinite: a NaN or infinite weight meets the
+// pad cells around the input in the phase products (0·Inf = NaN) but no
+// input cell in the definition, so a run with one must give the
+// definition's values (the reference runs), and the phases take over
+// again once the weights are finite (a bumped weights version).
+func TestConvTransposePhasesNonFinite(t *testing.T) {
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+		g := graph.New()
+		n := g.ConvTranspose(g.Input("x", tensor.F32, 1, 3, 5, 16), g.Param("w", tensor.F32, 3, 6, 4, 4), nil,
+			graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})
+		g.Output(n)
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		ins := make([]tensor.Tensor, len(n.Inputs))
+		for i, in := range n.Inputs {
+			ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
+		}
+		env := frEnv(2)
+		env.WeightsVersion = new(atomic.Uint64)
+		k, variant, err := PrepareFast(n, env)
+		if err != nil || k == nil {
+			t.Fatalf("no fast kernel (%v)", err)
+		}
+		if asm.HasPhaseProduct() && !strings.HasPrefix(variant, "phases/") {
+			t.Fatalf("variant %s, want the phases", variant)
+		}
+		w := ins[1].F32()
+		good := w[0]
+		w[0] = bad // channel 0's top-left tap: it reads the pad above and left of the input
+		env.WeightsVersion.Add(1)
+		frMatch(t, fmt.Sprintf("weight %v", bad), n, k, ins, 1e-5)
+		w[0] = good
+		env.WeightsVersion.Add(1)
+		frMatch(t, "finite again", n, k, ins, 1e-5)
 	}
 }
