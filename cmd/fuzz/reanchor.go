@@ -52,13 +52,15 @@ func reanchor(g *graph.Graph, pr *exec.Program, feeds map[string]tensor.Tensor) 
 // a sum that is exactly zero depends on the order and the starting value
 // of the accumulation (+0 + -0 is +0), which no kernel promises. Every
 // other op must give a zero the reference's sign: a lost sign turns a
-// later Div's -Inf into +Inf (seeds 1183, 1975). RMSNorm is LayerNorm's
+// later Div's -Inf into +Inf (seeds 1183, 1975). ConvTranspose sums its
+// taps as Conv2D does (a bias of +0 added to a lone -0 product, seed
+// 208309657055937). RMSNorm is LayerNorm's
 // kind of sum: near float32's range its float32 1/rms underflows where
 // the float64 reference divides (seed 6279747, a row of ±3e38 times an
 // infinite scale).
 var sums = map[graph.Op]bool{graph.OpMatMul: true, graph.OpFusedMatMul: true, graph.OpGemm: true,
 	graph.OpReduceSum: true, graph.OpReduceMean: true, graph.OpCumSum: true, graph.OpAttention: true,
-	graph.OpConv2D: true, graph.OpFusedConv2D: true, graph.OpAvgPool2D: true, graph.OpGlobalAvgPool: true,
+	graph.OpConv2D: true, graph.OpFusedConv2D: true, graph.OpConvTranspose: true, graph.OpAvgPool2D: true, graph.OpGlobalAvgPool: true,
 	graph.OpLayerNorm: true, graph.OpAddLayerNorm: true, graph.OpRMSNorm: true, graph.OpAddRMSNorm: true, graph.OpBatchNorm: true, graph.OpFusedElementwise: true}
 
 // mayOverflow reports whether a sum's float32 partial sums can overflow
