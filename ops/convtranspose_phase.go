@@ -120,12 +120,13 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 			return nil, nil
 		}
 	}
-	// Blocks of input rows: whole rows, the padded input they read within
-	// convTPhaseBlockBytes, at least one per worker.
 	// A padded row is the pad, then the row: a row's right pad is the
 	// next row's left one (reads past the last row fall in the pad rows
 	// below, or the planes' slack).
 	p.wp = g.in[2] + p.pad
+	// Blocks of input rows: whole rows, the padded input they read within
+	// convTPhaseBlockBytes, at least one per worker off the grid (on it
+	// the workers split the channels).
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
