@@ -12,7 +12,7 @@ type Runner struct {
 	pool *Pool
 	b    batch
 	// inline makes For run each loop whole on the caller: the program
-	// sets it for the steps it measured faster so (tune.go).
+	// sets it for runs it measures so, or measured faster so (tune.go).
 	inline bool
 }
 

@@ -77,11 +77,7 @@ func (pr *Program) Inline() bool { return pr.tuner != nil && pr.tuner.inline }
 // startRun sets up the runner for one Run and reports whether the run
 // is measured (then Run reports its time to endRun).
 func (t *runTuner) startRun(r *Runner) bool {
-	warm := tuneWarmup
-	if t.tuned {
-		warm = retuneRuns
-	}
-	m := t.runs - warm
+	m := t.runs - t.warm()
 	if m < 0 || m >= 2*tuneRounds {
 		r.inline = t.inline
 		return false
@@ -90,14 +86,18 @@ func (t *runTuner) startRun(r *Runner) bool {
 	return true
 }
 
+// warm is how many unmeasured runs come before the next measurement.
+func (t *runTuner) warm() int {
+	if t.tuned {
+		return retuneRuns
+	}
+	return tuneWarmup
+}
+
 // endRun records a measured run's time; after the last it decides.
 func (t *runTuner) endRun(d time.Duration, measured bool) {
-	warm := tuneWarmup
-	if t.tuned {
-		warm = retuneRuns
-	}
 	if measured {
-		m := t.runs - warm
+		m := t.runs - t.warm()
 		if m%2 == 1 {
 			t.inl[m/2] = d
 		} else {
@@ -105,7 +105,7 @@ func (t *runTuner) endRun(d time.Duration, measured bool) {
 		}
 	}
 	t.runs++
-	if t.runs == warm+2*tuneRounds {
+	if t.runs == t.warm()+2*tuneRounds {
 		t.inline = float64(median(t.inl)) < tuneMargin*float64(median(t.pooled))
 		t.tuned, t.runs = true, 0
 	}

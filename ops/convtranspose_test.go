@@ -176,26 +176,8 @@ func TestConvTransposeParamWeights(t *testing.T) {
 		{"projection", "gemm+project/", []int{2, 7, 1, 1}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := graph.New()
-			n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Param("w", tensor.F32, c.w...), g.Param("b", tensor.F32, c.w[1]), c.o)
-			g.Output(n)
-			if err := g.Err(); err != nil {
-				t.Fatal(err)
-			}
+			n, ins, env, k := convTParamKernel(t, c.x, c.w, true, c.o, c.path)
 			rng := rand.New(rand.NewPCG(3, 4))
-			ins := make([]tensor.Tensor, len(n.Inputs))
-			for i, in := range n.Inputs {
-				ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
-			}
-			env := frEnv(2)
-			env.WeightsVersion = new(atomic.Uint64)
-			k, variant, err := PrepareFast(n, env)
-			if err != nil || k == nil {
-				t.Fatalf("no fast kernel (%v)", err)
-			}
-			if (c.path != "phases/" || asm.HasPhaseProduct()) && !strings.HasPrefix(variant, c.path) {
-				t.Fatalf("variant %s, want %s", variant, c.path)
-			}
 			check := func(what string) { t.Helper(); frMatch(t, what, n, k, ins, 1e-5) }
 			check("first run")
 			check("second run")
@@ -221,27 +203,8 @@ func TestConvTransposeParamWeights(t *testing.T) {
 // again once the weights are finite (a bumped weights version).
 func TestConvTransposePhasesNonFinite(t *testing.T) {
 	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
-		g := graph.New()
-		n := g.ConvTranspose(g.Input("x", tensor.F32, 1, 3, 5, 16), g.Param("w", tensor.F32, 3, 6, 4, 4), nil,
-			graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})
-		g.Output(n)
-		if err := g.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(5, 6))
-		ins := make([]tensor.Tensor, len(n.Inputs))
-		for i, in := range n.Inputs {
-			ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
-		}
-		env := frEnv(2)
-		env.WeightsVersion = new(atomic.Uint64)
-		k, variant, err := PrepareFast(n, env)
-		if err != nil || k == nil {
-			t.Fatalf("no fast kernel (%v)", err)
-		}
-		if asm.HasPhaseProduct() && !strings.HasPrefix(variant, "phases/") {
-			t.Fatalf("variant %s, want the phases", variant)
-		}
+		n, ins, env, k := convTParamKernel(t, []int{1, 3, 5, 16}, []int{3, 6, 4, 4}, false,
+			graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}, "phases/")
 		w := ins[1].F32()
 		good := w[0]
 		w[0] = bad // channel 0's top-left tap: it reads the pad above and left of the input
@@ -251,4 +214,37 @@ func TestConvTransposePhasesNonFinite(t *testing.T) {
 		env.WeightsVersion.Add(1)
 		frMatch(t, "finite again", n, k, ins, 1e-5)
 	}
+}
+
+// convTParamKernel prepares, on two workers with a weights version, the
+// fast kernel of a ConvTranspose of input x by param weights w (and a
+// param bias), and random inputs for it; the kernel must take path
+// (the phases only where the CPU has a phase product).
+func convTParamKernel(t *testing.T, x, w []int, bias bool, o graph.ConvTransposeOpts, path string) (*graph.Node, []tensor.Tensor, Env, Kernel) {
+	t.Helper()
+	g := graph.New()
+	var b *graph.Node
+	if bias {
+		b = g.Param("b", tensor.F32, w[1])
+	}
+	n := g.ConvTranspose(g.Input("x", tensor.F32, x...), g.Param("w", tensor.F32, w...), b, o)
+	g.Output(n)
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	ins := make([]tensor.Tensor, len(n.Inputs))
+	for i, in := range n.Inputs {
+		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
+	}
+	env := frEnv(2)
+	env.WeightsVersion = new(atomic.Uint64)
+	k, variant, err := PrepareFast(n, env)
+	if err != nil || k == nil {
+		t.Fatalf("no fast kernel (%v)", err)
+	}
+	if (path != "phases/" || asm.HasPhaseProduct()) && !strings.HasPrefix(variant, path) {
+		t.Fatalf("variant %s, want %s", variant, path)
+	}
+	return n, ins, env, k
 }

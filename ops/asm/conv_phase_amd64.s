@@ -85,6 +85,12 @@
 	ADDQ       R9, R8;   \
 	ADDQ       R9, BX
 
+#define PF_ROWS4 \
+	PF_ROWS; \
+	PF_ROWS; \
+	PF_ROWS; \
+	PF_ROWS
+
 // INIT(r, CL, CR): both segments of row r start at bias[r].
 #define INIT(r, CL, CR) \
 	VBROADCASTSS (4*r)(BIAS), CL; \
@@ -133,18 +139,9 @@ tile:
 	LEAQ (R8)(OFF*4), R8
 	MOVQ ldo+64(FP), R9
 	SHLQ $2, R9
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
-	PF_ROWS
+	PF_ROWS4
+	PF_ROWS4
+	PF_ROWS4
 	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again
 	MOVQ 32(PT), OFF
 	LEAQ (XN1)(OFF*4), XN0
