@@ -26,27 +26,33 @@ import (
 // phase by phase (the phase's weights panel stays in L1 across the input
 // positions).
 // Input rows that are not a whole number of segments (a generator's 4×4
-// and 8×8 layers) run on the padded grid instead: segments of sixteen
-// consecutive cells of the padded input, pad columns included, so a
-// segment may span rows; their sums go to a scratch laid out as the grid
-// (a row of pad cells' junk after each row's real ones), and each
-// panel's real cells are copied to the output once its four phases are
-// done. The pad columns' products are wasted: pad of every W + pad. On
-// the grid the workers split the output channels instead of the rows (a
-// block of fewer rows would waste more of its last segment).
+// and 8×8 layers, a 28-wide decoder) run on the grid instead: segments
+// of sixteen consecutive cells of the block's rows, so a segment may
+// span rows. A column shift cannot be an offset there (cell i-1 of a
+// row's first cell is the last of the row above), so the block holds
+// one copy of its rows per column shift sx (-pad..pad), each row's
+// cells moved by sx with zeros shifted in, and a row shift stays an
+// offset (zero rows above and below). The sums go to a scratch laid out
+// as the rows, and each panel's cells are copied to the output once its
+// four phases are done. Only the block's last segment wastes products
+// (it was pad of every W + pad cells on a grid of padded rows: a third
+// of an 8×8 layer's). On the grid the workers split the output channels
+// instead of the rows (a block of fewer rows would waste more of its
+// last segment).
 
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
 type convTPhases struct {
 	f         *convTFast
 	pad       int // zero cells around each input plane
-	hp, wp    int // a block's padded plane: rows (its most rows and the pads) and row length
+	hp, wp    int // a block's padded plane: rows (its most rows and the pads) and row length (no pad on the grid)
 	phases    [4]convTPhase
 	panels    []convTPanel
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
-	grid      bool // segments run over the padded grid, through scratch
+	grid      bool // segments run over the grid of rows, through scratch
+	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
@@ -122,12 +128,16 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	// A padded row is the pad, then the row: a row's right pad is the
 	// next row's left one (reads past the last row fall in the pad rows
-	// below, or the planes' slack).
-	p.wp = g.in[2] + p.pad
+	// below, or the planes' slack). On the grid a row is the row, once
+	// per column shift.
+	p.wp, p.shifts = g.in[2]+p.pad, 1
+	if p.grid {
+		p.wp, p.shifts = g.in[2], 2*p.pad+1
+	}
 	// Blocks of input rows: whole rows, the padded input they read within
 	// convTPhaseBlockBytes, at least one per worker off the grid (on it
 	// the workers split the channels).
-	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
+	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.shifts*p.wp)-2*p.pad, 1), g.in[1])
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
 	if !p.grid && nb%t != 0 {
@@ -138,10 +148,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
 		var at []int // tile offsets
 		if p.grid {
-			// Segments of the grid from the block's first row to its last
-			// real cell; the scratch holds each sum at twice its cell.
-			last := (blk.r1-blk.r0-1)*p.wp + g.in[2]
-			segs := (last + 15) / 16
+			// Segments of the grid from the block's first cell to its
+			// last; the scratch holds each sum at twice its cell.
+			segs := ((blk.r1-blk.r0)*p.wp + 15) / 16
 			p.ldg = max(p.ldg, 32*((g.in[1]+nb-1)/nb*p.wp/16+1)+2)
 			for s := 0; s < segs; s += 2 {
 				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
@@ -167,9 +176,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		p.blocks = append(p.blocks, blk)
 	}
 	// The padded planes, with room after the last for a grid segment's
-	// reads past the block's last real cell.
+	// reads past the block's last cell.
 	for i := range p.blocks {
-		p.blocks[i].xp = make([]float32, g.c*p.hp*p.wp+p.wp+32)
+		p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
 		if p.grid {
 			for py := range 2 {
 				p.blocks[i].ys[py] = make([]float32, g.m*p.ldg)
@@ -181,6 +190,10 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		off := make([]int, 0, g.c*len(cur.taps))
 		for ci := range g.c {
 			for _, t := range cur.taps {
+				if p.grid { // the plane of the tap's column shift
+					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*p.wp+(t[2]+p.pad)*p.wp)
+					continue
+				}
 				off = append(off, ci*p.hp*p.wp+(t[2]+p.pad)*p.wp+t[3]+p.pad)
 			}
 		}
@@ -230,8 +243,8 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
-		if len(p.shares) > 1 { // every block padded before any share reads it
-			p.f.env.For(len(p.blocks), 1, p.padBody)
+		if len(p.shares) > 1 { // every block padded before any share reads it, each share padding its part of the channels
+			p.f.env.For(len(p.blocks)*len(p.shares), 1, p.padBody)
 		}
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
 	}
@@ -289,10 +302,13 @@ func (p *convTPhases) packPanels(lo, hi int) {
 	}
 }
 
-// padBlocks pads the rows of blocks [lo, hi).
+// padBlocks pads work items [lo, hi): item i pads share i mod shares's
+// part of block i / shares's input channels.
 func (p *convTPhases) padBlocks(lo, hi int) {
+	c, n := p.f.convTGeom.c, len(p.shares)
 	for i := lo; i < hi; i++ {
-		p.padRows(&p.blocks[i])
+		s := i % n
+		p.padRows(&p.blocks[i/n], c*s/n, c*(s+1)/n)
 	}
 }
 
@@ -306,7 +322,7 @@ func (p *convTPhases) runItems(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		blk, share := &p.blocks[i/len(p.shares)], p.shares[i%len(p.shares)]
 		if len(p.shares) == 1 {
-			p.padRows(blk)
+			p.padRows(blk, 0, g.c)
 		}
 		for _, pn := range p.panels[share[0]:share[1]] {
 			for ph := range p.phases {
@@ -343,16 +359,52 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 }
 
 // padRows copies the input rows block blk reads (its own and up to pad
-// either side) of the current image into its padded planes; the cells
-// around them stay zero.
-func (p *convTPhases) padRows(blk *convTPhaseBlock) {
+// either side) of input channels [c0, c1) of the current image into its
+// padded planes; the cells around them stay zero.
+func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
 	g := &p.f.convTGeom
 	h, w := g.in[1], g.in[2]
 	lo, hi := max(blk.r0-p.pad, 0), min(blk.r1+p.pad, h)
-	for c := range g.c {
+	if p.grid {
+		p.shiftRows(blk, lo, hi, c0, c1)
+		return
+	}
+	for c := c0; c < c1; c++ {
 		plane := blk.xp[c*p.hp*p.wp:][:p.hp*p.wp]
 		for r := lo; r < hi; r++ {
 			copy(plane[(r-blk.r0+p.pad)*p.wp+p.pad:][:w], p.x[(c*h+r)*w:][:w])
+		}
+	}
+}
+
+// shiftRows copies input rows [lo, hi) of channels [c0, c1) into block
+// blk's plane of each column shift sx (grid mode): cell i of a row holds
+// the input's i+sx, zero past the row's ends. The rows are contiguous in
+// both, so a plane is one copy moved by sx, then the |sx| cells that
+// crossed a row end are cleared.
+func (p *convTPhases) shiftRows(blk *convTPhaseBlock, lo, hi, c0, c1 int) {
+	g := &p.f.convTGeom
+	h, w := g.in[1], g.in[2]
+	n := (hi - lo) * w
+	for v := range p.shifts {
+		sx := v - p.pad
+		if sx >= w || -sx >= w { // every cell reads past its row: the plane stays zero
+			continue
+		}
+		for c := c0; c < c1; c++ {
+			dst := blk.xp[(v*g.c+c)*p.hp*p.wp+(lo-blk.r0+p.pad)*w:][:n]
+			src := p.x[(c*h+lo)*w:][:n]
+			if sx >= 0 {
+				copy(dst, src[sx:])
+				for r := w - sx; r < n; r += w {
+					clear(dst[r : r+sx])
+				}
+				continue
+			}
+			copy(dst[-sx:], src)
+			for r := 0; r < n; r += w {
+				clear(dst[r : r-sx])
+			}
 		}
 	}
 }

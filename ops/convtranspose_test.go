@@ -50,9 +50,11 @@ func TestConvTransposeByHand(t *testing.T) {
 // must run as stride-2 output phases (convtranspose_phase.go) where the
 // convolution kernels have a phase product (AVX-512), in blocks of one
 // input row too: twelve, eight and four-row panels, an odd count of
-// segments, dilation, rows that are not whole segments (the padded
-// grid), a phase that no tap reaches (which must not take the phases). Those named "project" (a one-cell input, no pads) must run
-// as a MatMul by the weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
+// segments, dilation, rows that are not whole segments (the grid, with
+// column shifts of one and two, and of two past a row of two cells), a
+// phase that no tap reaches (which must not take the phases). Those
+// named "project" (a one-cell input, no pads) must run as a MatMul by
+// the weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
@@ -96,6 +98,8 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x3 s2 dilation 3 phases", []int{1, 3, 16, 64}, []int{3, 4, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"3x3 s2 p1 outpad width 28 grid phases", []int{1, 5, 40, 28}, []int{5, 14, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"4x4 s2 p1 width 8 grid phases", []int{2, 4, 130, 8}, []int{4, 9, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"3x3 s2 dilation 3 width 12 grid phases", []int{1, 3, 90, 12}, []int{3, 5, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
+		{"3x3 s2 dilation 3 width 2 grid phases", []int{1, 3, 520, 2}, []int{3, 4, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"4x4 one-cell input project", []int{2, 5, 1, 1}, []int{5, 7, 4, 4}, true, graph.ConvTransposeOpts{}},
 		{"3x2 one-cell input stride 2 project", []int{1, 9, 1, 1}, []int{9, 3, 3, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"1-D one-cell input project", []int{3, 4, 1}, []int{4, 6, 5}, true, graph.ConvTransposeOpts{}},
