@@ -9,8 +9,9 @@ import (
 
 // A 2-D ConvTranspose at stride 2 whose output is twice its input along
 // both axes (the decoders' 3×3 with pad 1 and output padding 1, the
-// DCGAN 4×4 with pad 1) runs as its four output phases where the
-// convolution kernels have a vector phase product (AVX-512): output cell
+// DCGAN 4×4 with pad 1, the U-Nets' 2×2) runs as its four output
+// phases where the convolution kernels have a vector phase product
+// (AVX-512): output cell
 // (2j+py, 2i+px) takes only the taps (ky, kx) with py + pad - ky·dilation
 // and px + pad - kx·dilation even, each reading input cell (j+sy, i+sx)
 // for the halves sy, sx of those. So each phase is a stride-1
@@ -21,8 +22,10 @@ import (
 // blocked paths do (their ZipSumRows was 13-15% of a DCGAN step's time,
 // reading four products per output cell back from the last-level
 // cache). The input rows are split into blocks (at least one per
-// worker), each padded by the worker that runs it into its own buffer;
-// the output channels into panels of 12, 8 or 4 rows, which a block runs
+// worker), each padded by the worker that runs it into its own buffer
+// (where no tap reaches past the input, as the 2×2's, the kernel reads
+// the input in place: the copy cost 5% of a U-Net step); the output
+// channels into panels of 12, 8 or 4 rows, which a block runs
 // phase by phase (the phase's weights panel stays in L1 across the input
 // positions).
 // Input rows that are not a whole number of segments (a generator's 4×4
@@ -53,6 +56,7 @@ type convTPhases struct {
 	blocks    []convTPhaseBlock
 	grid      bool // segments run over the grid of rows, through scratch
 	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
+	direct    bool // no pad, rows of whole segments: the kernel reads the input itself
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
@@ -134,6 +138,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	if p.grid {
 		p.wp, p.shifts = g.in[2], 2*p.pad+1
 	}
+	// Without a pad (U-Nets' 2×2) the input is its own padded copy, off
+	// the grid (whose last segment may read past the last plane).
+	p.direct = p.pad == 0 && !p.grid
 	// Blocks of input rows: whole rows, the padded input they read within
 	// convTPhaseBlockBytes, at least one per worker off the grid (on it
 	// the workers split the channels).
@@ -144,6 +151,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
 	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
+	if p.direct {
+		p.hp = g.in[1]
+	}
 	for b := range nb {
 		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
 		var at []int // tile offsets
@@ -163,9 +173,13 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 					segs = append(segs, row*g.in[2]+col)
 				}
 			}
+			r0 := blk.r0 // the row that the block's copy starts at
+			if p.direct {
+				r0 = 0
+			}
 			for s := 0; s < len(segs); s += 2 {
 				c0, c1 := segs[s], segs[min(s+1, len(segs)-1)] // an odd last segment runs twice
-				at = append(at, (c0/g.in[2]-blk.r0)*p.wp+c0%g.in[2], (c1/g.in[2]-blk.r0)*p.wp+c1%g.in[2],
+				at = append(at, (c0/g.in[2]-r0)*p.wp+c0%g.in[2], (c1/g.in[2]-r0)*p.wp+c1%g.in[2],
 					c0/g.in[2]*2*g.out[2]+2*(c0%g.in[2]), c1/g.in[2]*2*g.out[2]+2*(c1%g.in[2]))
 			}
 		}
@@ -178,6 +192,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// The padded planes, with room after the last for a grid segment's
 	// reads past the block's last cell.
 	for i := range p.blocks {
+		if p.direct {
+			break
+		}
 		p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
 		if p.grid {
 			for py := range 2 {
@@ -334,7 +351,11 @@ func (p *convTPhases) runItems(lo, hi int) {
 					cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles)
 					continue
 				}
-				cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles)
+				x := blk.xp
+				if p.direct {
+					x = p.x
+				}
+				cur.prod.Run(pn.rows, pn.n, a, bias, x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles)
 			}
 			if p.grid {
 				p.copyOut(blk, pn)
@@ -365,6 +386,9 @@ func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
 	g := &p.f.convTGeom
 	h, w := g.in[1], g.in[2]
 	lo, hi := max(blk.r0-p.pad, 0), min(blk.r1+p.pad, h)
+	if p.direct {
+		return
+	}
 	if p.grid {
 		p.shiftRows(blk, lo, hi, c0, c1)
 		return
