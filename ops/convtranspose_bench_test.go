@@ -12,9 +12,10 @@ import (
 // BenchmarkConvTranspose runs the fast ConvTranspose on a U-Net decoder
 // step (2×2, stride 2), a segmentation upsampler (3×3, stride 2, pad 1,
 // output_padding 1) at 32² and 64² (whose taps' products outgrow the
-// L2) and two DCGAN generator steps (4×4, stride 2, pad 1; at 8², rows
-// shorter than a segment),
-// on 1 and 2 workers, and reports GFLOP/s
+// L2) and three DCGAN generator steps (4×4, stride 2, pad 1; at 8²,
+// rows shorter than a segment; at 4², one segment, where both sides
+// stream 2 MiB of weights for 16 input cells), on 1 and 2 workers, and
+// reports GFLOP/s
 // (2·M·N·K per group, with M = output channels per group · taps, N =
 // input cells, K = input channels per group) and the ratio to the plain
 // GEMM of the same M×N×K batch, the two run alternately and compared by
@@ -37,6 +38,7 @@ func BenchmarkConvTranspose(b *testing.B) {
 		{"3x3s2p1-64", []int{1, 64, 64, 64}, []int{64, 32, 3, 3}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"dcgan-4x4s2p1", []int{1, 128, 16, 16}, []int{128, 64, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"dcgan-4x4s2p1-8", []int{1, 256, 8, 8}, []int{256, 128, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"dcgan-4x4s2p1-4", []int{1, 256, 4, 4}, []int{256, 128, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 	} {
 		for _, weights := range []string{"input", "param"} {
 			for _, threads := range []int{1, 2} {

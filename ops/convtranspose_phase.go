@@ -57,6 +57,7 @@ type convTPhases struct {
 	grid      bool // segments run over the grid of rows, through scratch
 	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
 	direct    bool // no pad, rows of whole segments: the kernel reads the input itself
+	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
@@ -145,6 +146,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// convTPhaseBlockBytes, at least one per worker off the grid (on it
 	// the workers split the channels).
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.shifts*p.wp)-2*p.pad, 1), g.in[1])
+	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
+		rows = g.in[1]
+	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
 	if !p.grid && nb%t != 0 {
@@ -229,7 +233,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	size := 0
 	for w := range shares {
 		p.shares = append(p.shares, [2]int{len(p.panels), 0})
-		for _, pn := range phasePanels(g.m*w/shares, g.m*(w+1)/shares) {
+		for _, pn := range phasePanels(g.m*w/shares, g.m*(w+1)/shares, p.one) {
 			for ph := range p.phases {
 				pn.at[ph] = size
 				size += (p.phases[ph].prod.Steps() + 1) * pn.rows
@@ -450,9 +454,21 @@ var convTPhaseBlockBytes = 256 << 10
 // phasePanels splits output channels [c0, c1) into panels of 12, 8 or 4
 // rows: twelves, but sixteen channels as two eights (not a twelve and a
 // four, whose eight accumulators wait on the FMA latency) and a last
-// panel of under twelve rounded up to a multiple of four.
-func phasePanels(c0, c1 int) []convTPanel {
+// panel of under twelve rounded up to a multiple of four. For an input
+// of one segment (one) the panels are of 24 or 16 rows, which compute
+// one segment a tile where the others compute it twice, and a last of
+// up to eight channels is an eight or a four.
+func phasePanels(c0, c1 int, one bool) []convTPanel {
 	var ps []convTPanel
+	for one && c1-c0 > 8 {
+		n := min(24, c1-c0)
+		rows := 24
+		if n <= 16 {
+			rows = 16
+		}
+		ps = append(ps, convTPanel{c0: c0, n: n, rows: rows})
+		c0 += n
+	}
 	for c0 < c1 {
 		n := min(12, c1-c0)
 		if left := c1 - c0; left > 12 && left < 24 && left%12 <= 4 {

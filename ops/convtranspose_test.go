@@ -179,7 +179,8 @@ func TestConvTransposeParamWeights(t *testing.T) {
 		o          graph.ConvTransposeOpts
 	}{
 		{"dcgan step", "phases/", []int{1, 7, 6, 16}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
-		{"generator step at 4x4", "phases/", []int{1, 9, 4, 4}, []int{9, 14, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"generator step at 4x4", "phases/", []int{1, 9, 4, 4}, []int{9, 60, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"generator step at 2x2", "phases/", []int{1, 5, 2, 2}, []int{5, 28, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"unet step", "phases/", []int{2, 6, 3, 32}, []int{6, 13, 2, 2}, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"projection", "gemm+project/", []int{2, 7, 1, 1}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{}},
 	} {

@@ -51,6 +51,22 @@ func maxPairs8AVX2(y, x0, x1 *float32, n int)
 //go:noescape
 func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
 
+// convPhase24x16AVX512 is its one-segment twin for panels of 16 or 24
+// rows (planes of one segment), 24 accumulators, one FMA a broadcast.
+//
+//go:noescape
+func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+
+// convPhaseAVX512 runs panels of up to 12 rows on the two-segment
+// kernel, of 16 and 24 on the one-segment one.
+func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int) {
+	if rows > 12 {
+		convPhase24x16AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles)
+		return
+	}
+	convPhase12x32AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles)
+}
+
 func init() {
 	avx2 := convKernels{feature: cpuid.AVX2, s1: convTaps16S1AVX2, s2: convTaps16S2AVX2, maxPairs: maxPairsAVX2, direct: convDirectAVX2}
 	// The AVX-512 GEMM variant keeps NR = 16 (gemm512_amd64.go), so its
@@ -62,7 +78,7 @@ func init() {
 	avx512.feature = cpuid.AVX512
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
-	avx512.phase = convPhase12x32AVX512
+	avx512.phase = convPhaseAVX512
 	convFamily.add(&avx512, &avx2)
 }
 

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -25,8 +26,9 @@ import (
 //	o[o_u + r·ldo + 2j] = s
 //
 // rows is 4, 8 or 12 (the rows computed; a holds k·rows floats, bias
-// rows), 1 <= n <= rows, k >= 1, ntiles >= 1. Only those cells of o are
-// written. tiles holds one more tile, which is not computed: the
+// rows), or 16 or 24, which compute segment 0 only (u < 1: for planes of
+// one segment, where a second would compute it again), 1 <= n <= rows,
+// k >= 1, ntiles >= 1. Only those cells of o are written. tiles holds one more tile, which is not computed: the
 // kernels fetch each next tile's inputs ahead (the last fetches its own
 // again). The caller checks every read and write.
 type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
@@ -35,7 +37,7 @@ type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *floa
 func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int) {
 	as, bs, offs, ts := f32s(a, k*rows), f32s(bias, rows), unsafe.Slice(off, k), unsafe.Slice(tiles, 4*ntiles)
 	for t := range ntiles {
-		for u := range 2 {
+		for u := range phaseSegments(rows) {
 			xu, ou := ts[4*t+u], ts[4*t+2+u]
 			for r := range n {
 				for j := range 16 {
@@ -93,8 +95,20 @@ func newPhaseProduct(kernel convPhaseKernel, off []int) (*PhaseProduct, error) {
 func (p *PhaseProduct) Steps() int { return len(p.off) }
 
 // PhaseRows are the panel heights a PhaseProduct computes; a panel of
-// fewer channels is packed to the next one with zero rows.
-var PhaseRows = [...]int{4, 8, 12}
+// fewer channels is packed to the next one with zero rows. Panels of
+// more than 12 (PhaseOneRows) compute each tile's first segment only.
+var PhaseRows = [...]int{4, 8, 12, 16, 24}
+
+// PhaseOneRows is the least panel height computed one segment a tile.
+const PhaseOneRows = 16
+
+// phaseSegments is the segments of a tile a panel of rows computes.
+func phaseSegments(rows int) int {
+	if rows >= PhaseOneRows {
+		return 1
+	}
+	return 2
+}
 
 // PhaseTiles are the tiles of one PhaseProduct run: each two segments of
 // sixteen positions, by the offsets of their first inputs (in the input)
@@ -125,9 +139,10 @@ func NewPhaseTiles(at []int) (*PhaseTiles, error) {
 	return t, nil
 }
 
-// Run computes channels 0..n-1 of a panel of rows (4, 8 or 12) for each
+// Run computes channels 0..n-1 of a panel of rows (PhaseRows) for each
 // tile of ts: for each of its segments (input offset x_u, output offset
-// o_u), r < n and j < 16,
+// o_u; the first only for panels of PhaseOneRows or more), r < n and
+// j < 16,
 //
 //	y[base + o_u + r·ldo + 2j] = bias[r] + Σ_q a[q·rows + r] · x[x_u + off[q] + j]
 //
@@ -135,7 +150,7 @@ func NewPhaseTiles(at []int) (*PhaseTiles, error) {
 // floats. The cells between are left as they are. It panics where a
 // read or write falls outside its slice.
 func (p *PhaseProduct) Run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
-	if rows != 4 && rows != 8 && rows != 12 || n < 1 || n > rows || ldo < 0 || base < 0 {
+	if !slices.Contains(PhaseRows[:], rows) || n < 1 || n > rows || ldo < 0 || base < 0 {
 		panic(fmt.Sprintf("asm: phase run of %d of %d rows, output base %d, stride %d", n, rows, base, ldo))
 	}
 	k := len(p.off)

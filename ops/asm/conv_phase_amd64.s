@@ -222,6 +222,195 @@ nextTile:
 	VZEROUPPER
 	RET
 
+// ---------------------------------------------------------------------
+// func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+// The one-segment twin of convPhase12x32AVX512, for planes of one
+// segment (a generator's 4×4 input): tiles of up to 24 channel rows (16
+// or 24) by the tile's first segment only, 24 accumulators, each step's
+// A values broadcast inside their FMAs (one FMA each). Same arguments
+// and tile table (the second segment's offsets are not read but for the
+// fetch ahead).
+// ---------------------------------------------------------------------
+
+#define FMA1(r, C) VFMADD231PS.BCST (4*r)(PA), BL, C
+
+#define PF_ROW1 \
+	PREFETCHT0 (R8);    \
+	PREFETCHT0 62(R8);  \
+	PREFETCHT0 123(R8); \
+	ADDQ       R9, R8
+
+#define PF_ROWS8 \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1; \
+	PF_ROW1
+
+#define INIT1(r, C) VBROADCASTSS (4*r)(BIAS), C
+
+// STORE1(C): row C's sums every other float from P0, then the next row;
+// after the last stored row, the next tile.
+#define STORE1(C) \
+	VPERMPS C, Z30, T0;   \
+	VPERMPS C, Z31, T1;   \
+	VMOVUPS T0, K1, (P0); \
+	VMOVUPS T1, K1, 64(P0); \
+	ADDQ    LDO, P0;      \
+	DECQ    N;            \
+	JZ      nextTile1
+
+// FMA8_r: rows r..r+7 (accumulators Zr..Z(r+7)).
+#define FMA8_0 \
+	FMA1(0, Z0); \
+	FMA1(1, Z1); \
+	FMA1(2, Z2); \
+	FMA1(3, Z3); \
+	FMA1(4, Z4); \
+	FMA1(5, Z5); \
+	FMA1(6, Z6); \
+	FMA1(7, Z7)
+#define FMA8_8 \
+	FMA1(8, Z8);   \
+	FMA1(9, Z9);   \
+	FMA1(10, Z10); \
+	FMA1(11, Z11); \
+	FMA1(12, Z12); \
+	FMA1(13, Z13); \
+	FMA1(14, Z14); \
+	FMA1(15, Z15)
+#define FMA8_16 \
+	FMA1(16, Z16); \
+	FMA1(17, Z17); \
+	FMA1(18, Z18); \
+	FMA1(19, Z19); \
+	FMA1(20, Z20); \
+	FMA1(21, Z21); \
+	FMA1(22, Z22); \
+	FMA1(23, Z23)
+
+#define LOAD_STEP1 \
+	MOVQ       (POFF), OFF;     \
+	VMOVUPS    (X0)(OFF*4), BL; \
+	PREFETCHT0 (XN0)(OFF*4)
+
+TEXT ·convPhase24x16AVX512(SB), NOSPLIT, $0-88
+	MOVQ      rows+0(FP), ROWS
+	MOVQ      tiles+72(FP), PT
+	VMOVDQU32 phaseSpread<>+0(SB), Z30
+	VMOVDQU32 phaseSpread<>+64(SB), Z31
+	MOVL      $0x5555, OFF
+	KMOVW     OFF, K1 // the even lanes
+
+tile1:
+	MOVQ k+16(FP), K
+	MOVQ a+24(FP), PA
+	MOVQ x+32(FP), X0
+	MOVQ (PT), OFF
+	LEAQ (X0)(OFF*4), X0
+	MOVQ off+40(FP), POFF
+	MOVQ bias+48(FP), BIAS
+	// The next tile's output rows, fetched while this tile computes.
+	MOVQ o+56(FP), R8
+	MOVQ 48(PT), OFF
+	LEAQ (R8)(OFF*4), R8
+	MOVQ ldo+64(FP), R9
+	SHLQ $2, R9
+	PF_ROWS8
+	PF_ROWS8
+	PF_ROWS8
+	MOVQ x+32(FP), XN0 // the table holds a tile past the last: itself again
+	MOVQ 32(PT), OFF
+	LEAQ (XN0)(OFF*4), XN0
+	INIT1(0, Z0)
+	INIT1(1, Z1)
+	INIT1(2, Z2)
+	INIT1(3, Z3)
+	INIT1(4, Z4)
+	INIT1(5, Z5)
+	INIT1(6, Z6)
+	INIT1(7, Z7)
+	INIT1(8, Z8)
+	INIT1(9, Z9)
+	INIT1(10, Z10)
+	INIT1(11, Z11)
+	INIT1(12, Z12)
+	INIT1(13, Z13)
+	INIT1(14, Z14)
+	INIT1(15, Z15)
+	CMPQ ROWS, $16
+	JEQ  loop16x1
+	INIT1(16, Z16)
+	INIT1(17, Z17)
+	INIT1(18, Z18)
+	INIT1(19, Z19)
+	INIT1(20, Z20)
+	INIT1(21, Z21)
+	INIT1(22, Z22)
+	INIT1(23, Z23)
+
+loop24x1:
+	LOAD_STEP1
+	FMA8_0
+	FMA8_8
+	FMA8_16
+	ADDQ $8, POFF
+	ADDQ $96, PA
+	DECQ K
+	JNZ  loop24x1
+	JMP  store1
+
+loop16x1:
+	LOAD_STEP1
+	FMA8_0
+	FMA8_8
+	ADDQ $8, POFF
+	ADDQ $64, PA
+	DECQ K
+	JNZ  loop16x1
+
+store1:
+	MOVQ n+8(FP), N
+	MOVQ o+56(FP), P0
+	MOVQ 16(PT), OFF
+	LEAQ (P0)(OFF*4), P0
+	MOVQ ldo+64(FP), LDO
+	SHLQ $2, LDO
+	STORE1(Z0)
+	STORE1(Z1)
+	STORE1(Z2)
+	STORE1(Z3)
+	STORE1(Z4)
+	STORE1(Z5)
+	STORE1(Z6)
+	STORE1(Z7)
+	STORE1(Z8)
+	STORE1(Z9)
+	STORE1(Z10)
+	STORE1(Z11)
+	STORE1(Z12)
+	STORE1(Z13)
+	STORE1(Z14)
+	STORE1(Z15)
+	STORE1(Z16)
+	STORE1(Z17)
+	STORE1(Z18)
+	STORE1(Z19)
+	STORE1(Z20)
+	STORE1(Z21)
+	STORE1(Z22)
+	STORE1(Z23)
+
+nextTile1:
+	ADDQ $32, PT
+	DECQ ntiles+80(FP)
+	JNZ  tile1
+	VZEROUPPER
+	RET
+
 // phaseSpread: lane 2i and 2i+1 take float i (the first vector) and
 // float 8+i (the second) of a segment's sums.
 DATA phaseSpread<>+0(SB)/4, $0

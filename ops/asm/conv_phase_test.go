@@ -90,7 +90,7 @@ func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, r
 func phaseRunWant(rows, n int, a, bias, x []float32, off, at []int, y []float32, base, ldo int) []float32 {
 	want := slices.Clone(y)
 	for tl := range len(at) / 4 {
-		for u := range 2 {
+		for u := range phaseSegments(rows) {
 			xu, ou := at[4*tl+u], base+at[4*tl+2+u]
 			for i := range n {
 				for j := range 16 {
