@@ -6,5 +6,6 @@
 // work across cores. A program on several workers measures, over its
 // first runs and now and then after, whether its runs are faster with
 // every loop inline on the calling goroutine, and runs so where they are
-// (tune.go).
+// (tune.go); a program with few weights also prepares each step for one
+// worker (Step.Serial), which its inline runs use.
 package exec

@@ -27,6 +27,9 @@ type Step struct {
 	// Static: computed from weights only; runs when the weights changed
 	// (see static.go).
 	Static bool
+	// Serial is the kernel prepared for one worker, which runs where the
+	// program runs its loops inline (tune.go); nil: Kernel runs then too.
+	Serial ops.Kernel
 }
 
 // Program is a graph lowered for the CPU: steps over one arena. Values
@@ -146,6 +149,10 @@ func (pr *Program) lowerSteps() error {
 	pr.guard = pr.setupGuards()
 	pr.staticValid = false
 	pr.Steps = pr.Steps[:0]
+	pr.tuner = newRunTuner(pr.opt, pr.isBody, pr.guard != nil)
+	reference := pr.opt.Reference || referenceOnly()
+	serial := env // the twins' (serialTwins)
+	serial.For, serial.Threads = ops.Serial.For, 1
 	for _, n := range p.Order {
 		if n.Op.IsSource() || p.Free(n) {
 			continue
@@ -155,12 +162,16 @@ func (pr *Program) lowerSteps() error {
 			variant = "reference"
 			err     error
 		)
+		var k1 ops.Kernel
 		if n.Op == graph.OpLoop {
 			k, variant, err = pr.prepareLoop(n)
-		} else if pr.opt.Reference || referenceOnly() {
+		} else if reference {
 			k, err = ops.PrepareReference(n)
 		} else {
 			k, variant, err = ops.PrepareFast(n, env)
+			if err == nil && pr.serialTwins() && n.Op != graph.OpMoE { // (see serialTwinBytes)
+				k1, _, err = ops.PrepareFast(n, serial)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("exec: lowering %s: %w", n, err)
@@ -169,9 +180,8 @@ func (pr *Program) lowerSteps() error {
 		for i, in := range n.Inputs {
 			ins[i] = pr.Values[in.ID]
 		}
-		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID], Static: static[n.ID]})
+		pr.Steps = append(pr.Steps, Step{Node: n, Kernel: k, Variant: variant, Ins: ins, Out: pr.Values[n.ID], Static: static[n.ID], Serial: k1})
 	}
-	pr.tuner = newRunTuner(pr.opt, pr.isBody, pr.guard != nil)
 	pr.findInputUses()
 	return nil
 }
@@ -203,7 +213,9 @@ func alignedBytes(n int) []byte {
 	return buf[off : off+n : off+n]
 }
 
-// Run executes every step in order. It does not allocate. With
+// Run executes every step in order. It does not allocate once every
+// kernel has run (kernels pack their weights on their first run; a
+// step's serial twin on the first inline run, Step.Serial). With
 // SetStepTimes on it also times each step.
 func (pr *Program) Run() error {
 	if pr.closed {
@@ -234,7 +246,7 @@ func (pr *Program) Run() error {
 		if s.Static && fresh {
 			continue
 		}
-		if err := s.Kernel(s.Ins, s.Out); err != nil {
+		if err := s.kernel(pr.runner)(s.Ins, s.Out); err != nil {
 			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)
 		}
 	}

@@ -69,7 +69,7 @@ func (pr *Program) runTimed(v uint64, fresh bool) error {
 			continue
 		}
 		t := time.Now()
-		err := s.Kernel(s.Ins, s.Out)
+		err := s.kernel(pr.runner)(s.Ins, s.Out)
 		d[i] += time.Since(t)
 		if err != nil {
 			return fmt.Errorf("exec: step %d %s: %w", i, s.Node, err)

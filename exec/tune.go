@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/kilnml/kiln/ops"
 )
 
 // A program whose loops run faster on one core than on the pool runs
@@ -15,15 +17,25 @@ import (
 // does not help there: a step run inline after one run on the pool reads
 // what the other core wrote, so a mix measured slower than either (its
 // inline steps 1.6× their one-thread time). So a program on two or more
-// workers measures whole runs: after tuneWarmup runs its next
-// 2·tuneRounds runs alternate between the pool and inline (Runner.For
-// running each loop whole on the caller), and it runs inline from then
-// on where the inline runs' median is under tuneMargin of the pooled
-// runs'; every retuneRuns runs it measures again, as the host's state
-// moves. The kernels' results do not depend on how a loop is split
-// (their work is divided into the same tasks either way;
-// TestInlineSameBits checks it on test models), so every run gives the
-// same bits. Loop bodies (which run inside their parent's step) and
+// workers measures whole runs: after tuneWarmup runs, a block of
+// tuneBlock runs on the pool, then one inline (each step's serial twin
+// where it has one, else Runner.For running each loop whole on the
+// caller), the first of each block not counted, and it runs inline from
+// then on where the inline runs' median is under tuneMargin of the
+// pooled runs'; every retuneRuns runs it measures again, as the host's
+// state moves. (Runs that alternated the two kinds measured inline runs
+// reading what the pool's other core had just written, and serial twins
+// whose weights the pool's kernels had just evicted: a U-Net's inline
+// runs measured slower than its one-thread program, and it stayed on the
+// pool at 1.2 ms against 1.0.) Serial twins: a program with few weights
+// (serialTwinBytes) prepares each step twice, for its pool and for one
+// worker, so that its inline runs run the one-worker plans (the pool's
+// plans, made to split work, ran 10-20% slower on one core). The
+// kernels' results depend neither on how a loop is split nor on the
+// workers they were planned for (each output's sum is taken in the same
+// order: TestInlineSameBits checks it on test models, and the model zoo
+// gave the same bits on one, two and three workers), so every run gives
+// the same bits. Loop bodies (which run inside their parent's step) and
 // guarded plans do not tune; Options.NoTuning or KILN_TUNE=off turn it
 // off.
 
@@ -65,8 +77,35 @@ func tuningOff() bool {
 	}
 }
 
+// serialTwinBytes bounds the weights of a program that prepares each
+// step twice, for its pool and for one worker (Step.Serial): the inline
+// runs then run the one-worker plans, not the pool's plans on one core
+// (a U-Net's Winograd convolutions, planned in bands per worker, ran
+// 10-20% slower inline than planned for one). Their packed weights are
+// kept twice (but the GEMMs', which Env.Shared keeps once), which is
+// worth it for the small models that run inline. A twin packs its
+// weights on its first run, as its step's kernel does: the first inline
+// run allocates. MoE layers have none: they pack an expert when a token
+// is first routed to it, so a twin would allocate in runs long after.
+const serialTwinBytes = 16 << 20
+
+// serialTwins reports whether the program prepares its steps' serial
+// twins: it tunes, and its weights are within serialTwinBytes.
+func (pr *Program) serialTwins() bool {
+	return pr.tuner != nil && pr.Plan.WeightBytes <= serialTwinBytes
+}
+
+// kernel is the step's kernel for a run on runner r: its serial twin
+// where r runs loops inline and the step has one.
+func (s *Step) kernel(r *Runner) ops.Kernel {
+	if r.inline && s.Serial != nil {
+		return s.Serial
+	}
+	return s.Kernel
+}
+
 // Tuning reports whether the program is still making its first
-// measurement of pooled against inline runs (its first dozen runs): a
+// measurement of pooled against inline runs (its first 14 runs): a
 // benchmark warms up until it is not.
 func (pr *Program) Tuning() bool { return pr.tuner != nil && !pr.tuner.tuned }
 
@@ -74,16 +113,20 @@ func (pr *Program) Tuning() bool { return pr.tuner != nil && !pr.tuner.tuned }
 // measurement found them faster so).
 func (pr *Program) Inline() bool { return pr.tuner != nil && pr.tuner.inline }
 
+// tuneBlock is the runs of each kind a measurement takes: a first one
+// that settles the caches, then tuneRounds measured.
+const tuneBlock = tuneRounds + 1
+
 // startRun sets up the runner for one Run and reports whether the run
 // is measured (then Run reports its time to endRun).
 func (t *runTuner) startRun(r *Runner) bool {
 	m := t.runs - t.warm()
-	if m < 0 || m >= 2*tuneRounds {
+	if m < 0 || m >= 2*tuneBlock {
 		r.inline = t.inline
 		return false
 	}
-	r.inline = m%2 == 1
-	return true
+	r.inline = m >= tuneBlock
+	return m%tuneBlock != 0
 }
 
 // warm is how many unmeasured runs come before the next measurement.
@@ -98,14 +141,14 @@ func (t *runTuner) warm() int {
 func (t *runTuner) endRun(d time.Duration, measured bool) {
 	if measured {
 		m := t.runs - t.warm()
-		if m%2 == 1 {
-			t.inl[m/2] = d
+		if m >= tuneBlock {
+			t.inl[m-tuneBlock-1] = d
 		} else {
-			t.pooled[m/2] = d
+			t.pooled[m-1] = d
 		}
 	}
 	t.runs++
-	if t.runs == t.warm()+2*tuneRounds {
+	if t.runs == t.warm()+2*tuneBlock {
 		t.inline = float64(median(t.inl)) < tuneMargin*float64(median(t.pooled))
 		t.tuned, t.runs = true, 0
 	}

@@ -11,11 +11,12 @@ import (
 )
 
 // TestInlineSameBits runs test models (an MLP, a conv block, a concat
-// CNN, an encoder layer) on two workers three ways: on the pool, every
-// loop inline, and tuning (runs alternating the two, then the faster):
-// every run must give the same bits, since the kernels divide their work
-// into the same tasks however a loop is split. The first tuning must be
-// over after its runs.
+// CNN, an encoder layer) on two workers three ways: on the pool, inline
+// (every step's serial twin, planned for one worker), and tuning (a
+// block of runs of each, then the faster), and on one worker: every run
+// must give the same bits, since the kernels take each output's sum in
+// the same order however a loop is split and whatever the workers they
+// were planned for. The first tuning must be over after its runs.
 func TestInlineSameBits(t *testing.T) {
 	for name, g := range map[string]*graph.Graph{
 		"mlp":     testmodels.MLP(4, 64, 96, 10),
@@ -66,11 +67,19 @@ func TestInlineSameBits(t *testing.T) {
 			}
 			pooled, inline, tuned := prepare(Options{Pool: NewPool(2), NoTuning: true}), prepare(Options{Pool: NewPool(2)}), prepare(Options{Pool: NewPool(2)})
 			inline.tuner = &runTuner{tuned: true, inline: true} // inline until its next measurement, 1000 runs on
+			for _, s := range inline.Steps {
+				if s.Serial == nil {
+					t.Fatalf("step %s has no serial twin", s.Node)
+				}
+			}
 			want := run(pooled)
+			if !bytes.Equal(run(prepare(Options{Pool: NewPool(1)})), want) {
+				t.Fatal("outputs on one worker differ from the pooled run's")
+			}
 			if !tuned.Tuning() || pooled.Tuning() || inline.Tuning() {
 				t.Fatalf("tuning %v, %v (NoTuning), %v (decided), want true, false, false", tuned.Tuning(), pooled.Tuning(), inline.Tuning())
 			}
-			for i := range tuneWarmup + 2*tuneRounds {
+			for i := range tuneWarmup + 2*tuneBlock {
 				for way, pr := range map[string]*Program{"inline": inline, "tuned": tuned} {
 					if !bytes.Equal(run(pr), want) {
 						t.Fatalf("run %d %s: outputs differ from the pooled run's", i, way)
@@ -78,7 +87,7 @@ func TestInlineSameBits(t *testing.T) {
 				}
 			}
 			if tuned.Tuning() || !inline.Inline() {
-				t.Errorf("tuning %v after %d runs; inline %v", tuned.Tuning(), tuneWarmup+2*tuneRounds, inline.Inline())
+				t.Errorf("tuning %v after %d runs; inline %v", tuned.Tuning(), tuneWarmup+2*tuneBlock, inline.Inline())
 			}
 		})
 	}

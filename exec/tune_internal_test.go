@@ -7,10 +7,10 @@ import (
 )
 
 // TestRunTuner drives the tuner through its runs with made-up times: the
-// warm-up runs go pooled, the measured ones alternate pooled and inline,
-// the decision follows the medians (an outlier does not decide, inline
-// must be 10% faster), and after retuneRuns runs it measures again and
-// may change its mind.
+// warm-up runs go pooled, then a block of pooled runs and one of inline
+// runs, the first of each not measured, the decision following the
+// medians (an outlier does not decide, inline must be 10% faster), and
+// after retuneRuns runs it measures again and may change its mind.
 func TestRunTuner(t *testing.T) {
 	r := NewPool(2).NewRunner()
 	tu := &runTuner{}
@@ -19,8 +19,10 @@ func TestRunTuner(t *testing.T) {
 	run := func(runs int, pooled, inline []int, wantMeasured int) {
 		t.Helper()
 		var np, ni, measured int
-		for range runs {
+		var kinds []bool // inline, run by run
+		for i := range runs {
 			m := tu.startRun(r)
+			kinds = append(kinds, r.inline)
 			d := 7 * time.Millisecond // an unmeasured run's time must not count
 			if m {
 				measured++
@@ -31,16 +33,22 @@ func TestRunTuner(t *testing.T) {
 					d = time.Duration(pooled[np]) * time.Microsecond
 					np++
 				}
-			} else if r.inline != tu.inline {
+			} else if i < runs-2*tuneBlock && r.inline != tu.inline { // before the blocks
 				t.Fatalf("an unmeasured run goes inline=%v, the decision is %v", r.inline, tu.inline)
 			}
 			tu.endRun(d, m)
 		}
 		if measured != wantMeasured || np != ni {
-			t.Fatalf("%d runs measured (%d pooled, %d inline), want %d alternating", measured, np, ni, wantMeasured)
+			t.Fatalf("%d runs measured (%d pooled, %d inline), want %d in two blocks", measured, np, ni, wantMeasured)
+		}
+		blocks := kinds[len(kinds)-2*tuneBlock:]
+		for i, inl := range blocks {
+			if inl != (i >= tuneBlock) {
+				t.Fatalf("measuring runs went inline %v, want a block pooled then one inline", blocks)
+			}
 		}
 	}
-	run(tuneWarmup+2*tuneRounds, []int{100, 101, 99, 500, 100}, []int{60, 61, 59, 60, 10}, 2*tuneRounds)
+	run(tuneWarmup+2*tuneBlock, []int{100, 101, 99, 500, 100}, []int{60, 61, 59, 60, 10}, 2*tuneRounds)
 	if !tu.tuned || !tu.inline {
 		t.Fatalf("tuned %v inline %v, want inline after inline runs 40%% faster", tu.tuned, tu.inline)
 	}
@@ -50,7 +58,7 @@ func TestRunTuner(t *testing.T) {
 		}
 		tu.endRun(time.Millisecond, false)
 	}
-	run(2*tuneRounds, []int{100, 100, 100, 100, 100}, []int{95, 95, 95, 95, 95}, 2*tuneRounds)
+	run(2*tuneBlock, []int{100, 100, 100, 100, 100}, []int{95, 95, 95, 95, 95}, 2*tuneRounds)
 	if tu.inline {
 		t.Fatal("inline kept where it measured only 5% faster")
 	}

@@ -22,7 +22,7 @@ const benchUsage = `usage: kiln bench model.onnx [--device D] [--threads N] [--r
 
 Compiles an ONNX model for --device (cpu, cuda, cuda:N or metal; cpu
 if not given), runs it --warmup times untimed (on the CPU also while the
-program still measures which steps run inline, its first dozen runs), then
+program still measures whether its steps run inline, its first 14 runs), then
 --runs times timed, and prints the median, p90, min and mean latency and
 the throughput. A progress bar is drawn on stderr when it is a terminal
 and the timed runs should take over two seconds (--progress on|off forces
