@@ -144,8 +144,18 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	p.direct = p.pad == 0 && !p.grid
 	// Blocks of input rows: whole rows, the padded input they read within
 	// convTPhaseBlockBytes, at least one per worker off the grid (on it
-	// the workers split the channels).
+	// the workers split the channels), split evenly. On the grid a block
+	// is a multiple of unit rows, whose cells fill whole tiles, but the
+	// last (a 256-channel 8×8 input in blocks of three rows computed 32
+	// cells for each 24).
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.shifts*p.wp)-2*p.pad, 1), g.in[1])
+	if p.grid {
+		unit := 1
+		for unit*g.in[2]%32 != 0 {
+			unit++
+		}
+		rows = min(max(rows/unit, 1)*unit, g.in[1])
+	}
 	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
 		rows = g.in[1]
 	}
@@ -155,17 +165,23 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
 	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
+	if p.grid {
+		p.hp = rows + 2*p.pad
+	}
 	if p.direct {
 		p.hp = g.in[1]
 	}
 	for b := range nb {
 		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
+		if p.grid {
+			blk.r0, blk.r1 = b*rows, min((b+1)*rows, g.in[1])
+		}
 		var at []int // tile offsets
 		if p.grid {
 			// Segments of the grid from the block's first cell to its
 			// last; the scratch holds each sum at twice its cell.
 			segs := ((blk.r1-blk.r0)*p.wp + 15) / 16
-			p.ldg = max(p.ldg, 32*((g.in[1]+nb-1)/nb*p.wp/16+1)+2)
+			p.ldg = max(p.ldg, 32*((blk.r1-blk.r0)*p.wp/16+1)+2)
 			for s := 0; s < segs; s += 2 {
 				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
 				at = append(at, q0, q1, 2*q0, 2*q1)
