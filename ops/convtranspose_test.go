@@ -52,10 +52,11 @@ func TestConvTransposeByHand(t *testing.T) {
 // input row too: twelve, eight and four-row panels, an odd count of
 // segments, dilation, no pad (the input read in place), rows that are
 // not whole segments (the grid, with no column shift, shifts of one and
-// two, and of two past a row of two cells), a
-// phase that no tap reaches (which must not take the phases). Those
-// named "project" (a one-cell input, no pads) must run as a MatMul by
-// the weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
+// two, and of two past a row of two cells), a phase that no tap reaches
+// (which must not take the phases); those that also name zip (U-Net's
+// 2×2) take the zip path where there are no phases. Those named
+// "project" (a one-cell input, no pads) must run as a MatMul by the
+// weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
@@ -99,8 +100,8 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x3 s2 dilation 3 phases", []int{1, 3, 16, 64}, []int{3, 4, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"3x3 s2 p1 outpad width 28 grid phases", []int{1, 5, 40, 28}, []int{5, 14, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"4x4 s2 p1 width 8 grid phases", []int{2, 4, 130, 8}, []int{4, 9, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
-		{"unet 2x2 s2 unpadded phases", []int{2, 5, 40, 32}, []int{5, 13, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
-		{"unet 2x2 s2 width 24 grid phases", []int{1, 3, 50, 24}, []int{3, 6, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"unet 2x2 s2 unpadded zip elsewhere, phases", []int{2, 5, 40, 32}, []int{5, 13, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
+		{"unet 2x2 s2 width 24 zip elsewhere, grid phases", []int{1, 3, 50, 24}, []int{3, 6, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"3x3 s2 dilation 3 width 12 grid phases", []int{1, 3, 90, 12}, []int{3, 5, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"3x3 s2 dilation 3 width 2 grid phases", []int{1, 3, 520, 2}, []int{3, 4, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"4x4 one-cell input project", []int{2, 5, 1, 1}, []int{5, 7, 4, 4}, true, graph.ConvTransposeOpts{}},
