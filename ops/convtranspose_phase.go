@@ -9,25 +9,25 @@ import (
 
 // A 2-D ConvTranspose at stride 2 whose output is twice its input along
 // both axes (the decoders' 3×3 with pad 1 and output padding 1, the
-// DCGAN 4×4 with pad 1, the U-Nets' 2×2) runs as its four output
-// phases where the convolution kernels have a vector phase product
-// (AVX-512): output cell
-// (2j+py, 2i+px) takes only the taps (ky, kx) with py + pad - ky·dilation
-// and px + pad - kx·dilation even, each reading input cell (j+sy, i+sx)
-// for the halves sy, sx of those. So each phase is a stride-1
-// convolution of the input over its own taps, computed straight into
-// the output (asm.PhaseProduct: the even or odd cells of its rows) from
-// a zero-padded copy of the input, and no tap's product is written to a
-// scratch and summed into the output by a second pass, as the col2im and
-// blocked paths do (their ZipSumRows was 13-15% of a DCGAN step's time,
-// reading four products per output cell back from the last-level
-// cache). The input rows are split into blocks (at least one per
-// worker), each padded by the worker that runs it into its own buffer
-// (where no tap reaches past the input, as the 2×2's, the kernel reads
-// the input in place: the copy cost 5% of a U-Net step); the output
-// channels into panels of 12, 8 or 4 rows, which a block runs
-// phase by phase (the phase's weights panel stays in L1 across the input
-// positions).
+// DCGAN 4×4 with pad 1, the U-Nets' 2×2) runs as its four output phases
+// where the convolution kernels have a vector phase product (AVX-512):
+// output cell (2j+py, 2i+px) takes only the taps (ky, kx) with
+// py + pad - ky·dilation and px + pad - kx·dilation even, each reading
+// input cell (j+sy, i+sx) for the halves sy, sx of those. So each phase
+// is a stride-1 convolution of the input over its own taps, computed
+// straight into the output (asm.PhaseProduct: the even or odd cells of
+// its rows), and no tap's product is written to a scratch and summed
+// into the output by a second pass, as the col2im and blocked paths do
+// (their ZipSumRows was 13-15% of a DCGAN step's time, reading four
+// products per output cell back from the last-level cache). Where the
+// rows are whole segments the kernel reads the input in place, each
+// segment's loads masked at the input's edges (edge tiles: a class of
+// masks per kind of segment, by how far it lies from each edge), where
+// a padded copy of the input (per block of rows) cost 5% of a 3×3
+// decoder step. The input rows are split into blocks (at least one per
+// worker), the output channels into panels of 12, 8 or 4 rows, which a
+// block runs phase by phase (the phase's weights panel stays in L1
+// across the input positions).
 // Input rows that are not a whole number of segments (a generator's 4×4
 // and 8×8 layers, a 28-wide decoder) run on the grid instead: segments
 // of sixteen consecutive cells of the block's rows, so a segment may
@@ -48,7 +48,7 @@ import (
 type convTPhases struct {
 	f         *convTFast
 	pad       int // zero cells around each input plane
-	hp, wp    int // a block's padded plane: rows (its most rows and the pads) and row length (no pad on the grid)
+	hp, wp    int // the plane the offsets step over: the input's, or on the grid a block's (its most rows and the pad rows)
 	phases    [4]convTPhase
 	panels    []convTPanel
 	packed    []float32 // per panel, per phase: the weights, then the bias
@@ -56,7 +56,7 @@ type convTPhases struct {
 	blocks    []convTPhaseBlock
 	grid      bool // segments run over the grid of rows, through scratch
 	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
-	direct    bool // no pad, rows of whole segments: the kernel reads the input itself
+	direct    bool // off the grid: the kernel reads the input itself (edge tiles where there is a pad)
 	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
@@ -78,14 +78,14 @@ type convTPhase struct {
 }
 
 // convTPhaseBlock is a block of input rows [r0, r1): its tiles of two
-// sixteen-position segments, and its padded copy of the rows it reads
-// (the pad rows above and below are the neighbours' rows, or zero past
-// the input).
+// sixteen-position segments and, on the grid, its copy of the rows it
+// reads, once per column shift (the pad rows above and below are the
+// neighbours' rows, or zero past the input).
 type convTPhaseBlock struct {
 	r0, r1 int
-	tiles  *asm.PhaseTiles
-	xp     []float32
-	ys     [2][]float32 // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
+	tiles  [4]*asm.PhaseTiles // per phase (off the grid with a pad, each phase's edge tiles)
+	xp     []float32          // grid mode: the copy
+	ys     [2][]float32       // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
 }
 
 // convTPanel is a panel of output channels [c0, c0+n) computed as rows
@@ -131,23 +131,20 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 			return nil, nil
 		}
 	}
-	// A padded row is the pad, then the row: a row's right pad is the
-	// next row's left one (reads past the last row fall in the pad rows
-	// below, or the planes' slack). On the grid a row is the row, once
-	// per column shift.
-	p.wp, p.shifts = g.in[2]+p.pad, 1
+	// Off the grid the kernel reads the input in place, each segment's
+	// loads masked where a tap reaches past the input's edges (the zeros a
+	// padded copy held: the copy cost 5% of a 3×3 decoder step); on the
+	// grid a row is the row, once per column shift, in a block's copy.
+	p.wp, p.hp, p.shifts, p.direct = g.in[2], g.in[1], 1, !p.grid
 	if p.grid {
-		p.wp, p.shifts = g.in[2], 2*p.pad+1
+		p.shifts = 2*p.pad + 1
 	}
-	// Without a pad (U-Nets' 2×2) the input is its own padded copy, off
-	// the grid (whose last segment may read past the last plane).
-	p.direct = p.pad == 0 && !p.grid
-	// Blocks of input rows: whole rows, the padded input they read within
-	// convTPhaseBlockBytes, at least one per worker off the grid (on it
-	// the workers split the channels), split evenly. On the grid a block
-	// is a multiple of unit rows, whose cells fill whole tiles, but the
-	// last (a 256-channel 8×8 input in blocks of three rows computed 32
-	// cells for each 24).
+	// Blocks of input rows: whole rows, the input they read (with the
+	// rows around them) within convTPhaseBlockBytes, at least one per
+	// worker off the grid (on it the workers split the channels), split
+	// evenly. On the grid a block is a multiple of unit rows, whose cells
+	// fill whole tiles, but the last (a 256-channel 8×8 input in blocks of
+	// three rows computed 32 cells for each 24).
 	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.shifts*p.wp)-2*p.pad, 1), g.in[1])
 	if p.grid {
 		unit := 1
@@ -164,63 +161,8 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	if !p.grid && nb%t != 0 {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
-	p.hp = (g.in[1]+nb-1)/nb + 2*p.pad
 	if p.grid {
 		p.hp = rows + 2*p.pad
-	}
-	if p.direct {
-		p.hp = g.in[1]
-	}
-	for b := range nb {
-		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
-		if p.grid {
-			blk.r0, blk.r1 = b*rows, min((b+1)*rows, g.in[1])
-		}
-		var at []int // tile offsets
-		if p.grid {
-			// Segments of the grid from the block's first cell to its
-			// last; the scratch holds each sum at twice its cell.
-			segs := ((blk.r1-blk.r0)*p.wp + 15) / 16
-			p.ldg = max(p.ldg, 32*((blk.r1-blk.r0)*p.wp/16+1)+2)
-			for s := 0; s < segs; s += 2 {
-				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
-				at = append(at, q0, q1, 2*q0, 2*q1)
-			}
-		} else {
-			var segs []int // segments by first cell (row·W + column)
-			for row := blk.r0; row < blk.r1; row++ {
-				for col := 0; col < g.in[2]; col += 16 {
-					segs = append(segs, row*g.in[2]+col)
-				}
-			}
-			r0 := blk.r0 // the row that the block's copy starts at
-			if p.direct {
-				r0 = 0
-			}
-			for s := 0; s < len(segs); s += 2 {
-				c0, c1 := segs[s], segs[min(s+1, len(segs)-1)] // an odd last segment runs twice
-				at = append(at, (c0/g.in[2]-r0)*p.wp+c0%g.in[2], (c1/g.in[2]-r0)*p.wp+c1%g.in[2],
-					c0/g.in[2]*2*g.out[2]+2*(c0%g.in[2]), c1/g.in[2]*2*g.out[2]+2*(c1%g.in[2]))
-			}
-		}
-		var err error
-		if blk.tiles, err = asm.NewPhaseTiles(at); err != nil {
-			return nil, err
-		}
-		p.blocks = append(p.blocks, blk)
-	}
-	// The padded planes, with room after the last for a grid segment's
-	// reads past the block's last cell.
-	for i := range p.blocks {
-		if p.direct {
-			break
-		}
-		p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
-		if p.grid {
-			for py := range 2 {
-				p.blocks[i].ys[py] = make([]float32, g.m*p.ldg)
-			}
-		}
 	}
 	for ph := range p.phases {
 		cur := &p.phases[ph]
@@ -231,7 +173,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*p.wp+(t[2]+p.pad)*p.wp)
 					continue
 				}
-				off = append(off, ci*p.hp*p.wp+(t[2]+p.pad)*p.wp+t[3]+p.pad)
+				off = append(off, ci*p.hp*p.wp+t[2]*p.wp+t[3])
 			}
 		}
 		prod, err := asm.NewPhaseProduct(off)
@@ -239,6 +181,45 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 			return nil, err
 		}
 		cur.prod = prod
+	}
+	edges, err := p.newEdgeClasses()
+	if err != nil {
+		return nil, err
+	}
+	for b := range nb {
+		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
+		if p.grid {
+			blk.r0, blk.r1 = b*rows, min((b+1)*rows, g.in[1])
+		}
+		if p.grid {
+			// Segments of the grid from the block's first cell to its
+			// last; the scratch holds each sum at twice its cell.
+			var at []int // tile offsets
+			segs := ((blk.r1-blk.r0)*p.wp + 15) / 16
+			p.ldg = max(p.ldg, 32*((blk.r1-blk.r0)*p.wp/16+1)+2)
+			for s := 0; s < segs; s += 2 {
+				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
+				at = append(at, q0, q1, 2*q0, 2*q1)
+			}
+			if blk.tiles[0], err = asm.NewPhaseTiles(at); err != nil {
+				return nil, err
+			}
+			blk.tiles[1], blk.tiles[2], blk.tiles[3] = blk.tiles[0], blk.tiles[0], blk.tiles[0]
+		} else if err = p.edgeTiles(&blk, edges); err != nil {
+			return nil, err
+		}
+		p.blocks = append(p.blocks, blk)
+	}
+	// The grid's planes, with room after the last for a segment's reads
+	// past the block's last cell.
+	for i := range p.blocks {
+		if !p.grid {
+			break
+		}
+		p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
+		for py := range 2 {
+			p.blocks[i].ys[py] = make([]float32, g.m*p.ldg)
+		}
 	}
 	// On the grid the workers split the output channels (a block of fewer
 	// rows wastes more of its last segment): a share of panels each.
@@ -368,14 +349,10 @@ func (p *convTPhases) runItems(lo, hi int) {
 				a := p.packed[pn.at[ph]:][:steps*pn.rows]
 				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
 				if p.grid {
-					cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles)
+					cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles[ph])
 					continue
 				}
-				x := blk.xp
-				if p.direct {
-					x = p.x
-				}
-				cur.prod.Run(pn.rows, pn.n, a, bias, x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles)
+				cur.prod.Run(pn.rows, pn.n, a, bias, p.x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles[ph])
 			}
 			if p.grid {
 				p.copyOut(blk, pn)
@@ -399,26 +376,109 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 	}
 }
 
-// padRows copies the input rows block blk reads (its own and up to pad
-// either side) of input channels [c0, c1) of the current image into its
-// padded planes; the cells around them stay zero.
+// padRows copies the input rows block blk reads on the grid (its own
+// and up to pad either side) of input channels [c0, c1) of the current
+// image into its planes of column shifts; off the grid the kernel reads
+// the input in place.
 func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
-	g := &p.f.convTGeom
-	h, w := g.in[1], g.in[2]
-	lo, hi := max(blk.r0-p.pad, 0), min(blk.r1+p.pad, h)
 	if p.direct {
 		return
 	}
-	if p.grid {
-		p.shiftRows(blk, lo, hi, c0, c1)
-		return
+	p.shiftRows(blk, max(blk.r0-p.pad, 0), min(blk.r1+p.pad, p.f.convTGeom.in[1]), c0, c1)
+}
+
+// convTEdges are the edge masks of an unpadded plan's phases: a class
+// per kind of segment, by how far (up to pad) it lies from each edge of
+// the input.
+type convTEdges struct {
+	class map[[4]int]int
+	masks [4]*asm.PhaseMasks
+}
+
+// edgeKey is the class key of the segment at row, col.
+func (p *convTPhases) edgeKey(row, col int) [4]int {
+	g := &p.f.convTGeom
+	return [4]int{min(row, p.pad), min(g.in[1]-1-row, p.pad), min(col, p.pad), min(g.in[2]-16-col, p.pad)}
+}
+
+// newEdgeClasses makes the edge masks of the segments of the input
+// (none without a pad, or on the grid): for each phase and class, per
+// step (input channel, tap), the lanes whose input cell lies inside the
+// input.
+func (p *convTPhases) newEdgeClasses() (*convTEdges, error) {
+	g := &p.f.convTGeom
+	if p.grid || p.pad == 0 {
+		return nil, nil
 	}
-	for c := c0; c < c1; c++ {
-		plane := blk.xp[c*p.hp*p.wp:][:p.hp*p.wp]
-		for r := lo; r < hi; r++ {
-			copy(plane[(r-blk.r0+p.pad)*p.wp+p.pad:][:w], p.x[(c*h+r)*w:][:w])
+	e := &convTEdges{class: map[[4]int]int{}}
+	var masks [4][][]uint16
+	for row := range g.in[1] {
+		for col := 0; col < g.in[2]; col += 16 {
+			key := p.edgeKey(row, col)
+			if _, ok := e.class[key]; ok {
+				continue
+			}
+			e.class[key] = len(e.class)
+			for ph := range p.phases {
+				taps := p.phases[ph].taps
+				m := make([]uint16, 0, g.c*len(taps))
+				for range g.c {
+					for _, t := range taps {
+						var bits uint16
+						for j := range 16 {
+							if y, x := row+t[2], col+j+t[3]; y >= 0 && y < g.in[1] && x >= 0 && x < g.in[2] {
+								bits |= 1 << j
+							}
+						}
+						m = append(m, bits)
+					}
+				}
+				masks[ph] = append(masks[ph], m)
+			}
 		}
 	}
+	for ph := range p.phases {
+		var err error
+		if e.masks[ph], err = p.phases[ph].prod.NewMasks(masks[ph]); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// edgeTiles sets the tiles of block blk off the grid: its segments by
+// pairs (an odd last one twice), their inputs where they lie in the
+// input, read in place, with each phase's edge masks where there is a
+// pad (e), their outputs from the first even cell of their output rows.
+func (p *convTPhases) edgeTiles(blk *convTPhaseBlock, e *convTEdges) error {
+	g := &p.f.convTGeom
+	w := g.in[2]
+	var segs [][2]int // row, column
+	for row := blk.r0; row < blk.r1; row++ {
+		for col := 0; col < w; col += 16 {
+			segs = append(segs, [2]int{row, col})
+		}
+	}
+	var at []int
+	for s := 0; s < len(segs); s += 2 {
+		s0, s1 := segs[s], segs[min(s+1, len(segs)-1)]
+		at = append(at, s0[0]*w+s0[1], s1[0]*w+s1[1], s0[0]*2*g.out[2]+2*s0[1], s1[0]*2*g.out[2]+2*s1[1])
+		if e != nil {
+			at = append(at, e.class[p.edgeKey(s0[0], s0[1])], e.class[p.edgeKey(s1[0], s1[1])])
+		}
+	}
+	if e == nil {
+		ts, err := asm.NewPhaseTiles(at)
+		blk.tiles = [4]*asm.PhaseTiles{ts, ts, ts, ts}
+		return err
+	}
+	for ph := range p.phases {
+		var err error
+		if blk.tiles[ph], err = p.phases[ph].prod.EdgeTiles(at, e.masks[ph], g.c*g.inSz); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // shiftRows copies input rows [lo, hi) of channels [c0, c1) into block
@@ -462,7 +522,7 @@ func (p *convTPhases) shiftRows(blk *convTPhaseBlock, lo, hi, c0, c1 int) {
 // against 0.82 / 0.85 (AVX-512, Zen 5).
 const convTPhaseRepackCells = 1024
 
-// convTPhaseBlockBytes is about the most padded input a block of rows
+// convTPhaseBlockBytes is about the most input a block of rows
 // reads (the rows it computes and the pads around them): a share of a
 // 1 MiB L2 that leaves room for the weights panels and the output.
 var convTPhaseBlockBytes = 256 << 10

@@ -3,17 +3,20 @@
 #include "textflag.h"
 
 // ---------------------------------------------------------------------
-// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
 // Tiles of up to twelve channel rows by two sixteen-position segments
 // of one stride-2 phase of a transposed convolution (conv_phase.go).
-// Tile t reads its segments from x + tiles[4t] and x + tiles[4t+1] and
-// writes them from o + tiles[4t+2] and o + tiles[4t+3] (floats). Each
-// step loads both segments' sixteen inputs straight from the padded
-// input through the step's offset and multiplies them by the step's
-// rows A values (broadcast once, two FMAs each: 24 accumulators). The
-// sums, started from the bias, are stored every other float (a permute
-// spreads a vector's halves over two, an opmask keeps the even lanes),
-// so the two column phases of one output row interleave in place.
+// Tile t reads its segments from x + tiles[6t] and x + tiles[6t+1] and
+// writes them from o + tiles[6t+2] and o + tiles[6t+3] (floats). Each
+// step loads both segments' sixteen inputs straight from the input
+// through the step's offset and multiplies them by the step's rows A
+// values (broadcast once, two FMAs each: 24 accumulators). With masks,
+// segment u's loads at step q keep only the lanes of the opmask
+// masks[tiles[6t+4+u] + q] (zeros elsewhere: the input's edges, read
+// in place, where a padded copy had zeros). The sums, started from the
+// bias, are stored every other float (a permute spreads a vector's
+// halves over two, an opmask keeps the even lanes), so the two column
+// phases of one output row interleave in place.
 // ---------------------------------------------------------------------
 
 // In the steps' loop:
@@ -33,6 +36,10 @@
 #define P1   R9  // segment 1's
 #define LDO  R10 // output row stride in bytes
 #define BIAS DX
+// In the masked steps' loop: each segment's masks less the offsets'
+// address, so that (PMu)(POFF*1) is the step's mask.
+#define PM0 BX
+#define PM1 R8
 
 // Accumulators: row r's segment 0 in Zr, segment 1 in Z(12+r).
 #define BL Z24 // the step's segment 0 inputs
@@ -55,6 +62,25 @@
 	VMOVUPS    (X1)(OFF*4), BR;   \
 	PREFETCHT0 (XN0)(OFF*4);      \
 	PREFETCHT0 (XN1)(OFF*4)
+
+#define LOAD_STEP_MASKED \
+	MOVQ       (POFF), OFF;           \
+	KMOVW      (PM0)(POFF*1), K2;     \
+	KMOVW      (PM1)(POFF*1), K3;     \
+	VMOVUPS.Z  (X0)(OFF*4), K2, BL;   \
+	VMOVUPS.Z  (X1)(OFF*4), K3, BR;   \
+	PREFETCHT0 (XN0)(OFF*4);          \
+	PREFETCHT0 (XN1)(OFF*4)
+
+// SET_MASKS points PM0 and PM1 at this tile's masks (DX is free).
+#define SET_MASKS \
+	MOVQ masks+88(FP), PM0;    \
+	MOVQ off+40(FP), DX;       \
+	SUBQ DX, PM0;              \
+	MOVQ 40(PT), OFF;          \
+	LEAQ (PM0)(OFF*8), PM1;    \
+	MOVQ 32(PT), OFF;          \
+	LEAQ (PM0)(OFF*8), PM0
 
 #define STEP4 \
 	ROW(0, T0, Z0, Z12); \
@@ -112,7 +138,7 @@
 	DECQ    N;                \
 	JZ      nextTile
 
-TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-88
+TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-96
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
 	VMOVDQU32 phaseSpread<>+0(SB), Z30
@@ -133,9 +159,9 @@ tile:
 	// The next tile's output rows, fetched while this tile computes: its
 	// masked stores would otherwise wait on lines that left the caches.
 	MOVQ o+56(FP), R8
-	MOVQ 56(PT), OFF
+	MOVQ 72(PT), OFF
 	LEAQ (R8)(OFF*4), BX
-	MOVQ 48(PT), OFF
+	MOVQ 64(PT), OFF
 	LEAQ (R8)(OFF*4), R8
 	MOVQ ldo+64(FP), R9
 	SHLQ $2, R9
@@ -143,26 +169,33 @@ tile:
 	PF_ROWS4
 	PF_ROWS4
 	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again
-	MOVQ 32(PT), OFF
+	MOVQ 48(PT), OFF
 	LEAQ (XN1)(OFF*4), XN0
-	MOVQ 40(PT), OFF
+	MOVQ 56(PT), OFF
 	LEAQ (XN1)(OFF*4), XN1
 	INIT(0, Z0, Z12)
 	INIT(1, Z1, Z13)
 	INIT(2, Z2, Z14)
 	INIT(3, Z3, Z15)
 	CMPQ ROWS, $4
-	JEQ  loop4
+	JEQ  initialised
 	INIT(4, Z4, Z16)
 	INIT(5, Z5, Z17)
 	INIT(6, Z6, Z18)
 	INIT(7, Z7, Z19)
 	CMPQ ROWS, $8
-	JEQ  loop8
+	JEQ  initialised
 	INIT(8, Z8, Z20)
 	INIT(9, Z9, Z21)
 	INIT(10, Z10, Z22)
 	INIT(11, Z11, Z23)
+
+initialised:
+	CMPQ masks+88(FP), $0
+	JNE  masked
+	CMPQ ROWS, $8
+	JEQ  loop8
+	JLT  loop4
 
 loop12:
 	LOAD_STEP
@@ -192,6 +225,42 @@ loop4:
 	ADDQ $16, PA
 	DECQ K
 	JNZ  loop4
+	JMP  store
+
+masked:
+	SET_MASKS
+	CMPQ ROWS, $8
+	JEQ  loop8m
+	JLT  loop4m
+
+loop12m:
+	LOAD_STEP_MASKED
+	STEP4
+	STEP4TO8
+	STEP8TO12
+	ADDQ $8, POFF
+	ADDQ $48, PA
+	DECQ K
+	JNZ  loop12m
+	JMP  store
+
+loop8m:
+	LOAD_STEP_MASKED
+	STEP4
+	STEP4TO8
+	ADDQ $8, POFF
+	ADDQ $32, PA
+	DECQ K
+	JNZ  loop8m
+	JMP  store
+
+loop4m:
+	LOAD_STEP_MASKED
+	STEP4
+	ADDQ $8, POFF
+	ADDQ $16, PA
+	DECQ K
+	JNZ  loop4m
 
 store:
 	MOVQ n+8(FP), N
@@ -216,20 +285,20 @@ store:
 	STORE(Z11, Z23)
 
 nextTile:
-	ADDQ $32, PT
+	ADDQ $48, PT
 	DECQ ntiles+80(FP)
 	JNZ  tile
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------------
-// func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int)
+// func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
 // The one-segment twin of convPhase12x32AVX512, for planes of one
 // segment (a generator's 4×4 input): tiles of up to 24 channel rows (16
 // or 24) by the tile's first segment only, 24 accumulators, each step's
 // A values broadcast inside their FMAs (one FMA each). Same arguments
 // and tile table (the second segment's offsets are not read but for the
-// fetch ahead).
+// fetch ahead); masks must be nil.
 // ---------------------------------------------------------------------
 
 #define FMA1(r, C) VFMADD231PS.BCST (4*r)(PA), BL, C
@@ -297,7 +366,7 @@ nextTile:
 	VMOVUPS    (X0)(OFF*4), BL; \
 	PREFETCHT0 (XN0)(OFF*4)
 
-TEXT ·convPhase24x16AVX512(SB), NOSPLIT, $0-88
+TEXT ·convPhase24x16AVX512(SB), NOSPLIT, $0-96
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
 	VMOVDQU32 phaseSpread<>+0(SB), Z30
@@ -315,7 +384,7 @@ tile1:
 	MOVQ bias+48(FP), BIAS
 	// The next tile's output rows, fetched while this tile computes.
 	MOVQ o+56(FP), R8
-	MOVQ 48(PT), OFF
+	MOVQ 64(PT), OFF
 	LEAQ (R8)(OFF*4), R8
 	MOVQ ldo+64(FP), R9
 	SHLQ $2, R9
@@ -323,7 +392,7 @@ tile1:
 	PF_ROWS8
 	PF_ROWS8
 	MOVQ x+32(FP), XN0 // the table holds a tile past the last: itself again
-	MOVQ 32(PT), OFF
+	MOVQ 48(PT), OFF
 	LEAQ (XN0)(OFF*4), XN0
 	INIT1(0, Z0)
 	INIT1(1, Z1)
@@ -405,7 +474,7 @@ store1:
 	STORE1(Z23)
 
 nextTile1:
-	ADDQ $32, PT
+	ADDQ $48, PT
 	DECQ ntiles+80(FP)
 	JNZ  tile1
 	VZEROUPPER

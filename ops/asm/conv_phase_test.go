@@ -79,15 +79,16 @@ func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, r
 	a, bias := randFloats(r, k*rows), randFloats(r, rows)
 	y := newGuarded(base+(n-1)*ldo+ts.oLast+31, 0)
 	copy(y.Data, randFloats(r, len(y.Data)))
-	want := phaseRunWant(rows, n, a, bias, x, off, at, y.Data, base, ldo)
+	want := phaseRunWant(rows, n, a, bias, x, off, at, nil, nil, y.Data, base, ldo)
 	p.Run(rows, n, a, bias, x, y.Data, base, ldo, ts)
 	y.check(t, "phase run")
 	comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, tiles %v", rows, n, k, at))
 }
 
 // phaseRunWant is PhaseProduct.Run's definition, summed in float64, over
-// a copy of y.
-func phaseRunWant(rows, n int, a, bias, x []float32, off, at []int, y []float32, base, ldo int) []float32 {
+// a copy of y: at holds four offsets a tile; with masks, cls holds each
+// segment's class (two a tile) and a lane a class's mask clears is a 0.
+func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [][]uint16, y []float32, base, ldo int) []float32 {
 	want := slices.Clone(y)
 	for tl := range len(at) / 4 {
 		for u := range phaseSegments(rows) {
@@ -96,6 +97,10 @@ func phaseRunWant(rows, n int, a, bias, x []float32, off, at []int, y []float32,
 				for j := range 16 {
 					s := float64(bias[i])
 					for q, o := range off {
+						if masks != nil && masks[cls[2*tl+u]][q]>>j&1 == 0 {
+							s += float64(a[q*rows+i]) * 0
+							continue
+						}
 						s += float64(a[q*rows+i]) * float64(x[xu+o+j])
 					}
 					want[ou+i*ldo+2*j] = float32(s)
@@ -116,9 +121,95 @@ func comparePhaseRun(t *testing.T, got, want []float32, what string) {
 	}
 }
 
+// TestPhaseEdgeRun checks edge tiles on every vector phase kernel and
+// the Go twin: an image of three 5×32 planes read in place by taps that
+// reach one and two cells past every edge, each segment's masks clearing
+// the lanes outside the image, against the definition over the
+// zero-padded image in float64 (specials inside the image; a zero-padded
+// lane meets an infinite weight as 0·Inf, as a padded copy does).
+func TestPhaseEdgeRun(t *testing.T) {
+	const c, h, w = 3, 5, 32
+	r := rand.New(rand.NewPCG(9, 10))
+	kernels := map[string]convPhaseKernel{"go": convPhaseGo}
+	for _, ks := range convFamily.asm {
+		if ks.phase != nil {
+			kernels[string(ks.feature)] = ks.phase
+		}
+	}
+	taps := [][2]int{{-1, -1}, {0, 1}, {1, 0}, {2, -2}, {-2, 2}, {0, 0}}
+	var off []int
+	for ci := range c {
+		for _, tp := range taps {
+			off = append(off, ci*h*w+tp[0]*w+tp[1])
+		}
+	}
+	x := randFloats(r, c*h*w)
+	x[r.IntN(len(x))] = float32(math.NaN())
+	x[r.IntN(len(x))] = float32(math.Inf(-1))
+	// Segments row by row, each with the class of its masks.
+	classes := map[string]int{}
+	var masks [][]uint16
+	var segs, cls []int
+	for row := range h {
+		for col := 0; col < w; col += 16 {
+			m := make([]uint16, len(off))
+			for q := range off {
+				tp := taps[q%len(taps)]
+				for j := range 16 {
+					if yy, xx := row+tp[0], col+j+tp[1]; yy >= 0 && yy < h && xx >= 0 && xx < w {
+						m[q] |= 1 << j
+					}
+				}
+			}
+			key := fmt.Sprint(m)
+			if _, ok := classes[key]; !ok {
+				classes[key] = len(masks)
+				masks = append(masks, m)
+			}
+			segs, cls = append(segs, row*w+col), append(cls, classes[key])
+		}
+	}
+	const ldo = 400 // output of segment s from 35·s: rows far apart
+	var at, at6 []int
+	for s := 0; s < len(segs); s += 2 {
+		at = append(at, segs[s], segs[s+1], 35*s, 35*(s+1))
+		at6 = append(at6, segs[s], segs[s+1], 35*s, 35*(s+1), cls[s], cls[s+1])
+	}
+	for name, kern := range kernels {
+		p, err := newPhaseProduct(kern, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm, err := p.NewMasks(masks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := p.EdgeTiles(at6, pm, len(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range PhaseRows[:3] {
+			a, bias := randFloats(r, len(off)*rows), randFloats(r, rows)
+			a[r.IntN(len(a))] = float32(math.Inf(1))
+			n := rows - r.IntN(2)
+			y := newGuarded(ts.oLast+(n-1)*ldo+31, 0)
+			copy(y.Data, randFloats(r, len(y.Data)))
+			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, 0, ldo)
+			p.Run(rows, n, a, bias, x, y.Data, 0, ldo, ts)
+			y.check(t, "edge run")
+			comparePhaseRun(t, y.Data, want, fmt.Sprintf("%s rows %d, n %d", name, rows, n))
+		}
+	}
+	if len(masks) < 6 {
+		t.Errorf("%d mask classes: the image should give corners, edges and middles", len(masks))
+	}
+}
+
 // FuzzPhaseRun runs a fuzz-chosen phase product (panel height, rows
 // stored, one to 40 steps at offsets up to 80, one to four tiles whose
-// segments and outputs lie anywhere, even on each other) on inputs,
+// segments and outputs lie anywhere, even on each other; or edge tiles:
+// offsets from -20, two classes of fuzz-chosen masks, the draws whose
+// kept lanes fall outside x refused by EdgeTiles and skipped) on inputs,
 // weights and biases with NaN, ±Inf, ±0 and subnormals, on every vector
 // phase kernel and the Go twin, against the float64 definition. Finite
 // values stay within ±4: no float32 overflow the reference would miss.
@@ -127,17 +218,38 @@ func FuzzPhaseRun(f *testing.F) {
 	f.Add([]byte{0, 1, 39, 80, 2, 2, 3, 0x81, 0, 1, 7, 7, 0x90})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &fuzzIn{b: data}
+		edges := in.intn(2) == 1 // masked loads: offsets from -20, two classes of masks
 		rows := PhaseRows[in.intn(len(PhaseRows))]
+		if edges {
+			rows = PhaseRows[in.intn(3)]
+		}
 		n, k := 1+in.intn(rows), 1+in.intn(40)
 		off := make([]int, k)
 		for q := range off {
 			off[q] = in.intn(81)
+			if edges {
+				off[q] -= 20
+			}
 		}
 		const ldo = 100
 		tiles := 1 + in.intn(4)
 		at := make([]int, 4*tiles)
 		for i := range at {
 			at[i] = in.intn(70)
+		}
+		var cls []int
+		var masks [][]uint16
+		if edges {
+			for range 2 * tiles {
+				cls = append(cls, in.intn(2))
+			}
+			for range 2 {
+				m := make([]uint16, k)
+				for q := range m {
+					m[q] = uint16(in.byte())<<8 | uint16(in.byte())
+				}
+				masks = append(masks, m)
+			}
 		}
 		x := in.floats(170, 4)
 		a, bias := in.floats(k*rows, 4), in.floats(rows, 4)
@@ -158,25 +270,41 @@ func FuzzPhaseRun(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			run := ts
+			switch {
+			case edges:
+				pm, err := p.NewMasks(masks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var at6 []int
+				for tl := range tiles {
+					at6 = append(append(at6, at[4*tl:4*tl+4]...), cls[2*tl:2*tl+2]...)
+				}
+				if run, err = p.EdgeTiles(at6, pm, len(x)); err != nil {
+					return // a mask keeps a lane outside x: refused, as it must be
+				}
+			case ts.xFirst+p.least < 0 || ts.xLast+p.reach > len(x):
+				return
+			}
 			y := newGuarded(len(init), 0)
 			copy(y.Data, init)
 			// Tiles that overlap write in tile order: the definition's order.
-			want := phaseRunWant(rows, n, a, bias, x, off, at, y.Data, base, ldo)
-			p.Run(rows, n, a, bias, x, y.Data, base, ldo, ts)
+			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, base, ldo)
+			p.Run(rows, n, a, bias, x, y.Data, base, ldo, run)
 			y.check(t, "phase run")
 			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, offsets %v, tiles %v", rows, n, k, off, at))
 		}
 	})
 }
 
-// TestPhaseRunChecks: reads and writes past their slices, bad panel
-// heights, tiles and negative offsets are refused.
+// TestPhaseRunChecks: reads and writes past their slices (before x's
+// start too), bad panel heights, tiles and edge tiles (reads a mask keeps
+// outside the input, classes and masks that do not fit, another
+// product's, one-segment panels) are refused.
 func TestPhaseRunChecks(t *testing.T) {
 	if _, err := newPhaseProduct(convPhaseGo, nil); err == nil {
 		t.Error("no steps accepted")
-	}
-	if _, err := newPhaseProduct(convPhaseGo, []int{0, -1}); err == nil {
-		t.Error("negative offset accepted")
 	}
 	for _, at := range [][]int{nil, {0, 0, 0}, {0, 0, 0, -1}} {
 		if _, err := NewPhaseTiles(at); err == nil {
@@ -184,6 +312,42 @@ func TestPhaseRunChecks(t *testing.T) {
 		}
 	}
 	p, err := newPhaseProduct(convPhaseGo, []int{0, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := newPhaseProduct(convPhaseGo, []int{-1, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range [][][]uint16{nil, {{1}}} {
+		if _, err := before.NewMasks(m); err == nil {
+			t.Errorf("masks %v accepted", m)
+		}
+	}
+	pm, err := before.NewMasks([][]uint16{{1, 1}, {0, 0x8000}, {0xfffe, 0x7fff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, err := p.NewMasks([][]uint16{{0xffff, 0xffff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		at []int
+		m  *PhaseMasks
+	}{
+		"five values a tile": {[]int{0, 0, 0, 1, 0}, pm},
+		"class past masks":   {[]int{0, 0, 0, 1, 0, 3}, pm},
+		"negative output":    {[]int{0, 0, -1, 1, 2, 2}, pm},
+		"another's masks":    {[]int{0, 0, 0, 1, 0, 0}, others},
+		"kept lane before x": {[]int{0, 0, 0, 1, 0, 2}, pm}, // class 0, step 0 reads x[-1]
+		"kept lane past x":   {[]int{0, 0, 0, 1, 2, 1}, pm}, // class 1, step 1 reads x[19] of 19
+	} {
+		if _, err := before.EdgeTiles(c.at, c.m, 19); err == nil {
+			t.Errorf("edge tiles with %s accepted", name)
+		}
+	}
+	edges, err := before.EdgeTiles([]int{0, 0, 0, 1, 2, 2}, pm, 19)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +370,10 @@ func TestPhaseRunChecks(t *testing.T) {
 		"y past its end": func() { p.Run(4, 2, a, bias, x, y, 1, 32, ts) },
 		"negative base":  func() { p.Run(4, 1, a, bias, x, y, -1, 32, ts) },
 		"overlap":        func() { p.Run(4, 1, a, bias, buf[10:30], buf, 0, 32, ts) },
+		"x before start": func() { before.Run(4, 1, a, bias, x, y, 0, 32, ts) },
+		"edges of other": func() { p.Run(4, 1, a, bias, x, y, 0, 32, edges) },
+		"edges short x":  func() { before.Run(4, 1, a, bias, x[:18], y, 0, 32, edges) },
+		"edges 16 rows":  func() { before.Run(16, 1, make([]float32, 32), make([]float32, 16), x, y, 0, 32, edges) },
 	} {
 		func() {
 			defer func() {
