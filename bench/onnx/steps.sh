@@ -23,5 +23,5 @@ for f in "$dir"/in_*.npy; do
   inputs+=(--input "${name#in_}=$f")
 done
 "$tmp/kiln" bench "$dir/model.onnx" --threads "$threads" --runs "$runs" --steps 100000 --json "${inputs[@]}" >"$tmp/kiln.json"
-(cd "$here" && node ort_profile.js "$dir/model.onnx" "$dir" "$threads" "$runs" "$tmp/ort")
+node "$here/ort_bench.js" "$dir/model.onnx" "$dir" "$threads" "$runs" 0 "$tmp/ort" >/dev/null
 /usr/bin/python3 "$here/steps.py" "$tmp/kiln.json" "$tmp"/ort_*.json
