@@ -56,7 +56,6 @@ type convTPhases struct {
 	blocks    []convTPhaseBlock
 	grid      bool // segments run over the grid of rows, through scratch
 	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
-	direct    bool // off the grid: the kernel reads the input itself (edge tiles where there is a pad)
 	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
@@ -135,7 +134,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// loads masked where a tap reaches past the input's edges (the zeros a
 	// padded copy held: the copy cost 5% of a 3×3 decoder step); on the
 	// grid a row is the row, once per column shift, in a block's copy.
-	p.wp, p.hp, p.shifts, p.direct = g.in[2], g.in[1], 1, !p.grid
+	p.wp, p.hp, p.shifts = g.in[2], g.in[1], 1
 	if p.grid {
 		p.shifts = 2*p.pad + 1
 	}
@@ -190,22 +189,11 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
 		if p.grid {
 			blk.r0, blk.r1 = b*rows, min((b+1)*rows, g.in[1])
+			err = p.gridTiles(&blk)
+		} else {
+			err = p.edgeTiles(&blk, edges)
 		}
-		if p.grid {
-			// Segments of the grid from the block's first cell to its
-			// last; the scratch holds each sum at twice its cell.
-			var at []int // tile offsets
-			segs := ((blk.r1-blk.r0)*p.wp + 15) / 16
-			p.ldg = max(p.ldg, 32*((blk.r1-blk.r0)*p.wp/16+1)+2)
-			for s := 0; s < segs; s += 2 {
-				q0, q1 := 16*s, 16*min(s+1, segs-1) // an odd last segment runs twice
-				at = append(at, q0, q1, 2*q0, 2*q1)
-			}
-			if blk.tiles[0], err = asm.NewPhaseTiles(at); err != nil {
-				return nil, err
-			}
-			blk.tiles[1], blk.tiles[2], blk.tiles[3] = blk.tiles[0], blk.tiles[0], blk.tiles[0]
-		} else if err = p.edgeTiles(&blk, edges); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		p.blocks = append(p.blocks, blk)
@@ -213,12 +201,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// The grid's planes, with room after the last for a segment's reads
 	// past the block's last cell.
 	for i := range p.blocks {
-		if !p.grid {
-			break
-		}
-		p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
-		for py := range 2 {
-			p.blocks[i].ys[py] = make([]float32, g.m*p.ldg)
+		if p.grid {
+			p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
+			p.blocks[i].ys = [2][]float32{make([]float32, g.m*p.ldg), make([]float32, g.m*p.ldg)}
 		}
 	}
 	// On the grid the workers split the output channels (a block of fewer
@@ -381,7 +366,7 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 // image into its planes of column shifts; off the grid the kernel reads
 // the input in place.
 func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
-	if p.direct {
+	if !p.grid {
 		return
 	}
 	p.shiftRows(blk, max(blk.r0-p.pad, 0), min(blk.r1+p.pad, p.f.convTGeom.in[1]), c0, c1)
@@ -444,6 +429,25 @@ func (p *convTPhases) newEdgeClasses() (*convTEdges, error) {
 		}
 	}
 	return e, nil
+}
+
+// gridTiles sets the tiles of block blk on the grid, the same for every
+// phase: segments of sixteen cells from the block's first cell to its
+// last, by pairs (an odd last one twice), whose sums the scratch holds
+// at twice their cells; it widens the scratch's channel stride ldg to
+// the block's.
+func (p *convTPhases) gridTiles(blk *convTPhaseBlock) error {
+	var at []int
+	cells := (blk.r1 - blk.r0) * p.wp
+	segs := (cells + 15) / 16
+	p.ldg = max(p.ldg, 32*(cells/16+1)+2)
+	for s := 0; s < segs; s += 2 {
+		q0, q1 := 16*s, 16*min(s+1, segs-1)
+		at = append(at, q0, q1, 2*q0, 2*q1)
+	}
+	ts, err := asm.NewPhaseTiles(at)
+	blk.tiles = [4]*asm.PhaseTiles{ts, ts, ts, ts}
+	return err
 }
 
 // edgeTiles sets the tiles of block blk off the grid: its segments by
