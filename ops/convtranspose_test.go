@@ -50,7 +50,8 @@ func TestConvTransposeByHand(t *testing.T) {
 // must run as stride-2 output phases (convtranspose_phase.go) where the
 // convolution kernels have a phase product (AVX-512), in blocks of one
 // input row too: twelve, eight and four-row panels, an odd count of
-// segments, dilation, no pad (the input read in place), rows that are
+// segments, dilation (taps reaching past a whole segment too), a 5×5,
+// no pad (the input read in place), rows that are
 // not whole segments (the grid, with no column shift, shifts of one and
 // two, and of two past a row of two cells), a phase that no tap reaches
 // (which must not take the phases); those that also name zip (U-Net's
@@ -100,6 +101,8 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x3 s2 dilation 3 phases", []int{1, 3, 16, 64}, []int{3, 4, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
 		{"3x3 s2 p1 outpad width 28 grid phases", []int{1, 5, 40, 28}, []int{5, 14, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"4x4 s2 p1 width 8 grid phases", []int{2, 4, 130, 8}, []int{4, 9, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"3x3 s2 dilation 17 taps past a whole segment phases", []int{1, 2, 40, 32}, []int{2, 3, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{17, 17}, Pads: []int{17, 17, 16, 16}}},
+		{"5x5 s2 p2 phases", []int{2, 3, 33, 48}, []int{3, 5, 5, 5}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{2, 2, 1, 1}}},
 		{"unet 2x2 s2 unpadded zip elsewhere, phases", []int{2, 5, 40, 32}, []int{5, 13, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"unet 2x2 s2 width 24 zip elsewhere, grid phases", []int{1, 3, 50, 24}, []int{3, 6, 2, 2}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"3x3 s2 dilation 3 width 12 grid phases", []int{1, 3, 90, 12}, []int{3, 5, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{3, 3}, Pads: []int{3, 2, 2, 3}}},
