@@ -19,29 +19,29 @@ import (
 // its rows), and no tap's product is written to a scratch and summed
 // into the output by a second pass, as the col2im and blocked paths do
 // (their ZipSumRows was 13-15% of a DCGAN step's time, reading four
-// products per output cell back from the last-level cache). Where the
-// rows are whole segments the kernel reads the input in place, each
-// segment's loads masked at the input's edges (edge tiles: a class of
-// masks per kind of segment, by how far it lies from each edge), where
-// a padded copy of the input (per block of rows) cost 5% of a 3×3
-// decoder step. The input rows are split into blocks (at least one per
-// worker), the output channels into panels of 12, 8 or 4 rows, which a
-// block runs phase by phase (the phase's weights panel stays in L1
-// across the input positions).
+// products per output cell back from the last-level cache). The kernel
+// reads the input in place, each segment's loads masked where a lane's
+// tap falls outside the input (edge tiles: a class of masks per kind of
+// segment), where a padded copy of the input (per block of rows) cost 5%
+// of a 3×3 decoder step. The input rows are split into blocks (at least
+// one per worker), the output channels into panels of 12, 8 or 4 rows,
+// which a block runs phase by phase (the phase's weights panel stays in
+// L1 across the input positions).
 // Input rows that are not a whole number of segments (a generator's 4×4
 // and 8×8 layers, a 28-wide decoder) run on the grid instead: segments
 // of sixteen consecutive cells of the block's rows, so a segment may
-// span rows. A column shift cannot be an offset there (cell i-1 of a
-// row's first cell is the last of the row above), so the block holds
-// one copy of its rows per column shift sx (-pad..pad), each row's
-// cells moved by sx with zeros shifted in, and a row shift stays an
-// offset (zero rows above and below). The sums go to a scratch laid out
-// as the rows, and each panel's cells are copied to the output once its
-// four phases are done. Only the block's last segment wastes products
-// (it was pad of every W + pad cells on a grid of padded rows: a third
-// of an 8×8 layer's). On the grid the workers split the output channels
-// instead of the rows (a block of fewer rows would waste more of its
-// last segment).
+// span rows, a lane whose tap column crosses a row's end masked like an
+// edge (each kind of segment its class). The sums go to a scratch laid
+// out as the rows, and each panel's cells are copied to the output once
+// its four phases are done. Only the block's last segment wastes
+// products (a grid of padded rows wasted pad of every W + pad cells: a
+// third of an 8×8 layer's; copies of the rows, one per column shift,
+// cost 4% / 10% of that step at one / two threads). On the grid the
+// workers split the output channels instead of the rows (a block of
+// fewer rows would waste more of its last segment). An input of one
+// segment runs on the one-segment kernel, which has no masks, from a
+// block's copy of its rows per column shift (zeros shifted in; a row
+// shift stays an offset, zero rows above and below).
 
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
@@ -55,7 +55,8 @@ type convTPhases struct {
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
 	grid      bool // segments run over the grid of rows, through scratch
-	shifts    int  // planes per input channel: 2·pad+1 column shifts on the grid, else 1
+	shifts    int  // planes per input channel in a block's copy: 2·pad+1 column shifts
+	copies    bool // the kernel reads blocks' copies of the rows (the one-segment kernel), not the input
 	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
@@ -130,21 +131,21 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 			return nil, nil
 		}
 	}
-	// Off the grid the kernel reads the input in place, each segment's
-	// loads masked where a tap reaches past the input's edges (the zeros a
-	// padded copy held: the copy cost 5% of a 3×3 decoder step); on the
-	// grid a row is the row, once per column shift, in a block's copy.
+	// The kernel reads the input in place, each segment's loads masked
+	// where a tap reaches past the input's edges (the zeros a padded copy
+	// held: the copy cost 5% of a 3×3 decoder step, and 4% / 10% of a
+	// DCGAN step at 8² at one / two threads, its rows' shifted copies)
+	// or, on the grid, past its last cell. An input of one segment (the
+	// one-segment kernel, which has no masks) runs from a block's copy of
+	// its rows, once per column shift, a row shift being an offset.
 	p.wp, p.hp, p.shifts = g.in[2], g.in[1], 1
-	if p.grid {
-		p.shifts = 2*p.pad + 1
-	}
 	// Blocks of input rows: whole rows, the input they read (with the
 	// rows around them) within convTPhaseBlockBytes, at least one per
 	// worker off the grid (on it the workers split the channels), split
 	// evenly. On the grid a block is a multiple of unit rows, whose cells
 	// fill whole tiles, but the last (a 256-channel 8×8 input in blocks of
 	// three rows computed 32 cells for each 24).
-	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.shifts*p.wp)-2*p.pad, 1), g.in[1])
+	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
 	if p.grid {
 		unit := 1
 		for unit*g.in[2]%32 != 0 {
@@ -153,22 +154,20 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		rows = min(max(rows/unit, 1)*unit, g.in[1])
 	}
 	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
-		rows = g.in[1]
+		rows, p.copies = g.in[1], true
+		p.hp, p.shifts = rows+2*p.pad, 2*p.pad+1
 	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
 	if !p.grid && nb%t != 0 {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
-	if p.grid {
-		p.hp = rows + 2*p.pad
-	}
 	for ph := range p.phases {
 		cur := &p.phases[ph]
 		off := make([]int, 0, g.c*len(cur.taps))
 		for ci := range g.c {
 			for _, t := range cur.taps {
-				if p.grid { // the plane of the tap's column shift
+				if p.copies { // the plane of the tap's column shift
 					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*p.wp+(t[2]+p.pad)*p.wp)
 					continue
 				}
@@ -181,28 +180,30 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		}
 		cur.prod = prod
 	}
-	edges, err := p.newEdgeClasses()
-	if err != nil {
-		return nil, err
-	}
+	var segs [][]convTSeg
 	for b := range nb {
 		blk := convTPhaseBlock{r0: g.in[1] * b / nb, r1: g.in[1] * (b + 1) / nb}
 		if p.grid {
 			blk.r0, blk.r1 = b*rows, min((b+1)*rows, g.in[1])
-			err = p.gridTiles(&blk)
-		} else {
-			err = p.edgeTiles(&blk, edges)
 		}
-		if err != nil {
-			return nil, err
-		}
+		segs = append(segs, p.blockSegs(&blk))
 		p.blocks = append(p.blocks, blk)
 	}
-	// The grid's planes, with room after the last for a segment's reads
-	// past the block's last cell.
+	var edges *convTEdges // masks wherever a lane may read outside the input
+	if !p.copies && (p.pad > 0 || p.grid) {
+		edges = &convTEdges{class: map[string]int{}}
+	}
+	if err := p.setTiles(segs, edges); err != nil {
+		return nil, err
+	}
+	// The grid's scratch and, for the one-segment kernel, the copies, with
+	// room after the last for a segment's reads past the block's last
+	// cell.
 	for i := range p.blocks {
-		if p.grid {
+		if p.copies {
 			p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
+		}
+		if p.grid {
 			p.blocks[i].ys = [2][]float32{make([]float32, g.m*p.ldg), make([]float32, g.m*p.ldg)}
 		}
 	}
@@ -246,7 +247,7 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
-		if len(p.shares) > 1 { // every block padded before any share reads it, each share padding its part of the channels
+		if len(p.shares) > 1 && p.copies { // every block copied before any share reads it, each share copying its part of the channels
 			p.f.env.For(len(p.blocks)*len(p.shares), 1, p.padBody)
 		}
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
@@ -334,7 +335,11 @@ func (p *convTPhases) runItems(lo, hi int) {
 				a := p.packed[pn.at[ph]:][:steps*pn.rows]
 				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
 				if p.grid {
-					cur.prod.Run(pn.rows, pn.n, a, bias, blk.xp, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles[ph])
+					x := p.x
+					if p.copies {
+						x = blk.xp
+					}
+					cur.prod.Run(pn.rows, pn.n, a, bias, x, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles[ph])
 					continue
 				}
 				cur.prod.Run(pn.rows, pn.n, a, bias, p.x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles[ph])
@@ -366,120 +371,146 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 // image into its planes of column shifts; off the grid the kernel reads
 // the input in place.
 func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
-	if !p.grid {
+	if !p.copies {
 		return
 	}
 	p.shiftRows(blk, max(blk.r0-p.pad, 0), min(blk.r1+p.pad, p.f.convTGeom.in[1]), c0, c1)
 }
 
-// convTEdges are the edge masks of an unpadded plan's phases: a class
-// per kind of segment, by how far (up to pad) it lies from each edge of
-// the input.
+// convTSeg is a segment of a block: its first input cell (in the input,
+// or the block's copy) and its first output (in the output, or on the
+// grid the block's scratch).
+type convTSeg struct{ q, o int }
+
+// blockSegs lists block blk's segments: off the grid sixteen cells of a
+// row each, their outputs from the first even cell of their output rows;
+// on the grid sixteen consecutive cells from the block's first to its
+// last (the last reaching past it), their sums at twice their cells in
+// the scratch, whose channel stride ldg it widens to the block's.
+func (p *convTPhases) blockSegs(blk *convTPhaseBlock) []convTSeg {
+	g := &p.f.convTGeom
+	w := g.in[2]
+	var segs []convTSeg
+	if p.grid {
+		cells := (blk.r1 - blk.r0) * w
+		p.ldg = max(p.ldg, 32*(cells/16+1)+2)
+		first := blk.r0 * w // the block's first cell, in place
+		if p.copies {
+			first = 0
+		}
+		for q := 0; q < cells; q += 16 {
+			segs = append(segs, convTSeg{first + q, 2 * q})
+		}
+		return segs
+	}
+	for row := blk.r0; row < blk.r1; row++ {
+		for col := 0; col < w; col += 16 {
+			segs = append(segs, convTSeg{row*w + col, row*2*g.out[2] + 2*col})
+		}
+	}
+	return segs
+}
+
+// convTEdges are the edge masks of a plan that reads the input in place
+// where a tap reaches past its edges (or a grid segment past its end): a
+// class per kind of segment, shared by the phases, and each phase's
+// masks by class.
 type convTEdges struct {
-	class map[[4]int]int
+	class map[string]int
+	taps  [4][][]uint16 // per phase, per class: per tap, the lanes inside the input
 	masks [4]*asm.PhaseMasks
 }
 
-// edgeKey is the class key of the segment at row, col.
-func (p *convTPhases) edgeKey(row, col int) [4]int {
+// classOf is the class of the segment from cell q of the input: lane j
+// reads cell q+j, kept where that lies in the input and the tap's cell
+// from it too (its row and column shifted inside the input).
+func (e *convTEdges) classOf(p *convTPhases, q int) int {
 	g := &p.f.convTGeom
-	return [4]int{min(row, p.pad), min(g.in[1]-1-row, p.pad), min(col, p.pad), min(g.in[2]-16-col, p.pad)}
-}
-
-// newEdgeClasses makes the edge masks of the segments of the input
-// (none without a pad, or on the grid): for each phase and class, per
-// step (input channel, tap), the lanes whose input cell lies inside the
-// input.
-func (p *convTPhases) newEdgeClasses() (*convTEdges, error) {
-	g := &p.f.convTGeom
-	if p.grid || p.pad == 0 {
-		return nil, nil
-	}
-	e := &convTEdges{class: map[[4]int]int{}}
-	var masks [4][][]uint16
-	for row := range g.in[1] {
-		for col := 0; col < g.in[2]; col += 16 {
-			key := p.edgeKey(row, col)
-			if _, ok := e.class[key]; ok {
-				continue
-			}
-			e.class[key] = len(e.class)
-			for ph := range p.phases {
-				taps := p.phases[ph].taps
-				m := make([]uint16, 0, g.c*len(taps))
-				for range g.c {
-					for _, t := range taps {
-						var bits uint16
-						for j := range 16 {
-							if y, x := row+t[2], col+j+t[3]; y >= 0 && y < g.in[1] && x >= 0 && x < g.in[2] {
-								bits |= 1 << j
-							}
-						}
-						m = append(m, bits)
-					}
+	h, w := g.in[1], g.in[2]
+	var lanes [4][]uint16
+	key := make([]byte, 0, 64)
+	for ph := range p.phases {
+		for _, t := range p.phases[ph].taps {
+			var bits uint16
+			for j := range 16 {
+				c := q + j
+				if y, x := c/w+t[2], c%w+t[3]; c < h*w && y >= 0 && y < h && x >= 0 && x < w {
+					bits |= 1 << j
 				}
-				masks[ph] = append(masks[ph], m)
+			}
+			lanes[ph] = append(lanes[ph], bits)
+			key = append(key, byte(bits), byte(bits>>8))
+		}
+	}
+	c, ok := e.class[string(key)]
+	if !ok {
+		c = len(e.class)
+		e.class[string(key)] = c
+		for ph := range p.phases {
+			e.taps[ph] = append(e.taps[ph], lanes[ph])
+		}
+	}
+	return c
+}
+
+// finish makes each phase's masks: a class's tap masks for every input
+// channel, in the steps' order.
+func (e *convTEdges) finish(p *convTPhases) error {
+	for ph := range p.phases {
+		var masks [][]uint16
+		for _, taps := range e.taps[ph] {
+			m := make([]uint16, 0, p.f.convTGeom.c*len(taps))
+			for range p.f.convTGeom.c {
+				m = append(m, taps...)
+			}
+			masks = append(masks, m)
+		}
+		var err error
+		if e.masks[ph], err = p.phases[ph].prod.NewMasks(masks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setTiles sets each block's tiles from its segments, by pairs (an odd
+// last one twice): with edge masks (e) each phase's edge tiles, else
+// plain tiles shared by the phases.
+func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
+	xLen := p.f.convTGeom.c * p.f.convTGeom.inSz
+	if e != nil { // every class before the masks are made
+		for _, ss := range segs {
+			for _, sg := range ss {
+				e.classOf(p, sg.q)
 			}
 		}
-	}
-	for ph := range p.phases {
-		var err error
-		if e.masks[ph], err = p.phases[ph].prod.NewMasks(masks[ph]); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-// gridTiles sets the tiles of block blk on the grid, the same for every
-// phase: segments of sixteen cells from the block's first cell to its
-// last, by pairs (an odd last one twice), whose sums the scratch holds
-// at twice their cells; it widens the scratch's channel stride ldg to
-// the block's.
-func (p *convTPhases) gridTiles(blk *convTPhaseBlock) error {
-	var at []int
-	cells := (blk.r1 - blk.r0) * p.wp
-	segs := (cells + 15) / 16
-	p.ldg = max(p.ldg, 32*(cells/16+1)+2)
-	for s := 0; s < segs; s += 2 {
-		q0, q1 := 16*s, 16*min(s+1, segs-1)
-		at = append(at, q0, q1, 2*q0, 2*q1)
-	}
-	ts, err := asm.NewPhaseTiles(at)
-	blk.tiles = [4]*asm.PhaseTiles{ts, ts, ts, ts}
-	return err
-}
-
-// edgeTiles sets the tiles of block blk off the grid: its segments by
-// pairs (an odd last one twice), their inputs where they lie in the
-// input, read in place, with each phase's edge masks where there is a
-// pad (e), their outputs from the first even cell of their output rows.
-func (p *convTPhases) edgeTiles(blk *convTPhaseBlock, e *convTEdges) error {
-	g := &p.f.convTGeom
-	w := g.in[2]
-	var segs [][2]int // row, column
-	for row := blk.r0; row < blk.r1; row++ {
-		for col := 0; col < w; col += 16 {
-			segs = append(segs, [2]int{row, col})
-		}
-	}
-	var at []int
-	for s := 0; s < len(segs); s += 2 {
-		s0, s1 := segs[s], segs[min(s+1, len(segs)-1)]
-		at = append(at, s0[0]*w+s0[1], s1[0]*w+s1[1], s0[0]*2*g.out[2]+2*s0[1], s1[0]*2*g.out[2]+2*s1[1])
-		if e != nil {
-			at = append(at, e.class[p.edgeKey(s0[0], s0[1])], e.class[p.edgeKey(s1[0], s1[1])])
-		}
-	}
-	if e == nil {
-		ts, err := asm.NewPhaseTiles(at)
-		blk.tiles = [4]*asm.PhaseTiles{ts, ts, ts, ts}
-		return err
-	}
-	for ph := range p.phases {
-		var err error
-		if blk.tiles[ph], err = p.phases[ph].prod.EdgeTiles(at, e.masks[ph], g.c*g.inSz); err != nil {
+		if err := e.finish(p); err != nil {
 			return err
+		}
+	}
+	for b := range p.blocks {
+		blk, ss := &p.blocks[b], segs[b]
+		var at []int
+		for s := 0; s < len(ss); s += 2 {
+			s0, s1 := ss[s], ss[min(s+1, len(ss)-1)]
+			at = append(at, s0.q, s1.q, s0.o, s1.o)
+			if e != nil {
+				at = append(at, e.classOf(p, s0.q), e.classOf(p, s1.q))
+			}
+		}
+		if e == nil {
+			ts, err := asm.NewPhaseTiles(at)
+			if err != nil {
+				return err
+			}
+			blk.tiles = [4]*asm.PhaseTiles{ts, ts, ts, ts}
+			continue
+		}
+		for ph := range p.phases {
+			var err error
+			if blk.tiles[ph], err = p.phases[ph].prod.EdgeTiles(at, e.masks[ph], xLen); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
