@@ -261,7 +261,7 @@ func TestCast(t *testing.T) {
 	}
 	got := ewEval(t, cast(tensor.I32), ewF(tensor.F32, []int{5}, 2.7, -2.7, 0.5, 3e9, ewNaN))
 	ewInts(t, got, []int{5}, []int64{2, -2, 0, math.MaxInt32, 0})
-	got = ewEval(t, cast(tensor.Bool), ewF(tensor.F32, []int{4}, 0, -0.0, 0.1, ewNaN))
+	got = ewEval(t, cast(tensor.Bool), ewF(tensor.F32, []int{4}, 0, math.Copysign(0, -1), 0.1, ewNaN))
 	ewBools(t, got, []int{4}, []bool{false, false, true, true})
 	got = ewEval(t, cast(tensor.F32), ewT[int64](tensor.I64, []int{2}, 1<<24+1, -3))
 	ewFloats(t, got, []int{2}, []float64{1 << 24, -3}, 0) // 2^24+1 ties to even
