@@ -25,16 +25,7 @@ func TestFusedConvFastWeights(t *testing.T) {
 	f := mustInsert(t, g, graph.OpFusedConv2D, at, x, w, b, r)
 	g.Output(f)
 	rng := rand.New(rand.NewPCG(2, 3))
-	ins := make([]tensor.Tensor, len(f.Inputs))
-	for i, in := range f.Inputs {
-		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
-	}
-	env := frEnv(2)
-	env.WeightsVersion = new(atomic.Uint64)
-	k, variant, err := PrepareFast(f, env)
-	if err != nil || k == nil {
-		t.Fatalf("no fast kernel (%v)", err)
-	}
+	ins, env, k, variant := frPrepare(t, f, rng)
 	t.Log(variant)
 	check := func(what string) { t.Helper(); frMatch(t, what, f, k, ins, 1e-4) }
 	check("first run")
@@ -51,6 +42,24 @@ func TestFusedConvFastWeights(t *testing.T) {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
 	noAllocs(t, k1, ins, tensor.New(f.DType, f.Shape...))
+}
+
+// frPrepare draws F32 inputs for every input of n (uniform in [-1, 1)
+// from rng) and prepares n's fast kernel on two workers whose weights
+// carry a version, which the caller bumps after changing them.
+func frPrepare(t *testing.T, n *graph.Node, rng *rand.Rand) ([]tensor.Tensor, Env, Kernel, string) {
+	t.Helper()
+	ins := make([]tensor.Tensor, len(n.Inputs))
+	for i, in := range n.Inputs {
+		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
+	}
+	env := frEnv(2)
+	env.WeightsVersion = new(atomic.Uint64)
+	k, variant, err := PrepareFast(n, env)
+	if err != nil || k == nil {
+		t.Fatalf("no fast kernel (%v)", err)
+	}
+	return ins, env, k, variant
 }
 
 // frMatch checks that kernel k's F32 output on ins matches the

@@ -48,16 +48,14 @@ import (
 type convTPhases struct {
 	f         *convTFast
 	pad       int // zero cells around each input plane
-	hp, wp    int // the plane the offsets step over: the input's, or on the grid a block's (its most rows and the pad rows)
+	hp        int // rows of the plane the offsets step over: the input's, or a block's copy (its rows and the pad rows)
 	phases    [4]convTPhase
 	panels    []convTPanel
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
 	grid      bool // segments run over the grid of rows, through scratch
-	shifts    int  // planes per input channel in a block's copy: 2·pad+1 column shifts
-	copies    bool // the kernel reads blocks' copies of the rows (the one-segment kernel), not the input
-	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
+	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows), read from blocks' copies of the rows
 	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
@@ -78,13 +76,13 @@ type convTPhase struct {
 }
 
 // convTPhaseBlock is a block of input rows [r0, r1): its tiles of two
-// sixteen-position segments and, on the grid, its copy of the rows it
-// reads, once per column shift (the pad rows above and below are the
-// neighbours' rows, or zero past the input).
+// sixteen-position segments and, for the one-segment kernel, its copy
+// of the rows it reads, once per column shift (the pad rows above and
+// below are the neighbours' rows, or zero past the input).
 type convTPhaseBlock struct {
 	r0, r1 int
-	tiles  [4]*asm.PhaseTiles // per phase (off the grid with a pad, each phase's edge tiles)
-	xp     []float32          // grid mode: the copy
+	tiles  [4]*asm.PhaseTiles // per phase (with edge masks, each phase's own)
+	xp     []float32          // one-segment kernel: the copy
 	ys     [2][]float32       // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
 }
 
@@ -138,14 +136,14 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// or, on the grid, past its last cell. An input of one segment (the
 	// one-segment kernel, which has no masks) runs from a block's copy of
 	// its rows, once per column shift, a row shift being an offset.
-	p.wp, p.hp, p.shifts = g.in[2], g.in[1], 1
+	p.hp = g.in[1]
 	// Blocks of input rows: whole rows, the input they read (with the
 	// rows around them) within convTPhaseBlockBytes, at least one per
 	// worker off the grid (on it the workers split the channels), split
 	// evenly. On the grid a block is a multiple of unit rows, whose cells
 	// fill whole tiles, but the last (a 256-channel 8×8 input in blocks of
 	// three rows computed 32 cells for each 24).
-	rows := min(max(convTPhaseBlockBytes/(4*g.c*p.wp)-2*p.pad, 1), g.in[1])
+	rows := min(max(convTPhaseBlockBytes/(4*g.c*g.in[2])-2*p.pad, 1), g.in[1])
 	if p.grid {
 		unit := 1
 		for unit*g.in[2]%32 != 0 {
@@ -154,8 +152,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		rows = min(max(rows/unit, 1)*unit, g.in[1])
 	}
 	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
-		rows, p.copies = g.in[1], true
-		p.hp, p.shifts = rows+2*p.pad, 2*p.pad+1
+		rows, p.hp = g.in[1], g.in[1]+2*p.pad
 	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
@@ -167,11 +164,11 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		off := make([]int, 0, g.c*len(cur.taps))
 		for ci := range g.c {
 			for _, t := range cur.taps {
-				if p.copies { // the plane of the tap's column shift
-					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*p.wp+(t[2]+p.pad)*p.wp)
+				if p.one { // the plane of the tap's column shift
+					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*g.in[2]+(t[2]+p.pad)*g.in[2])
 					continue
 				}
-				off = append(off, ci*p.hp*p.wp+t[2]*p.wp+t[3])
+				off = append(off, ci*p.hp*g.in[2]+t[2]*g.in[2]+t[3])
 			}
 		}
 		prod, err := asm.NewPhaseProduct(off)
@@ -190,7 +187,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		p.blocks = append(p.blocks, blk)
 	}
 	var edges *convTEdges // masks wherever a lane may read outside the input
-	if !p.copies && (p.pad > 0 || p.grid) {
+	if !p.one && (p.pad > 0 || p.grid) {
 		edges = &convTEdges{class: map[string]int{}}
 	}
 	if err := p.setTiles(segs, edges); err != nil {
@@ -200,8 +197,8 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// room after the last for a segment's reads past the block's last
 	// cell.
 	for i := range p.blocks {
-		if p.copies {
-			p.blocks[i].xp = make([]float32, p.shifts*g.c*p.hp*p.wp+p.wp+32)
+		if p.one {
+			p.blocks[i].xp = make([]float32, (2*p.pad+1)*g.c*p.hp*g.in[2]+g.in[2]+32)
 		}
 		if p.grid {
 			p.blocks[i].ys = [2][]float32{make([]float32, g.m*p.ldg), make([]float32, g.m*p.ldg)}
@@ -247,7 +244,7 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
-		if len(p.shares) > 1 && p.copies { // every block copied before any share reads it, each share copying its part of the channels
+		if len(p.shares) > 1 && p.one { // every block copied before any share reads it, each share copying its part of the channels
 			p.f.env.For(len(p.blocks)*len(p.shares), 1, p.padBody)
 		}
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
@@ -336,7 +333,7 @@ func (p *convTPhases) runItems(lo, hi int) {
 				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
 				if p.grid {
 					x := p.x
-					if p.copies {
+					if p.one {
 						x = blk.xp
 					}
 					cur.prod.Run(pn.rows, pn.n, a, bias, x, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles[ph])
@@ -360,18 +357,18 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 		for py := range 2 {
 			src := blk.ys[py][c*p.ldg:][:p.ldg]
 			for r := blk.r0; r < blk.r1; r++ {
-				copy(p.y[c*g.outSz+(2*r+py)*ow:][:ow], src[2*(r-blk.r0)*p.wp:][:ow])
+				copy(p.y[c*g.outSz+(2*r+py)*ow:][:ow], src[2*(r-blk.r0)*g.in[2]:][:ow])
 			}
 		}
 	}
 }
 
-// padRows copies the input rows block blk reads on the grid (its own
-// and up to pad either side) of input channels [c0, c1) of the current
-// image into its planes of column shifts; off the grid the kernel reads
-// the input in place.
+// padRows copies the input rows block blk reads for the one-segment
+// kernel (its own and up to pad either side) of input channels [c0, c1)
+// of the current image into its planes of column shifts; otherwise the
+// kernel reads the input in place.
 func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
-	if !p.copies {
+	if !p.one {
 		return
 	}
 	p.shiftRows(blk, max(blk.r0-p.pad, 0), min(blk.r1+p.pad, p.f.convTGeom.in[1]), c0, c1)
@@ -395,7 +392,7 @@ func (p *convTPhases) blockSegs(blk *convTPhaseBlock) []convTSeg {
 		cells := (blk.r1 - blk.r0) * w
 		p.ldg = max(p.ldg, 32*(cells/16+1)+2)
 		first := blk.r0 * w // the block's first cell, in place
-		if p.copies {
+		if p.one {
 			first = 0
 		}
 		for q := 0; q < cells; q += 16 {
@@ -478,10 +475,11 @@ func (e *convTEdges) finish(p *convTPhases) error {
 // plain tiles shared by the phases.
 func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
 	xLen := p.f.convTGeom.c * p.f.convTGeom.inSz
-	if e != nil { // every class before the masks are made
-		for _, ss := range segs {
+	cls := make([][]int, len(segs)) // each segment's class, all before the masks are made
+	if e != nil {
+		for b, ss := range segs {
 			for _, sg := range ss {
-				e.classOf(p, sg.q)
+				cls[b] = append(cls[b], e.classOf(p, sg.q))
 			}
 		}
 		if err := e.finish(p); err != nil {
@@ -492,10 +490,10 @@ func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
 		blk, ss := &p.blocks[b], segs[b]
 		var at []int
 		for s := 0; s < len(ss); s += 2 {
-			s0, s1 := ss[s], ss[min(s+1, len(ss)-1)]
-			at = append(at, s0.q, s1.q, s0.o, s1.o)
+			s1 := min(s+1, len(ss)-1)
+			at = append(at, ss[s].q, ss[s1].q, ss[s].o, ss[s1].o)
 			if e != nil {
-				at = append(at, e.classOf(p, s0.q), e.classOf(p, s1.q))
+				at = append(at, cls[b][s], cls[b][s1])
 			}
 		}
 		if e == nil {
@@ -517,7 +515,7 @@ func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
 }
 
 // shiftRows copies input rows [lo, hi) of channels [c0, c1) into block
-// blk's plane of each column shift sx (grid mode): cell i of a row holds
+// blk's plane of each column shift sx (one-segment kernel): cell i of a row holds
 // the input's i+sx, zero past the row's ends. The rows are contiguous in
 // both, so a plane is one copy moved by sx, then the |sx| cells that
 // crossed a row end are cleared.
@@ -525,13 +523,13 @@ func (p *convTPhases) shiftRows(blk *convTPhaseBlock, lo, hi, c0, c1 int) {
 	g := &p.f.convTGeom
 	h, w := g.in[1], g.in[2]
 	n := (hi - lo) * w
-	for v := range p.shifts {
+	for v := range 2*p.pad + 1 {
 		sx := v - p.pad
 		if sx >= w || -sx >= w { // every cell reads past its row: the plane stays zero
 			continue
 		}
 		for c := c0; c < c1; c++ {
-			dst := blk.xp[(v*g.c+c)*p.hp*p.wp+(lo-blk.r0+p.pad)*w:][:n]
+			dst := blk.xp[(v*g.c+c)*p.hp*w+(lo-blk.r0+p.pad)*w:][:n]
 			src := p.x[(c*h+lo)*w:][:n]
 			if sx >= 0 {
 				copy(dst, src[sx:])

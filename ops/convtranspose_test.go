@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -245,17 +244,7 @@ func convTParamKernel(t *testing.T, x, w []int, bias bool, o graph.ConvTranspose
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	ins := make([]tensor.Tensor, len(n.Inputs))
-	for i, in := range n.Inputs {
-		ins[i] = frTensor(tensor.F32, in.Shape, frRand(rng, in.Shape.NumElements(), 1))
-	}
-	env := frEnv(2)
-	env.WeightsVersion = new(atomic.Uint64)
-	k, variant, err := PrepareFast(n, env)
-	if err != nil || k == nil {
-		t.Fatalf("no fast kernel (%v)", err)
-	}
+	ins, env, k, variant := frPrepare(t, n, rand.New(rand.NewPCG(5, 6)))
 	if (path != "phases/" || asm.HasPhaseProduct()) && !strings.HasPrefix(variant, path) {
 		t.Fatalf("variant %s, want %s", variant, path)
 	}

@@ -91,7 +91,7 @@ func (b *builder) convTranspose() {
 		c, m, groups = 2*c, 2*m, 2
 	}
 	// One draw in three: the output twice the input at stride 2, rows of
-	// 16 or 32 or any length up to 40 (the padded grid), over 1024 input
+	// 16 or 32 or any length up to 40 (the grid), over 1024 input
 	// cells or more (the AVX-512 phase path, convtranspose_phase.go).
 	phase := r.IntN(3) == 0
 	if phase {
