@@ -27,21 +27,29 @@ func TestFusedConvFastWeights(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 3))
 	ins, env, k, variant := frPrepare(t, f, rng)
 	t.Log(variant)
-	check := func(what string) { t.Helper(); frMatch(t, what, f, k, ins, 1e-4) }
-	check("first run")
-	check("second run")
-	for i, v := range frRand(rng, f.Inputs[1].Shape.NumElements(), 1) {
+	frRepack(t, f, k, ins, env, rng, 1e-4)
+}
+
+// frRepack checks n's fast kernel k (prepared by frPrepare, its weights
+// input 1 and its bias input 2) against the reference on two runs, then
+// on new weights and a changed bias with the weights version bumped (k
+// must repack them), and that a run on one worker allocates nothing
+// (the tests' parallel For does).
+func frRepack(t *testing.T, n *graph.Node, k Kernel, ins []tensor.Tensor, env Env, rng *rand.Rand, rel float64) {
+	t.Helper()
+	frMatch(t, "first run", n, k, ins, rel)
+	frMatch(t, "second run", n, k, ins, rel)
+	for i, v := range frRand(rng, n.Inputs[1].Shape.NumElements(), 1) {
 		ins[1].F32()[i] = float32(v)
 	}
-	ins[2].F32()[3] = 5
+	ins[2].F32()[min(3, ins[2].Shape.NumElements()-1)] = 5
 	env.WeightsVersion.Add(1)
-	check("new weights")
-	// Runs allocate nothing (the test's parallel For above does).
-	k1, _, err := PrepareFast(f, parEnv(1))
+	frMatch(t, "new weights", n, k, ins, rel)
+	k1, _, err := PrepareFast(n, Serial)
 	if err != nil || k1 == nil {
 		t.Fatalf("no fast kernel (%v)", err)
 	}
-	noAllocs(t, k1, ins, tensor.New(f.DType, f.Shape...))
+	noAllocs(t, k1, ins, tensor.New(n.DType, n.Shape...))
 }
 
 // frPrepare draws F32 inputs for every input of n (uniform in [-1, 1)

@@ -11,6 +11,18 @@ import (
 	"github.com/kilnml/kiln/internal/approx"
 )
 
+// phaseKernels are the Go twin ("go") and every vector phase kernel, by
+// feature.
+func phaseKernels() map[string]convPhaseKernel {
+	kernels := map[string]convPhaseKernel{"go": convPhaseGo}
+	for _, ks := range convFamily.asm {
+		if ks.phase != nil {
+			kernels[string(ks.feature)] = ks.phase
+		}
+	}
+	return kernels
+}
+
 // TestPhaseRun checks every vector phase kernel, and the Go twin,
 // through Run against the definition summed in float64: every panel
 // height, every count of stored rows, depths from one step on, offsets
@@ -20,12 +32,7 @@ import (
 // ones), specials in x, the odd cells and guards around y left alone.
 func TestPhaseRun(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	kernels := map[string]convPhaseKernel{"go": convPhaseGo}
-	for _, ks := range convFamily.asm {
-		if ks.phase != nil {
-			kernels[string(ks.feature)] = ks.phase
-		}
-	}
+	kernels := phaseKernels()
 	for name, kern := range kernels {
 		for _, rows := range PhaseRows {
 			for _, k := range []int{1, 2, 5, 33} {
@@ -130,12 +137,7 @@ func comparePhaseRun(t *testing.T, got, want []float32, what string) {
 func TestPhaseEdgeRun(t *testing.T) {
 	const c, h, w = 3, 5, 32
 	r := rand.New(rand.NewPCG(9, 10))
-	kernels := map[string]convPhaseKernel{"go": convPhaseGo}
-	for _, ks := range convFamily.asm {
-		if ks.phase != nil {
-			kernels[string(ks.feature)] = ks.phase
-		}
-	}
+	kernels := phaseKernels()
 	taps := [][2]int{{-1, -1}, {0, 1}, {1, 0}, {2, -2}, {-2, 2}, {0, 0}}
 	var off []int
 	for ci := range c {
@@ -259,12 +261,7 @@ func FuzzPhaseRun(f *testing.F) {
 		}
 		const base = 1
 		init := in.floats(base+(n-1)*ldo+ts.oLast+31, 4)
-		kernels := []convPhaseKernel{convPhaseGo}
-		for _, ks := range convFamily.asm {
-			if ks.phase != nil {
-				kernels = append(kernels, ks.phase)
-			}
-		}
+		kernels := phaseKernels()
 		for _, kern := range kernels {
 			p, err := newPhaseProduct(kern, off)
 			if err != nil {
