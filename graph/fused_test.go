@@ -169,3 +169,36 @@ func TestInferFusedShapes(t *testing.T) {
 		t.Errorf("resized AddLayerNorm %v", n.Shape)
 	}
 }
+
+// TestInsertAnyCount inserts every op with zero to eight operands of
+// several dtypes and ranks and zero attributes: each gets a node or an
+// error, never a panic (a fused op's inference once indexed operands the
+// arity check had not counted).
+func TestInsertAnyCount(t *testing.T) {
+	g := New()
+	pool := []*Node{
+		g.Input("x", tensor.F32, 2, 3), g.Input("img", tensor.F32, 1, 2, 4, 4), g.Input("q", tensor.U8),
+		g.Input("w", tensor.I8, 3, 2), g.Input("i", tensor.I32, 2), g.Input("s", tensor.F32),
+	}
+	for op := OpInvalid + 1; op < numOps; op++ {
+		if op.IsSource() {
+			continue
+		}
+		for n := 0; n <= 8; n++ {
+			for first := range pool {
+				ins := make([]*Node, n)
+				for k := range ins {
+					ins[k] = pool[(first+k)%len(pool)]
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("%v with %d operands from %s: panic %v", op, n, pool[first].Name, r)
+						}
+					}()
+					_, _ = g.Insert(op, Attrs{}, ins...)
+				}()
+			}
+		}
+	}
+}

@@ -75,6 +75,10 @@ func arity(op Op) (func(int) bool, bool) {
 	exactly := func(k int) func(int) bool { return func(n int) bool { return n == k } }
 	between := func(lo, hi int) func(int) bool { return func(n int) bool { return n >= lo && n <= hi } }
 	switch {
+	case op == OpDynQuantMatMul:
+		return between(4, 5), true
+	case op == OpQDQMatMul, op == OpQDQConv:
+		return between(6, 7), true
 	case op.IsFused(), op == OpCustom, op == OpLoop: // the count depends on attributes: inference checks it
 		return nil, false
 	case op.IsUnary(), op.IsReduce():
@@ -97,10 +101,6 @@ func arity(op Op) (func(int) bool, bool) {
 		return exactly(3), true
 	case OpMatMulInteger, OpConvInteger:
 		return exactly(4), true
-	case OpDynQuantMatMul:
-		return between(4, 5), true
-	case OpQDQMatMul, OpQDQConv:
-		return between(6, 7), true
 	case OpGemm, OpConv2D, OpConvTranspose:
 		return between(2, 3), true
 	case OpLayerNorm:
