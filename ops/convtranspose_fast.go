@@ -126,9 +126,11 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	scatter := "col2im"
 	f.scatter = f.col2im
 	// The phases first: where the taps tile the output (U-Nets' 2×2) they
-	// read the input in place, and a U-Net step (128 → 64 channels, 64²
-	// input, params) ran at 0.97 / 0.95 of the GEMM at one / two threads
-	// on them, 0.98 / 0.77 on the zip path (AVX-512, Zen 5).
+	// read the input in place, a panel pairing each channel's column
+	// phases, and a U-Net step (128 → 64 channels, 64² input, params)
+	// runs at 0.98-1.03 / 0.98-0.99 of the GEMM at one / two threads on
+	// them (0.93-0.97 / 0.92-0.96 before the pairs), where the zip path
+	// gave 0.98 / 0.77 (AVX-512, Zen 5).
 	if f.phases, err = newConvTPhases(f, n); err != nil {
 		return nil, "", err
 	}

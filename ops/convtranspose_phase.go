@@ -42,6 +42,11 @@ import (
 // segment runs on the one-segment kernel, which has no masks, from a
 // block's copy of its rows per column shift (zeros shifted in; a row
 // shift stays an offset, zero rows above and below).
+// Where both column phases of a row phase read the same steps (a U-Net's
+// 2×2 without pads: one tap each, at the same cell) a panel's rows pair
+// them, a channel's even and odd columns (asm.PhaseProduct.RunPairs):
+// two runs instead of four, each output row written once with whole
+// vectors, where the column phases' runs wrote every other float twice.
 
 // convTPhases is the phase plan of a convTFast (nil where it does not
 // apply).
@@ -54,9 +59,11 @@ type convTPhases struct {
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
-	grid      bool // segments run over the grid of rows, through scratch
-	one       bool // the input is one segment: panels of one segment a tile (asm.PhaseOneRows), read from blocks' copies of the rows
-	ldg       int  // grid mode: a channel's stride in a block's scratch of each row phase
+	grid      bool  // segments run over the grid of rows, through scratch
+	one       bool  // the input is one segment: panels of one segment a tile (asm.PhaseOneRows), read from blocks' copies of the rows
+	pairs     bool  // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
+	runs      []int // the phases a panel runs: all four, or 0 and 2 with pairs
+	ldg       int   // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
 	x, y      []float32 // the current image
@@ -87,7 +94,8 @@ type convTPhaseBlock struct {
 }
 
 // convTPanel is a panel of output channels [c0, c0+n) computed as rows
-// (4, 8 or 12) rows; at[p] is where phase p's weights start in packed.
+// (4, 8 or 12) rows, two a channel with pairs; at[p] is where phase p's
+// weights start in packed.
 type convTPanel struct {
 	c0, n, rows int
 	at          [4]int
@@ -154,6 +162,10 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
 		rows, p.hp = g.in[1], g.in[1]+2*p.pad
 	}
+	p.runs = []int{0, 1, 2, 3}
+	if p.pairs = !p.one && p.phases[0].sameSteps(&p.phases[1]) && p.phases[2].sameSteps(&p.phases[3]); p.pairs {
+		p.runs = []int{0, 2}
+	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
 	if !p.grid && nb%t != 0 {
@@ -213,8 +225,8 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	size := 0
 	for w := range shares {
 		p.shares = append(p.shares, [2]int{len(p.panels), 0})
-		for _, pn := range phasePanels(g.m*w/shares, g.m*(w+1)/shares, p.one) {
-			for ph := range p.phases {
+		for _, pn := range p.panelsOf(g.m*w/shares, g.m*(w+1)/shares) {
+			for _, ph := range p.runs {
 				pn.at[ph] = size
 				size += (p.phases[ph].prod.Steps() + 1) * pn.rows
 			}
@@ -267,40 +279,53 @@ func (p *convTPhases) packWeights() error {
 func (p *convTPhases) packPanels(lo, hi int) {
 	g := &p.f.convTGeom
 	kSz, kw := g.kSz, g.k[2]
+	per := 1 // panel rows a channel
+	if p.pairs {
+		per = 2
+	}
 	var dst [4][]float32
 	for i := lo; i < hi; i++ {
 		pn := p.panels[i]
 		p.nonFinite[i] = false
-		for ph := range p.phases {
+		for _, ph := range p.runs {
 			steps := p.phases[ph].prod.Steps()
 			dst[ph] = p.packed[pn.at[ph]:][:(steps+1)*pn.rows]
-			if pn.n < pn.rows {
-				clear(dst[ph])
-			}
-			bias := dst[ph][steps*pn.rows:]
+			clear(dst[ph])
 			if p.b != nil {
-				copy(bias, p.b[pn.c0:pn.c0+pn.n])
-			} else {
-				clear(bias)
+				bias := dst[ph][steps*pn.rows:]
+				for e := range per { // with pairs, each channel's bias twice
+					gatherEvery(bias[e:], p.b[pn.c0:pn.c0+pn.n], 0, 1, per)
+				}
 			}
 		}
 		for ci := range g.c {
 			w := p.w[(ci*g.m+pn.c0)*kSz:][:pn.n*kSz] // the panel's channels, their taps in a row
-			for ph := range p.phases {
+			for _, ph := range p.runs {
 				taps := p.phases[ph].taps
 				a := dst[ph][ci*len(taps)*pn.rows:][:len(taps)*pn.rows]
 				for t, tap := range taps {
-					row := a[t*pn.rows:][:pn.n]
-					for r, j := 0, tap[0]*kw+tap[1]; r < len(row) && j < len(w); r, j = r+1, j+kSz {
-						row[r] = w[j]
-						if w[j]-w[j] != 0 { // NaN or ±Inf
-							p.nonFinite[i] = true
-						}
+					row := a[t*pn.rows:][:pn.rows]
+					if !p.pairs {
+						p.nonFinite[i] = gatherEvery(row, w, tap[0]*kw+tap[1], kSz, 1) || p.nonFinite[i]
+						continue
 					}
+					odd := p.phases[ph+1].taps[t] // the same step's tap of the odd columns
+					p.nonFinite[i] = gatherEvery(row, w, tap[0]*kw+tap[1], kSz, 2) || p.nonFinite[i]
+					p.nonFinite[i] = gatherEvery(row[1:], w, odd[0]*kw+odd[1], kSz, 2) || p.nonFinite[i]
 				}
 			}
 		}
 	}
+}
+
+// gatherEvery writes w[j], w[j+stride], ... (to w's end) to dst[0],
+// dst[step], ..., reporting whether one is NaN or infinite.
+func gatherEvery(dst, w []float32, j, stride, step int) (nonFinite bool) {
+	for r := 0; j < len(w); r, j = r+step, j+stride {
+		dst[r] = w[j]
+		nonFinite = nonFinite || w[j]-w[j] != 0
+	}
+	return nonFinite
 }
 
 // padBlocks pads work items [lo, hi): item i pads share i mod shares's
@@ -326,20 +351,23 @@ func (p *convTPhases) runItems(lo, hi int) {
 			p.padRows(blk, 0, g.c)
 		}
 		for _, pn := range p.panels[share[0]:share[1]] {
-			for ph := range p.phases {
+			for _, ph := range p.runs {
 				cur := &p.phases[ph]
 				steps := cur.prod.Steps()
 				a := p.packed[pn.at[ph]:][:steps*pn.rows]
 				bias := p.packed[pn.at[ph]+steps*pn.rows:][:pn.rows]
+				x, y, base, ldo := p.x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz
 				if p.grid {
-					x := p.x
+					y, base, ldo = blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg
 					if p.one {
 						x = blk.xp
 					}
-					cur.prod.Run(pn.rows, pn.n, a, bias, x, blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg, blk.tiles[ph])
+				}
+				if p.pairs {
+					cur.prod.RunPairs(pn.rows, 2*pn.n, a, bias, x, y, base, ldo, blk.tiles[ph])
 					continue
 				}
-				cur.prod.Run(pn.rows, pn.n, a, bias, p.x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz, blk.tiles[ph])
+				cur.prod.Run(pn.rows, pn.n, a, bias, x, y, base, ldo, blk.tiles[ph])
 			}
 			if p.grid {
 				p.copyOut(blk, pn)
@@ -559,6 +587,25 @@ const convTPhaseRepackCells = 1024
 // reads (the rows it computes and the pads around them): a share of a
 // 1 MiB L2 that leaves room for the weights panels and the output.
 var convTPhaseBlockBytes = 256 << 10
+
+// sameSteps reports whether phases c and d read the same steps: their
+// taps' input shifts, in order.
+func (c *convTPhase) sameSteps(d *convTPhase) bool {
+	return slices.EqualFunc(c.taps, d.taps, func(a, b [4]int) bool { return a[2] == b[2] && a[3] == b[3] })
+}
+
+// panelsOf splits output channels [c0, c1) into panels (phasePanels),
+// with pairs panels of rows two a channel.
+func (p *convTPhases) panelsOf(c0, c1 int) []convTPanel {
+	if !p.pairs {
+		return phasePanels(c0, c1, p.one)
+	}
+	ps := phasePanels(2*c0, 2*c1, false) // panels of an even number of rows: each a whole number of channels
+	for i := range ps {
+		ps[i].c0, ps[i].n = ps[i].c0/2, ps[i].n/2
+	}
+	return ps
+}
 
 // phasePanels splits output channels [c0, c1) into panels of 12, 8 or 4
 // rows: twelves, but sixteen channels as two eights (not a twelve and a

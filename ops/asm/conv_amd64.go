@@ -46,10 +46,11 @@ func maxPairs8AVX2(y, x0, x1 *float32, n int)
 // tiles of up to twelve channel rows by two segments of sixteen
 // positions, 24 accumulators, each broadcast A value feeding two FMAs as
 // in gemmPanel12x32AVX512; the segments' inputs load straight from the
-// input through the step's offset (masked at its edges with masks).
+// input through the step's offset (masked at its edges with masks);
+// with pairs, rows pair the column phases of channels, stored whole.
 //
 //go:noescape
-func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
+func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
 
 // convPhase24x16AVX512 is its one-segment twin for panels of 16 or 24
 // rows (planes of one segment), 24 accumulators, one FMA a broadcast.
@@ -58,13 +59,13 @@ func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *floa
 func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
 
 // convPhaseAVX512 runs panels of up to 12 rows on the two-segment
-// kernel, of 16 and 24 on the one-segment one.
-func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64) {
+// kernel, of 16 and 24 (never pairs) on the one-segment one.
+func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
 	if rows > 12 {
 		convPhase24x16AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks)
 		return
 	}
-	convPhase12x32AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks)
+	convPhase12x32AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks, pairs)
 }
 
 func init() {

@@ -33,13 +33,19 @@ import (
 // rows is 4, 8 or 12 (the rows computed; a holds k·rows floats, bias
 // rows), or 16 or 24, which compute segment 0 only (u < 1: for planes of
 // one segment, where a second would compute it again), 1 <= n <= rows,
-// k >= 1, ntiles >= 1. Only those cells of o are written. tiles holds one more tile, which is not computed: the
+// k >= 1, ntiles >= 1. Only those cells of o are written. With pairs
+// (rows of 12 or fewer, n even) rows 2c and 2c+1 are the two column
+// phases of channel c, written whole: for c < n/2,
+//
+//	o[o_u + c·ldo + 2j + e] = row 2c+e's s at lane j   (e < 2)
+//
+// tiles holds one more tile, which is not computed: the
 // kernels fetch each next tile's inputs ahead (the last fetches its own
 // again). The caller checks every read and write.
-type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
+type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
 
 // convPhaseGo is the twin of the assembly kernels (the tests' reference).
-func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64) {
+func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
 	as, bs, offs, ts := f32s(a, k*rows), f32s(bias, rows), unsafe.Slice(off, k), unsafe.Slice(tiles, phaseTile*ntiles)
 	for t := range ntiles {
 		for u := range phaseSegments(rows) {
@@ -54,7 +60,11 @@ func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo 
 						}
 						s += as[q*rows+r] * *(*float32)(unsafe.Add(unsafe.Pointer(x), 4*(xu+at+j)))
 					}
-					*(*float32)(unsafe.Add(unsafe.Pointer(o), 4*(ou+r*ldo+2*j))) = s
+					at := ou + r*ldo + 2*j
+					if pairs {
+						at = ou + r/2*ldo + 2*j + r%2
+					}
+					*(*float32)(unsafe.Add(unsafe.Pointer(o), 4*at)) = s
 				}
 			}
 		}
@@ -241,6 +251,27 @@ func (p *PhaseProduct) EdgeTiles(at []int, m *PhaseMasks, xLen int) (*PhaseTiles
 // are left as they are. It panics where a read or write falls outside
 // its slice.
 func (p *PhaseProduct) Run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
+	p.run(rows, n, a, bias, x, y, base, ldo, ts, false)
+}
+
+// RunPairs is Run over a panel whose rows pair the two column phases of
+// n/2 channels (n even, rows below PhaseOneRows), where both phases read
+// the same steps (a 2×2 kernel at stride 2 without pads): row 2c + e is
+// channel c's phase of output columns of parity e, and the pair is
+// written whole, for each segment, c < n/2, j < 16 and e < 2:
+//
+//	y[base + o_u + c·ldo + 2j + e] = row 2c+e's sum at lane j
+//
+// (vectors stored whole where Run stores every other float, and each
+// output row written once instead of by two runs).
+func (p *PhaseProduct) RunPairs(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
+	if n%2 != 0 || rows >= PhaseOneRows {
+		panic(fmt.Sprintf("asm: phase pairs run of %d of %d rows", n, rows))
+	}
+	p.run(rows, n, a, bias, x, y, base, ldo, ts, true)
+}
+
+func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles, pairs bool) {
 	if !slices.Contains(PhaseRows[:], rows) || n < 1 || n > rows || ldo < 0 || base < 0 || ts.of != nil && rows >= PhaseOneRows {
 		panic(fmt.Sprintf("asm: phase run of %d of %d rows, output base %d, stride %d (edge tiles %v)", n, rows, base, ldo, ts.of != nil))
 	}
@@ -258,11 +289,15 @@ func (p *PhaseProduct) Run(rows, n int, a, bias, x, y []float32, base, ldo int, 
 	case ts.xLast+p.reach > len(x) || ts.xFirst+p.least < 0:
 		panic(fmt.Sprintf("asm: phase segments at %d..%d read %d..%d floats from them, x of %d", ts.xFirst, ts.xLast, p.least, p.reach, len(x)))
 	}
-	if base+ts.oLast+(n-1)*ldo+31 > len(y) {
-		panic(fmt.Sprintf("asm: phase segment writes %d rows from %d (stride %d) past y of %d", n, base+ts.oLast, ldo, len(y)))
+	outRows, width := n, 31 // a row's outputs: every other float of 31, or 32 floats
+	if pairs {
+		outRows, width = n/2, 32
+	}
+	if base+ts.oLast+(outRows-1)*ldo+width > len(y) {
+		panic(fmt.Sprintf("asm: phase segment writes %d rows from %d (stride %d) past y of %d", outRows, base+ts.oLast, ldo, len(y)))
 	}
 	if overlapsAny(y, a, bias, x) {
 		panic("asm: phase run output overlaps an operand")
 	}
-	p.kernel(rows, n, k, &a[0], &x[0], &p.off[0], &bias[0], &y[base], ldo, &ts.at[0], len(ts.at)/phaseTile-1, masks)
+	p.kernel(rows, n, k, &a[0], &x[0], &p.off[0], &bias[0], &y[base], ldo, &ts.at[0], len(ts.at)/phaseTile-1, masks, pairs)
 }

@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // ---------------------------------------------------------------------
-// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
+// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
 // Tiles of up to twelve channel rows by two sixteen-position segments
 // of one stride-2 phase of a transposed convolution (conv_phase.go).
 // Tile t reads its segments from x + tiles[6t] and x + tiles[6t+1] and
@@ -16,7 +16,10 @@
 // in place, where a padded copy had zeros). The sums, started from the
 // bias, are stored every other float (a permute spreads a vector's
 // halves over two, an opmask keeps the even lanes), so the two column
-// phases of one output row interleave in place.
+// phases of one output row interleave in place. With pairs, rows 2c and
+// 2c+1 are one channel's two column phases: their sums interleave in
+// registers (two-table permutes) and store as whole vectors, 32 floats
+// a segment from o + tiles[6t+2+u] + c·ldo.
 // ---------------------------------------------------------------------
 
 // In the steps' loop:
@@ -138,11 +141,38 @@
 	DECQ    N;                \
 	JZ      nextTile
 
-TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-96
+// STORE_PAIR(EL, ER, OL, OR): a channel's even-column sums EL/ER (its
+// two segments) and odd-column sums OL/OR interleaved (Z30/Z31 hold
+// phaseZip) into 32 floats from P0 and from P1, then the next channel.
+#define STORE_PAIR(EL, ER, OL, OR) \
+	VMOVAPS   Z30, T0;     \
+	VPERMI2PS OL, EL, T0;  \
+	VMOVAPS   Z31, T1;     \
+	VPERMI2PS OL, EL, T1;  \
+	VMOVAPS   Z30, T2;     \
+	VPERMI2PS OR, ER, T2;  \
+	VMOVAPS   Z31, T3;     \
+	VPERMI2PS OR, ER, T3;  \
+	VMOVUPS   T0, (P0);    \
+	VMOVUPS   T1, 64(P0);  \
+	VMOVUPS   T2, (P1);    \
+	VMOVUPS   T3, 64(P1);  \
+	ADDQ      LDO, P0;     \
+	ADDQ      LDO, P1;     \
+	DECQ      N;           \
+	JZ        nextTile
+
+TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-97
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
 	VMOVDQU32 phaseSpread<>+0(SB), Z30
 	VMOVDQU32 phaseSpread<>+64(SB), Z31
+	CMPB      pairs+96(FP), $0
+	JEQ       spread
+	VMOVDQU32 phaseZip<>+0(SB), Z30
+	VMOVDQU32 phaseZip<>+64(SB), Z31
+
+spread:
 	MOVL      $0x5555, OFF
 	KMOVW     OFF, K1 // the even lanes
 
@@ -271,6 +301,8 @@ store:
 	LEAQ (P1)(OFF*4), P1
 	MOVQ ldo+64(FP), LDO
 	SHLQ $2, LDO
+	CMPB pairs+96(FP), $0
+	JNE  storePairs
 	STORE(Z0, Z12)
 	STORE(Z1, Z13)
 	STORE(Z2, Z14)
@@ -283,6 +315,16 @@ store:
 	STORE(Z9, Z21)
 	STORE(Z10, Z22)
 	STORE(Z11, Z23)
+	JMP nextTile
+
+storePairs:
+	SHRQ $1, N // channels
+	STORE_PAIR(Z0, Z12, Z1, Z13)
+	STORE_PAIR(Z2, Z14, Z3, Z15)
+	STORE_PAIR(Z4, Z16, Z5, Z17)
+	STORE_PAIR(Z6, Z18, Z7, Z19)
+	STORE_PAIR(Z8, Z20, Z9, Z21)
+	STORE_PAIR(Z10, Z22, Z11, Z23)
 
 nextTile:
 	ADDQ $48, PT
@@ -515,3 +557,39 @@ DATA phaseSpread<>+116(SB)/4, $14
 DATA phaseSpread<>+120(SB)/4, $15
 DATA phaseSpread<>+124(SB)/4, $15
 GLOBL phaseSpread<>(SB), RODATA|NOPTR, $128
+
+// phaseZip: lanes 2i and 2i+1 take float i of the first table and of the
+// second (the first vector), then floats 8+i (the second vector).
+DATA phaseZip<>+0(SB)/4, $0
+DATA phaseZip<>+4(SB)/4, $16
+DATA phaseZip<>+8(SB)/4, $1
+DATA phaseZip<>+12(SB)/4, $17
+DATA phaseZip<>+16(SB)/4, $2
+DATA phaseZip<>+20(SB)/4, $18
+DATA phaseZip<>+24(SB)/4, $3
+DATA phaseZip<>+28(SB)/4, $19
+DATA phaseZip<>+32(SB)/4, $4
+DATA phaseZip<>+36(SB)/4, $20
+DATA phaseZip<>+40(SB)/4, $5
+DATA phaseZip<>+44(SB)/4, $21
+DATA phaseZip<>+48(SB)/4, $6
+DATA phaseZip<>+52(SB)/4, $22
+DATA phaseZip<>+56(SB)/4, $7
+DATA phaseZip<>+60(SB)/4, $23
+DATA phaseZip<>+64(SB)/4, $8
+DATA phaseZip<>+68(SB)/4, $24
+DATA phaseZip<>+72(SB)/4, $9
+DATA phaseZip<>+76(SB)/4, $25
+DATA phaseZip<>+80(SB)/4, $10
+DATA phaseZip<>+84(SB)/4, $26
+DATA phaseZip<>+88(SB)/4, $11
+DATA phaseZip<>+92(SB)/4, $27
+DATA phaseZip<>+96(SB)/4, $12
+DATA phaseZip<>+100(SB)/4, $28
+DATA phaseZip<>+104(SB)/4, $13
+DATA phaseZip<>+108(SB)/4, $29
+DATA phaseZip<>+112(SB)/4, $14
+DATA phaseZip<>+116(SB)/4, $30
+DATA phaseZip<>+120(SB)/4, $15
+DATA phaseZip<>+124(SB)/4, $31
+GLOBL phaseZip<>(SB), RODATA|NOPTR, $128

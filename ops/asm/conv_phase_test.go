@@ -38,9 +38,14 @@ func TestPhaseRun(t *testing.T) {
 			for _, k := range []int{1, 2, 5, 33} {
 				for _, n := range []int{1, rows / 2, rows - 1, rows} {
 					for layout := range 3 {
-						t.Run(fmt.Sprintf("%s/rows=%d/k=%d/n=%d/layout=%d", name, rows, k, n, layout), func(t *testing.T) {
-							checkPhaseRun(t, kern, rows, n, k, layout, r)
-						})
+						for _, pairs := range []bool{false, true} {
+							if pairs && (rows >= PhaseOneRows || n%2 != 0) {
+								continue
+							}
+							t.Run(fmt.Sprintf("%s/rows=%d/k=%d/n=%d/layout=%d/pairs=%v", name, rows, k, n, layout, pairs), func(t *testing.T) {
+								checkPhaseRun(t, kern, rows, n, k, layout, pairs, r)
+							})
+						}
 					}
 				}
 			}
@@ -48,7 +53,7 @@ func TestPhaseRun(t *testing.T) {
 	}
 }
 
-func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, r *rand.Rand) {
+func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, pairs bool, r *rand.Rand) {
 	const ldo, tileOut = 210, 70 // each tile's outputs within a row
 	x := randFloats(r, 120)
 	if layout == 2 {
@@ -84,18 +89,37 @@ func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, r
 	}
 	const base = 3
 	a, bias := randFloats(r, k*rows), randFloats(r, rows)
-	y := newGuarded(base+(n-1)*ldo+ts.oLast+31, 0)
+	y := newGuarded(base+ts.oLast+phaseReach(n, ldo, pairs), 0)
 	copy(y.Data, randFloats(r, len(y.Data)))
-	want := phaseRunWant(rows, n, a, bias, x, off, at, nil, nil, y.Data, base, ldo)
-	p.Run(rows, n, a, bias, x, y.Data, base, ldo, ts)
+	want := phaseRunWant(rows, n, a, bias, x, off, at, nil, nil, y.Data, base, ldo, pairs)
+	runPhase(p, pairs, rows, n, a, bias, x, y.Data, base, ldo, ts)
 	y.check(t, "phase run")
 	comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, tiles %v", rows, n, k, at))
 }
 
-// phaseRunWant is PhaseProduct.Run's definition, summed in float64, over
-// a copy of y: at holds four offsets a tile; with masks, cls holds each
-// segment's class (two a tile) and a lane a class's mask clears is a 0.
-func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [][]uint16, y []float32, base, ldo int) []float32 {
+// runPhase runs p through Run, or RunPairs with pairs.
+func runPhase(p *PhaseProduct, pairs bool, rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
+	if pairs {
+		p.RunPairs(rows, n, a, bias, x, y, base, ldo, ts)
+		return
+	}
+	p.Run(rows, n, a, bias, x, y, base, ldo, ts)
+}
+
+// phaseReach is how far past its last tile's output offset a run of n
+// panel rows writes (one past its last float).
+func phaseReach(n, ldo int, pairs bool) int {
+	if pairs {
+		return (n/2-1)*ldo + 32
+	}
+	return (n-1)*ldo + 31
+}
+
+// phaseRunWant is PhaseProduct.Run's definition (RunPairs's with pairs),
+// summed in float64, over a copy of y: at holds four offsets a tile;
+// with masks, cls holds each segment's class (two a tile) and a lane a
+// class's mask clears is a 0.
+func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [][]uint16, y []float32, base, ldo int, pairs bool) []float32 {
 	want := slices.Clone(y)
 	for tl := range len(at) / 4 {
 		for u := range phaseSegments(rows) {
@@ -110,7 +134,11 @@ func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [
 						}
 						s += float64(a[q*rows+i]) * float64(x[xu+o+j])
 					}
-					want[ou+i*ldo+2*j] = float32(s)
+					if pairs {
+						want[ou+i/2*ldo+2*j+i%2] = float32(s)
+					} else {
+						want[ou+i*ldo+2*j] = float32(s)
+					}
 				}
 			}
 		}
@@ -191,15 +219,20 @@ func TestPhaseEdgeRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, rows := range PhaseRows[:3] {
-			a, bias := randFloats(r, len(off)*rows), randFloats(r, rows)
-			a[r.IntN(len(a))] = float32(math.Inf(1))
-			n := rows - r.IntN(2)
-			y := newGuarded(ts.oLast+(n-1)*ldo+31, 0)
-			copy(y.Data, randFloats(r, len(y.Data)))
-			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, 0, ldo)
-			p.Run(rows, n, a, bias, x, y.Data, 0, ldo, ts)
-			y.check(t, "edge run")
-			comparePhaseRun(t, y.Data, want, fmt.Sprintf("%s rows %d, n %d", name, rows, n))
+			for _, pairs := range []bool{false, true} {
+				a, bias := randFloats(r, len(off)*rows), randFloats(r, rows)
+				a[r.IntN(len(a))] = float32(math.Inf(1))
+				n := rows - r.IntN(2)
+				if pairs {
+					n = rows - 2*r.IntN(2)
+				}
+				y := newGuarded(ts.oLast+phaseReach(n, ldo, pairs), 0)
+				copy(y.Data, randFloats(r, len(y.Data)))
+				want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, 0, ldo, pairs)
+				runPhase(p, pairs, rows, n, a, bias, x, y.Data, 0, ldo, ts)
+				y.check(t, "edge run")
+				comparePhaseRun(t, y.Data, want, fmt.Sprintf("%s rows %d, n %d, pairs %v", name, rows, n, pairs))
+			}
 		}
 	}
 	if len(masks) < 6 {
@@ -226,6 +259,10 @@ func FuzzPhaseRun(f *testing.F) {
 			rows = PhaseRows[in.intn(3)]
 		}
 		n, k := 1+in.intn(rows), 1+in.intn(40)
+		pairs := rows < PhaseOneRows && in.intn(2) == 1 // rows pair the column phases of channels
+		if pairs {
+			n += n % 2
+		}
 		off := make([]int, k)
 		for q := range off {
 			off[q] = in.intn(81)
@@ -233,7 +270,7 @@ func FuzzPhaseRun(f *testing.F) {
 				off[q] -= 20
 			}
 		}
-		const ldo = 100
+		const ldo = 102 // a channel's 32 outputs (pairs) from at most 69 stay clear of the next's
 		tiles := 1 + in.intn(4)
 		at := make([]int, 4*tiles)
 		for i := range at {
@@ -260,7 +297,7 @@ func FuzzPhaseRun(f *testing.F) {
 			t.Fatal(err)
 		}
 		const base = 1
-		init := in.floats(base+(n-1)*ldo+ts.oLast+31, 4)
+		init := in.floats(base+ts.oLast+phaseReach(n, ldo, pairs), 4)
 		kernels := phaseKernels()
 		for _, kern := range kernels {
 			p, err := newPhaseProduct(kern, off)
@@ -287,10 +324,10 @@ func FuzzPhaseRun(f *testing.F) {
 			y := newGuarded(len(init), 0)
 			copy(y.Data, init)
 			// Tiles that overlap write in tile order: the definition's order.
-			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, base, ldo)
-			p.Run(rows, n, a, bias, x, y.Data, base, ldo, run)
+			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, base, ldo, pairs)
+			runPhase(p, pairs, rows, n, a, bias, x, y.Data, base, ldo, run)
 			y.check(t, "phase run")
-			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, offsets %v, tiles %v", rows, n, k, off, at))
+			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, pairs %v, offsets %v, tiles %v", rows, n, k, pairs, off, at))
 		}
 	})
 }
@@ -371,6 +408,9 @@ func TestPhaseRunChecks(t *testing.T) {
 		"edges of other": func() { p.Run(4, 1, a, bias, x, y, 0, 32, edges) },
 		"edges short x":  func() { before.Run(4, 1, a, bias, x[:18], y, 0, 32, edges) },
 		"edges 16 rows":  func() { before.Run(16, 1, make([]float32, 32), make([]float32, 16), x, y, 0, 32, edges) },
+		"pairs odd n":    func() { p.RunPairs(4, 3, a, bias, x, y, 0, 32, ts) },
+		"pairs 16 rows":  func() { p.RunPairs(16, 2, make([]float32, 32), make([]float32, 16), x, y, 0, 32, ts) },
+		"pairs past y":   func() { p.RunPairs(4, 4, a, bias, x, y, 0, 32, ts) }, // y[32+1+31]
 	} {
 		func() {
 			defer func() {
