@@ -39,9 +39,9 @@ import (
 // cost 4% / 10% of that step at one / two threads). On the grid the
 // workers split the output channels instead of the rows (a block of
 // fewer rows would waste more of its last segment). An input of one
-// segment runs on the one-segment kernel, which has no masks, from a
-// block's copy of its rows per column shift (zeros shifted in; a row
-// shift stays an offset, zero rows above and below).
+// segment runs on the one-segment kernel, masked the same way (its
+// copies of the rows, one per column shift, were 10% of a generator's
+// 4×4 step).
 // Where both column phases of a row phase read the same steps (a U-Net's
 // 2×2 without pads: one tap each, at the same cell) a panel's rows pair
 // them, a channel's even and odd columns (asm.PhaseProduct.RunPairs):
@@ -53,14 +53,13 @@ import (
 type convTPhases struct {
 	f         *convTFast
 	pad       int // zero cells around each input plane
-	hp        int // rows of the plane the offsets step over: the input's, or a block's copy (its rows and the pad rows)
 	phases    [4]convTPhase
 	panels    []convTPanel
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
 	grid      bool  // segments run over the grid of rows, through scratch
-	one       bool  // the input is one segment: panels of one segment a tile (asm.PhaseOneRows), read from blocks' copies of the rows
+	one       bool  // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
 	pairs     bool  // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
 	runs      []int // the phases a panel runs: all four, or 0 and 2 with pairs
 	ldg       int   // grid mode: a channel's stride in a block's scratch of each row phase
@@ -69,7 +68,6 @@ type convTPhases struct {
 	x, y      []float32 // the current image
 	pack      func() error
 	packBody  func(lo, hi int)
-	padBody   func(lo, hi int)
 	body      func(lo, hi int)
 	shares    [][2]int // the panels [lo, hi) of each share of the output channels (one but on the grid)
 }
@@ -83,13 +81,10 @@ type convTPhase struct {
 }
 
 // convTPhaseBlock is a block of input rows [r0, r1): its tiles of two
-// sixteen-position segments and, for the one-segment kernel, its copy
-// of the rows it reads, once per column shift (the pad rows above and
-// below are the neighbours' rows, or zero past the input).
+// sixteen-position segments.
 type convTPhaseBlock struct {
 	r0, r1 int
 	tiles  [4]*asm.PhaseTiles // per phase (with edge masks, each phase's own)
-	xp     []float32          // one-segment kernel: the copy
 	ys     [2][]float32       // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
 }
 
@@ -141,10 +136,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// where a tap reaches past the input's edges (the zeros a padded copy
 	// held: the copy cost 5% of a 3×3 decoder step, and 4% / 10% of a
 	// DCGAN step at 8² at one / two threads, its rows' shifted copies)
-	// or, on the grid, past its last cell. An input of one segment (the
-	// one-segment kernel, which has no masks) runs from a block's copy of
-	// its rows, once per column shift, a row shift being an offset.
-	p.hp = g.in[1]
+	// or, on the grid, past its last cell.
 	// Blocks of input rows: whole rows, the input they read (with the
 	// rows around them) within convTPhaseBlockBytes, at least one per
 	// worker off the grid (on it the workers split the channels), split
@@ -160,7 +152,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		rows = min(max(rows/unit, 1)*unit, g.in[1])
 	}
 	if p.one = p.grid && g.inSz <= 16; p.one { // one block, of one segment
-		rows, p.hp = g.in[1], g.in[1]+2*p.pad
+		rows = g.in[1]
 	}
 	p.runs = []int{0, 1, 2, 3}
 	if p.pairs = !p.one && p.phases[0].sameSteps(&p.phases[1]) && p.phases[2].sameSteps(&p.phases[3]); p.pairs {
@@ -176,11 +168,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		off := make([]int, 0, g.c*len(cur.taps))
 		for ci := range g.c {
 			for _, t := range cur.taps {
-				if p.one { // the plane of the tap's column shift
-					off = append(off, ((t[3]+p.pad)*g.c+ci)*p.hp*g.in[2]+(t[2]+p.pad)*g.in[2])
-					continue
-				}
-				off = append(off, ci*p.hp*g.in[2]+t[2]*g.in[2]+t[3])
+				off = append(off, ci*g.inSz+t[2]*g.in[2]+t[3])
 			}
 		}
 		prod, err := asm.NewPhaseProduct(off)
@@ -199,19 +187,14 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 		p.blocks = append(p.blocks, blk)
 	}
 	var edges *convTEdges // masks wherever a lane may read outside the input
-	if !p.one && (p.pad > 0 || p.grid) {
+	if p.pad > 0 || p.grid {
 		edges = &convTEdges{class: map[string]int{}}
 	}
 	if err := p.setTiles(segs, edges); err != nil {
 		return nil, err
 	}
-	// The grid's scratch and, for the one-segment kernel, the copies, with
-	// room after the last for a segment's reads past the block's last
-	// cell.
+	// The grid's scratch.
 	for i := range p.blocks {
-		if p.one {
-			p.blocks[i].xp = make([]float32, (2*p.pad+1)*g.c*p.hp*g.in[2]+g.in[2]+32)
-		}
 		if p.grid {
 			p.blocks[i].ys = [2][]float32{make([]float32, g.m*p.ldg), make([]float32, g.m*p.ldg)}
 		}
@@ -236,7 +219,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	p.packed = make([]float32, size)
 	p.nonFinite = make([]bool, len(p.panels))
-	p.pack, p.packBody, p.padBody, p.body = p.packWeights, p.packPanels, p.padBlocks, p.runItems
+	p.pack, p.packBody, p.body = p.packWeights, p.packPanels, p.runItems
 	return p, nil
 }
 
@@ -256,9 +239,6 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
-		if len(p.shares) > 1 && p.one { // every block copied before any share reads it, each share copying its part of the channels
-			p.f.env.For(len(p.blocks)*len(p.shares), 1, p.padBody)
-		}
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
 	}
 	p.x, p.y = nil, nil
@@ -328,16 +308,6 @@ func gatherEvery(dst, w []float32, j, stride, step int) (nonFinite bool) {
 	return nonFinite
 }
 
-// padBlocks pads work items [lo, hi): item i pads share i mod shares's
-// part of block i / shares's input channels.
-func (p *convTPhases) padBlocks(lo, hi int) {
-	c, n := p.f.convTGeom.c, len(p.shares)
-	for i := lo; i < hi; i++ {
-		s := i % n
-		p.padRows(&p.blocks[i/n], c*s/n, c*(s+1)/n)
-	}
-}
-
 // runItems runs work items [lo, hi), item i being block i / shares's
 // panels of share i mod shares: with one share, each pads its block
 // first (else padBlocks has). Each panel runs phase by phase, all the
@@ -347,9 +317,6 @@ func (p *convTPhases) runItems(lo, hi int) {
 	g := &p.f.convTGeom
 	for i := lo; i < hi; i++ {
 		blk, share := &p.blocks[i/len(p.shares)], p.shares[i%len(p.shares)]
-		if len(p.shares) == 1 {
-			p.padRows(blk, 0, g.c)
-		}
 		for _, pn := range p.panels[share[0]:share[1]] {
 			for _, ph := range p.runs {
 				cur := &p.phases[ph]
@@ -359,9 +326,6 @@ func (p *convTPhases) runItems(lo, hi int) {
 				x, y, base, ldo := p.x, p.y, pn.c0*g.outSz+cur.py*g.out[2]+cur.px, g.outSz
 				if p.grid {
 					y, base, ldo = blk.ys[cur.py], pn.c0*p.ldg+cur.px, p.ldg
-					if p.one {
-						x = blk.xp
-					}
 				}
 				if p.pairs {
 					cur.prod.RunPairs(pn.rows, 2*pn.n, a, bias, x, y, base, ldo, blk.tiles[ph])
@@ -391,20 +355,8 @@ func (p *convTPhases) copyOut(blk *convTPhaseBlock, pn convTPanel) {
 	}
 }
 
-// padRows copies the input rows block blk reads for the one-segment
-// kernel (its own and up to pad either side) of input channels [c0, c1)
-// of the current image into its planes of column shifts; otherwise the
-// kernel reads the input in place.
-func (p *convTPhases) padRows(blk *convTPhaseBlock, c0, c1 int) {
-	if !p.one {
-		return
-	}
-	p.shiftRows(blk, max(blk.r0-p.pad, 0), min(blk.r1+p.pad, p.f.convTGeom.in[1]), c0, c1)
-}
-
-// convTSeg is a segment of a block: its first input cell (in the input,
-// or the block's copy) and its first output (in the output, or on the
-// grid the block's scratch).
+// convTSeg is a segment of a block: its first input cell and its first
+// output (in the output, or on the grid the block's scratch).
 type convTSeg struct{ q, o int }
 
 // blockSegs lists block blk's segments: off the grid sixteen cells of a
@@ -419,10 +371,7 @@ func (p *convTPhases) blockSegs(blk *convTPhaseBlock) []convTSeg {
 	if p.grid {
 		cells := (blk.r1 - blk.r0) * w
 		p.ldg = max(p.ldg, 32*(cells/16+1)+2)
-		first := blk.r0 * w // the block's first cell, in place
-		if p.one {
-			first = 0
-		}
+		first := blk.r0 * w // the block's first cell
 		for q := 0; q < cells; q += 16 {
 			segs = append(segs, convTSeg{first + q, 2 * q})
 		}
@@ -542,38 +491,6 @@ func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
 	return nil
 }
 
-// shiftRows copies input rows [lo, hi) of channels [c0, c1) into block
-// blk's plane of each column shift sx (one-segment kernel): cell i of a row holds
-// the input's i+sx, zero past the row's ends. The rows are contiguous in
-// both, so a plane is one copy moved by sx, then the |sx| cells that
-// crossed a row end are cleared.
-func (p *convTPhases) shiftRows(blk *convTPhaseBlock, lo, hi, c0, c1 int) {
-	g := &p.f.convTGeom
-	h, w := g.in[1], g.in[2]
-	n := (hi - lo) * w
-	for v := range 2*p.pad + 1 {
-		sx := v - p.pad
-		if sx >= w || -sx >= w { // every cell reads past its row: the plane stays zero
-			continue
-		}
-		for c := c0; c < c1; c++ {
-			dst := blk.xp[(v*g.c+c)*p.hp*w+(lo-blk.r0+p.pad)*w:][:n]
-			src := p.x[(c*h+lo)*w:][:n]
-			if sx >= 0 {
-				copy(dst, src[sx:])
-				for r := w - sx; r < n; r += w {
-					clear(dst[r : r+sx])
-				}
-				continue
-			}
-			copy(dst[-sx:], src)
-			for r := 0; r < n; r += w {
-				clear(dst[r : r-sx])
-			}
-		}
-	}
-}
-
 // convTPhaseRepackCells is the fewest input cells a phase plan needs
 // where its weights are packed every run (computed at run time, not a
 // model's params): the packing is a gather in Go, worth it where each
@@ -612,12 +529,18 @@ func (p *convTPhases) panelsOf(c0, c1 int) []convTPanel {
 // four, whose eight accumulators wait on the FMA latency) and a last
 // panel of under twelve rounded up to a multiple of four. For an input
 // of one segment (one) the panels are of 24 or 16 rows, which compute
-// one segment a tile where the others compute it twice, and a last of
-// up to eight channels is an eight or a four.
+// one segment a tile where the others compute it twice: twenty-fours,
+// but a last twenty-four and up to eight channels after it as two
+// panels of sixteen rows (128 channels: four 24s and two 16s, where a
+// last eight computed its segment twice on the two-segment kernel), and
+// only an input of up to eight channels on the two-segment kernel.
 func phasePanels(c0, c1 int, one bool) []convTPanel {
 	var ps []convTPanel
 	for one && c1-c0 > 8 {
 		n := min(24, c1-c0)
+		if left := c1 - c0; left > 24 && left <= 32 {
+			n = 16 // the rest, 9 to 16, is the last panel
+		}
 		rows := 24
 		if n <= 16 {
 			rows = 16

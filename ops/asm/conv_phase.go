@@ -28,8 +28,7 @@ import (
 //	o[o_u + r·ldo + 2j] = s
 //
 // where, with masks, a term whose lane j is clear in masks[m_u + q] is
-// a zero that reads nothing (the input's edges, read in place; masks
-// only with rows of 12 or fewer);
+// a zero that reads nothing (the input's edges, read in place);
 // rows is 4, 8 or 12 (the rows computed; a holds k·rows floats, bias
 // rows), or 16 or 24, which compute segment 0 only (u < 1: for planes of
 // one segment, where a second would compute it again), 1 <= n <= rows,
@@ -202,8 +201,8 @@ func (p *PhaseProduct) NewMasks(masks [][]uint16) (*PhaseMasks, error) {
 // EdgeTiles returns p's tiles over an input of xLen floats read in
 // place, masked at its edges: at[6t : 6t+6] are the two segments'
 // inputs and outputs, then the class of each segment's masks in m (p's).
-// Every lane a mask keeps must lie in the input. Edge tiles run panels
-// of up to 12 rows.
+// Every lane a mask keeps must lie in the input (panels of 16 and 24
+// rows read the first segment only, but both are checked).
 func (p *PhaseProduct) EdgeTiles(at []int, m *PhaseMasks, xLen int) (*PhaseTiles, error) {
 	if len(at) == 0 || len(at)%phaseTile != 0 {
 		return nil, fmt.Errorf("asm: edge tiles need %d values a tile, have %d", phaseTile, len(at))
@@ -272,7 +271,7 @@ func (p *PhaseProduct) RunPairs(rows, n int, a, bias, x, y []float32, base, ldo 
 }
 
 func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles, pairs bool) {
-	if !slices.Contains(PhaseRows[:], rows) || n < 1 || n > rows || ldo < 0 || base < 0 || ts.of != nil && rows >= PhaseOneRows {
+	if !slices.Contains(PhaseRows[:], rows) || n < 1 || n > rows || ldo < 0 || base < 0 {
 		panic(fmt.Sprintf("asm: phase run of %d of %d rows, output base %d, stride %d (edge tiles %v)", n, rows, base, ldo, ts.of != nil))
 	}
 	k := len(p.off)

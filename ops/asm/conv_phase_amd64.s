@@ -340,7 +340,7 @@ nextTile:
 // or 24) by the tile's first segment only, 24 accumulators, each step's
 // A values broadcast inside their FMAs (one FMA each). Same arguments
 // and tile table (the second segment's offsets are not read but for the
-// fetch ahead); masks must be nil.
+// fetch ahead; with masks its first class's masks clear lanes as there).
 // ---------------------------------------------------------------------
 
 #define FMA1(r, C) VFMADD231PS.BCST (4*r)(PA), BL, C
@@ -408,6 +408,12 @@ nextTile:
 	VMOVUPS    (X0)(OFF*4), BL; \
 	PREFETCHT0 (XN0)(OFF*4)
 
+#define LOAD_STEP1_MASKED \
+	MOVQ       (POFF), OFF;         \
+	KMOVW      (PM0)(POFF*1), K2;   \
+	VMOVUPS.Z  (X0)(OFF*4), K2, BL; \
+	PREFETCHT0 (XN0)(OFF*4)
+
 TEXT ·convPhase24x16AVX512(SB), NOSPLIT, $0-96
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
@@ -453,7 +459,7 @@ tile1:
 	INIT1(14, Z14)
 	INIT1(15, Z15)
 	CMPQ ROWS, $16
-	JEQ  loop16x1
+	JEQ  initialised1
 	INIT1(16, Z16)
 	INIT1(17, Z17)
 	INIT1(18, Z18)
@@ -462,6 +468,12 @@ tile1:
 	INIT1(21, Z21)
 	INIT1(22, Z22)
 	INIT1(23, Z23)
+
+initialised1:
+	CMPQ masks+88(FP), $0
+	JNE  masked1
+	CMPQ ROWS, $16
+	JEQ  loop16x1
 
 loop24x1:
 	LOAD_STEP1
@@ -482,6 +494,32 @@ loop16x1:
 	ADDQ $64, PA
 	DECQ K
 	JNZ  loop16x1
+	JMP  store1
+
+masked1:
+	SET_MASKS
+	CMPQ ROWS, $16
+	JEQ  loop16x1m
+
+loop24x1m:
+	LOAD_STEP1_MASKED
+	FMA8_0
+	FMA8_8
+	FMA8_16
+	ADDQ $8, POFF
+	ADDQ $96, PA
+	DECQ K
+	JNZ  loop24x1m
+	JMP  store1
+
+loop16x1m:
+	LOAD_STEP1_MASKED
+	FMA8_0
+	FMA8_8
+	ADDQ $8, POFF
+	ADDQ $64, PA
+	DECQ K
+	JNZ  loop16x1m
 
 store1:
 	MOVQ n+8(FP), N
