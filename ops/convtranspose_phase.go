@@ -58,11 +58,12 @@ type convTPhases struct {
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
-	grid      bool  // segments run over the grid of rows, through scratch
-	one       bool  // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
-	pairs     bool  // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
-	runs      []int // the phases a panel runs: all four, or 0 and 2 with pairs
-	ldg       int   // grid mode: a channel's stride in a block's scratch of each row phase
+	grid      bool         // segments run over the grid of rows, through scratch
+	one       bool         // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
+	pairs     bool         // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
+	runs      []int        // the phases a panel runs: all four, or 0 and 2 with pairs
+	tapAt     []convTTapAt // per kernel tap (ky·kw + kx): where packing puts its weights
+	ldg       int          // grid mode: a channel's stride in a block's scratch of each row phase
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
 	x, y      []float32 // the current image
@@ -87,6 +88,11 @@ type convTPhaseBlock struct {
 	tiles  [4]*asm.PhaseTiles // per phase (with edge masks, each phase's own)
 	ys     [2][]float32       // grid mode: the sums of each row phase, per channel, as the grid (ldg apart)
 }
+
+// convTTapAt is where a kernel tap's weights go in a panel's packing:
+// run phase ph's step t of each input channel (steps a channel), row
+// offset e (the odd column phase's row with pairs).
+type convTTapAt struct{ ph, t, steps, e int }
 
 // convTPanel is a panel of output channels [c0, c0+n) computed as rows
 // (4, 8 or 12) rows, two a channel with pairs; at[p] is where phase p's
@@ -157,6 +163,17 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	p.runs = []int{0, 1, 2, 3}
 	if p.pairs = !p.one && p.phases[0].sameSteps(&p.phases[1]) && p.phases[2].sameSteps(&p.phases[3]); p.pairs {
 		p.runs = []int{0, 2}
+	}
+	p.tapAt = make([]convTTapAt, g.kSz)
+	for _, ph := range p.runs {
+		taps := p.phases[ph].taps
+		for t, tap := range taps {
+			p.tapAt[tap[0]*g.k[2]+tap[1]] = convTTapAt{ph, t, len(taps), 0}
+			if p.pairs { // the same step's tap of the odd columns
+				odd := p.phases[ph+1].taps[t]
+				p.tapAt[odd[0]*g.k[2]+odd[1]] = convTTapAt{ph, t, len(taps), 1}
+			}
+		}
 	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
@@ -255,10 +272,11 @@ func (p *convTPhases) packWeights() error {
 // packPanels lays out panels [lo, hi)'s weights phase by phase, a step
 // (input channel, tap) at a time, a row per output channel (zero past
 // the panel's channels), then the panel's bias. It reads the weights
-// by input channel, gathering one tap of the panel's channels a row.
+// by input channel, gathering one tap of the panel's channels a row
+// (every tap lands on one phase: tapAt says where).
 func (p *convTPhases) packPanels(lo, hi int) {
 	g := &p.f.convTGeom
-	kSz, kw := g.kSz, g.k[2]
+	kSz := g.kSz
 	per := 1 // panel rows a channel
 	if p.pairs {
 		per = 2
@@ -273,39 +291,26 @@ func (p *convTPhases) packPanels(lo, hi int) {
 			clear(dst[ph])
 			if p.b != nil {
 				bias := dst[ph][steps*pn.rows:]
-				for e := range per { // with pairs, each channel's bias twice
-					gatherEvery(bias[e:], p.b[pn.c0:pn.c0+pn.n], 0, 1, per)
+				for r, v := range p.b[pn.c0 : pn.c0+pn.n] {
+					bias[r*per] = v
+					bias[r*per+per-1] = v // with pairs, each channel's twice
 				}
 			}
 		}
+		bad := false
 		for ci := range g.c {
 			w := p.w[(ci*g.m+pn.c0)*kSz:][:pn.n*kSz] // the panel's channels, their taps in a row
-			for _, ph := range p.runs {
-				taps := p.phases[ph].taps
-				a := dst[ph][ci*len(taps)*pn.rows:][:len(taps)*pn.rows]
-				for t, tap := range taps {
-					row := a[t*pn.rows:][:pn.rows]
-					if !p.pairs {
-						p.nonFinite[i] = gatherEvery(row, w, tap[0]*kw+tap[1], kSz, 1) || p.nonFinite[i]
-						continue
-					}
-					odd := p.phases[ph+1].taps[t] // the same step's tap of the odd columns
-					p.nonFinite[i] = gatherEvery(row, w, tap[0]*kw+tap[1], kSz, 2) || p.nonFinite[i]
-					p.nonFinite[i] = gatherEvery(row[1:], w, odd[0]*kw+odd[1], kSz, 2) || p.nonFinite[i]
+			for k, at := range p.tapAt {
+				row := dst[at.ph][(ci*at.steps+at.t)*pn.rows+at.e:][:(pn.n-1)*per+1]
+				for r := range pn.n {
+					v := w[r*kSz+k]
+					row[r*per] = v
+					bad = bad || v-v != 0 // NaN or ±Inf
 				}
 			}
 		}
+		p.nonFinite[i] = bad
 	}
-}
-
-// gatherEvery writes w[j], w[j+stride], ... (to w's end) to dst[0],
-// dst[step], ..., reporting whether one is NaN or infinite.
-func gatherEvery(dst, w []float32, j, stride, step int) (nonFinite bool) {
-	for r := 0; j < len(w); r, j = r+step, j+stride {
-		dst[r] = w[j]
-		nonFinite = nonFinite || w[j]-w[j] != 0
-	}
-	return nonFinite
 }
 
 // runItems runs work items [lo, hi), item i being block i / shares's
