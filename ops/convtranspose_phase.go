@@ -288,9 +288,13 @@ func (p *convTPhases) packPanels(lo, hi int) {
 		for _, ph := range p.runs {
 			steps := p.phases[ph].prod.Steps()
 			dst[ph] = p.packed[pn.at[ph]:][:(steps+1)*pn.rows]
-			clear(dst[ph])
+			bias := dst[ph][steps*pn.rows:]
+			if per*pn.n < pn.rows { // zero rows past the channels
+				clear(dst[ph])
+			} else if p.b == nil {
+				clear(bias)
+			}
 			if p.b != nil {
-				bias := dst[ph][steps*pn.rows:]
 				for r, v := range p.b[pn.c0 : pn.c0+pn.n] {
 					bias[r*per] = v
 					bias[r*per+per-1] = v // with pairs, each channel's twice
@@ -314,10 +318,9 @@ func (p *convTPhases) packPanels(lo, hi int) {
 }
 
 // runItems runs work items [lo, hi), item i being block i / shares's
-// panels of share i mod shares: with one share, each pads its block
-// first (else padBlocks has). Each panel runs phase by phase, all the
-// block's tiles in one call (on the grid into the block's scratch,
-// copied out after).
+// panels of share i mod shares. Each panel runs phase by phase (with
+// pairs, row phase by row phase), all the block's tiles in one call (on
+// the grid into the block's scratch, copied out after).
 func (p *convTPhases) runItems(lo, hi int) {
 	g := &p.f.convTGeom
 	for i := lo; i < hi; i++ {
