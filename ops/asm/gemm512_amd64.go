@@ -77,6 +77,12 @@ func gemmKernel12x16RowAAVX512(k int, a *float32, lda int, b, c *float32, ldc in
 	gemmPanel12x16RowAAVX512(1, k, a, lda, b, c, ldc, flags)
 }
 
+// gemmRows64AVX512 is the AVX-512 fewRowsKernel: four 16-column panels
+// (16 accumulators), each step's four B rows loaded once for every row.
+//
+//go:noescape
+func gemmRows64AVX512(rows, k int, a *float32, rs, ps int, b, c *float32, ldc int, flags uint)
+
 func init() {
 	// The one-row, B-packing kernels are the AVX2 ones (16 columns are one
 	// ymm pair; a GEMV is bound by memory, not by vector width).
@@ -86,6 +92,6 @@ func init() {
 		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
 		panel2: gemmPanel12x32AVX512, edge2: gemmEdge32AVX512, zip2: gemmZip12x32AVX512, zipEdge2: gemmZipEdge32AVX512,
-		cols: gemmCols12AVX512, clamp: true,
+		cols: gemmCols12AVX512, fewRows: gemmRows64AVX512, clamp: true,
 	})
 }

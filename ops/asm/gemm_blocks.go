@@ -25,14 +25,18 @@ func (g *Gemm) blocks(s *gemmScratch, e, ao, bo, co, m0, m1, n0, n1 int) {
 				if cfg.InPlaceA && v.microRowA != nil {
 					inPlace = mc / mr * mr
 				}
-				if inPlace < mc {
+				few := g.fewCols(mc, nc) // columns [0, few) read A in place (gemm_rows.go)
+				if inPlace < mc && few < nc {
 					packA(v, ap[inPlace*kc:], g.run.A[ao:], cfg, ic+inPlace, mc-inPlace, pc, kc)
 				}
 				epFrom := 0 // first column of C not yet through the epilogue
 				for jr := 0; jr < nc; {
 					ai, ci := ao+ic*cfg.LDA+pc, co+ic*ldc+jc+jr
 					var width int // columns done
-					if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= pairMinRows*mr {
+					if jr < few {
+						width = fewRowsPanels * nr
+						g.fewRowsGroup(kc, mc, ao, ic, pc, bp[jr*kc:], ci, flags)
+					} else if v.panel2 != nil && inPlace == 0 && nc-jr >= 2*nr && mc >= pairMinRows*mr {
 						// Two full column panels at once: the full tiles
 						// through the two-panel kernel, 4 or 8 edge rows
 						// through its edge kernel, others one panel at a

@@ -23,6 +23,14 @@ type microKernel func(k int, a, b, c *float32, ldc int, flags uint)
 // (MR-1)*lda+k floats.
 type rowAKernel func(k int, a *float32, lda int, b, c *float32, ldc int, flags uint)
 
+// fewRowsKernel computes, for 1 <= rows <= fewRowsMax and k >= 1, C
+// [rows×64] (+)= A [rows×k] · B: A read in place (row r's step p at byte
+// offset r·rs + p·ps from a), B fewRowsPanels packed NR-column panels of
+// k steps back to back; the sums start at zero and go over p in order,
+// then add the old C with gemmAccumulate (the other kernels' FMAs in the
+// same order: the same bits). Other flags are ignored.
+type fewRowsKernel func(rows, k int, a *float32, rs, ps int, b, c *float32, ldc int, flags uint)
+
 // panelKernel runs a microKernel over tiles full tiles down one B panel:
 // tile t reads the A panel MR·k floats on from the last and writes C rows
 // MR·t on; only the first tile may act on gemmPrefetchNext. Same bits as
@@ -144,6 +152,7 @@ type GemmVariant struct {
 	zip2       zip2Kernel      // optional: panel2 storing as ZipStore does
 	zipEdge2   zipEdge2Kernel  // with zip2: edge2 storing as ZipStore does
 	zip1       zip1Kernel      // optional: panel storing as ZipStore does
+	fewRows    fewRowsKernel   // optional: blocks of up to fewRowsMax rows, A in place (gemm_rows.go)
 	clamp      bool            // micro, panel and panel2 (where set) honour gemmRelu and gemmClamp
 }
 
@@ -180,7 +189,7 @@ var gemmGo = &GemmVariant{
 	Name: "go", Feature: cpuid.Generic,
 	mr: 6, nr: 16, kc: 256, mc: 288, nc: 2048,
 	micro: gemmKernel6x16Go, gemv: gemv16Go, packB16: gemmPackB16Go, gemvRows4: gemvRows4Go, packA: gemmPackA6Go, packB64: gemmPackB64Go,
-	cols: gemmColsGo(6),
+	cols: gemmColsGo(6), fewRows: gemmRowsGo,
 }
 
 // GemmVariants lists the variants this CPU and build can run, best first,
