@@ -426,7 +426,7 @@ func (g *Gemm) product(s *gemmScratch, e, m0, m1, n0, n1 int) {
 		g.blocksZip(s, e, ao, bo, m0, m1, n0, n1)
 	case cfg.K == 0:
 		g.emptyK(e, co, m0, m1, n0, n1)
-	case g.gemvRow():
+	case g.gemvRow() && !g.fewGemv():
 		g.gemv(s, e, ao, bo, co, n0, n1)
 	default:
 		g.blocks(s, e, ao, bo, co, m0, m1, n0, n1)
