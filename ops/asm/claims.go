@@ -34,10 +34,14 @@ func newWorkClaims(workers int) workClaims {
 
 // reset deals n items out in even contiguous shares. It runs before the
 // workers start.
-func (w *workClaims) reset(n int) {
-	k := len(w.share)
+func (w *workClaims) reset(n int) { w.resetFor(n, len(w.share)) }
+
+// resetFor deals n items out in even contiguous shares to the first k
+// workers (1 <= k <= the claims' workers), none to the rest.
+func (w *workClaims) resetFor(n, k int) {
 	for i := range w.share {
-		w.share[i].Store(uint64(i*n/k)<<32 | uint64((i+1)*n/k))
+		lo, hi := min(i, k)*n/k, min(i+1, k)*n/k
+		w.share[i].Store(uint64(lo)<<32 | uint64(hi))
 	}
 }
 

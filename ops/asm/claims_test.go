@@ -32,6 +32,31 @@ func TestWorkClaims(t *testing.T) {
 			}
 		}
 	}
+	// Dealt to the first k of more workers (a product shared by fewer
+	// workers than its plan has): only those run, and take every item.
+	for _, tc := range []struct{ n, k, workers int }{{10, 1, 4}, {9, 2, 4}, {100, 3, 8}} {
+		w := newWorkClaims(tc.workers)
+		w.resetFor(tc.n, tc.k)
+		got := make([]int, tc.n)
+		var wg sync.WaitGroup
+		for k := range tc.k {
+			wg.Go(func() {
+				for {
+					i, ok := w.next(k)
+					if !ok {
+						return
+					}
+					got[i]++
+				}
+			})
+		}
+		wg.Wait()
+		for i, c := range got {
+			if c != 1 {
+				t.Fatalf("n=%d to %d of %d workers: item %d handed out %d times", tc.n, tc.k, tc.workers, i, c)
+			}
+		}
+	}
 	w := newWorkClaims(2)
 	w.reset(6) // shares [0,3) and [3,6)
 	var order []int

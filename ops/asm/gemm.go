@@ -233,6 +233,7 @@ func NewGemm(cfg GemmConfig, v *GemmVariant, par Par) (*Gemm, error) {
 	}
 	g.body = g.runTasks
 	g.shared.itemBody, g.shared.packBody = g.runItems, g.packJobs
+	g.shared.claims = newWorkClaims(par.Threads)
 	return g, nil
 }
 

@@ -1,19 +1,22 @@
 package asm
 
-import "sync/atomic"
-
 // Sharing one product among workers. B is packed once into a buffer all
 // workers read (in parallel, unless it is pre-packed or one-row products
-// read it in place), then C is cut into more blocks than workers and each
-// worker takes the next block from a counter until none are left, so a
-// worker whose core is busy elsewhere simply takes fewer blocks.
+// read it in place), then C is cut into more blocks than workers, dealt
+// out in contiguous shares (workClaims: each run gives a worker the same
+// blocks, whose weights its own caches then hold), and a worker whose
+// share is done takes blocks from the back of the others', so one whose
+// core is busy elsewhere simply does fewer. (A shared counter scattered
+// the blocks over the cores anew each run: an MLP at batch 16 on two
+// threads ran 1.18 ms against 1.14, medians of six interleaved rounds on
+// the Zen 5 VM.)
 
 // gemmShared is the state of the product being shared.
 type gemmShared struct {
 	e             int              // the product
 	tm, tn        int              // grid of C blocks: tm rows × tn columns
 	pm, pn        int              // row and column panels of C
-	next          atomic.Int64     // next block to hand out
+	claims        workClaims       // the blocks, dealt out per worker (claims.go)
 	full          PackedB          // B packed for the run when not pre-packed
 	src           []float32        // B being packed
 	packs, groups int              // packing jobs, column groups per depth block
@@ -46,7 +49,7 @@ func (g *Gemm) runShared(e, threads int) {
 	sh.e = e
 	sh.pm, sh.pn = (cfg.M+v.mr-1)/v.mr, (cfg.N+v.nr-1)/v.nr
 	sh.tm, sh.tn = g.grid(threads, gemv)
-	sh.next.Store(0)
+	sh.claims.resetFor(sh.tm*sh.tn, threads)
 	g.par.For(threads, 1, sh.itemBody)
 }
 
@@ -88,15 +91,14 @@ func (g *Gemm) grid(threads int, gemv bool) (tm, tn int) {
 // take blocks until none are left.
 func (g *Gemm) runItems(lo, hi int) {
 	sh, v := &g.shared, g.v
-	items := int64(sh.tm * sh.tn)
 	for t := lo; t < hi; t++ {
 		s := &g.scratch[t]
 		for {
-			i := sh.next.Add(1) - 1
-			if i >= items {
+			i, ok := sh.claims.next(t)
+			if !ok {
 				break
 			}
-			im, in := int(i)/sh.tn, int(i)%sh.tn
+			im, in := i/sh.tn, i%sh.tn
 			m0, m1 := im*sh.pm/sh.tm*v.mr, min(g.cfg.M, (im+1)*sh.pm/sh.tm*v.mr)
 			n0, n1 := in*sh.pn/sh.tn*v.nr, min(g.cfg.N, (in+1)*sh.pn/sh.tn*v.nr)
 			g.product(s, sh.e, m0, m1, n0, n1)
