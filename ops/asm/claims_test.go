@@ -12,21 +12,7 @@ func TestWorkClaims(t *testing.T) {
 	for _, tc := range []struct{ n, workers int }{{0, 2}, {1, 2}, {7, 2}, {100, 3}, {5, 8}, {1000, 4}} {
 		w := newWorkClaims(tc.workers)
 		w.reset(tc.n)
-		got := make([]int, tc.n)
-		var wg sync.WaitGroup
-		for k := range tc.workers {
-			wg.Go(func() {
-				for {
-					i, ok := w.next(k)
-					if !ok {
-						return
-					}
-					got[i]++ // each index written by one worker only when claims are exclusive
-				}
-			})
-		}
-		wg.Wait()
-		for i, c := range got {
+		for i, c := range claimAll(w, tc.n, tc.workers) {
 			if c != 1 {
 				t.Fatalf("n=%d workers=%d: item %d handed out %d times", tc.n, tc.workers, i, c)
 			}
@@ -37,21 +23,7 @@ func TestWorkClaims(t *testing.T) {
 	for _, tc := range []struct{ n, k, workers int }{{10, 1, 4}, {9, 2, 4}, {100, 3, 8}} {
 		w := newWorkClaims(tc.workers)
 		w.resetFor(tc.n, tc.k)
-		got := make([]int, tc.n)
-		var wg sync.WaitGroup
-		for k := range tc.k {
-			wg.Go(func() {
-				for {
-					i, ok := w.next(k)
-					if !ok {
-						return
-					}
-					got[i]++
-				}
-			})
-		}
-		wg.Wait()
-		for i, c := range got {
+		for i, c := range claimAll(w, tc.n, tc.k) {
 			if c != 1 {
 				t.Fatalf("n=%d to %d of %d workers: item %d handed out %d times", tc.n, tc.k, tc.workers, i, c)
 			}
@@ -73,4 +45,25 @@ func TestWorkClaims(t *testing.T) {
 			t.Fatalf("one worker took %v, want %v (its share, then the other's from the back)", order, want)
 		}
 	}
+}
+
+// claimAll runs workers goroutines (the first claims' workers) taking
+// items until none is left, and returns how often each of n items was
+// handed out.
+func claimAll(w workClaims, n, workers int) []int {
+	got := make([]int, n)
+	var wg sync.WaitGroup
+	for k := range workers {
+		wg.Go(func() {
+			for {
+				i, ok := w.next(k)
+				if !ok {
+					return
+				}
+				got[i]++ // each index written by one worker only when claims are exclusive
+			}
+		})
+	}
+	wg.Wait()
+	return got
 }
