@@ -32,8 +32,8 @@ func (g *Gemm) fewCols(mc, nc int) int {
 // fewGemv reports whether a one-row product by a prepacked B runs
 // through blocks and the fewRows kernel rather than the GEMV kernel: B's
 // columns are whole groups of the kernel's panels, or enough of them that
-// the rest, on the tile path, weigh little (1×1024×1024: 55 → 49 µs;
-// 1×192×48: 0.42 → 0.22 µs; 1×100×256 took 2.4 µs through blocks
+// the rest, on the tile path, weigh little (1×1024×1024: 55-57 → 49-52 µs;
+// 1×192×48: 0.41-0.47 → 0.21-0.34 µs; 1×100×256 took 2.4 µs through blocks
 // against 1.0 on the GEMV kernel, most of it the tail). The choice
 // depends on the plan's N only, never on how a run splits the columns
 // over workers: the two paths' sums differ in their last bits (the GEMV
