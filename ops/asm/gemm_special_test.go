@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kilnml/kiln/internal/approx"
 )
@@ -332,29 +334,66 @@ func TestGemmErrors(t *testing.T) {
 }
 
 // gemmPool is a persistent worker pool like the executor's, so that
-// benchmarks and allocation tests see no goroutine start-up.
+// benchmarks and allocation tests see no goroutine start-up. Like the
+// executor's, an idle worker polls for its next chunk for a while before
+// it blocks: a worker woken through a channel, while the caller runs the
+// first chunk, ran only once the caller waited (the runtime puts the
+// woken goroutine next on the caller's own P), so loops of tens of µs ran
+// their chunks one after the other and two-thread benchmarks measured
+// one thread.
 type gemmPool struct {
-	jobs chan gemmJob
-	wg   sync.WaitGroup
-	n    int
+	n       int
+	slots   []gemmSlot
+	pending atomic.Int32 // chunks posted and not finished
+	quit    chan struct{}
 }
 
-type gemmJob struct {
+// gemmSlot is one worker's next chunk, alone in its cache lines.
+type gemmSlot struct {
 	body   func(lo, hi int)
 	lo, hi int
+	ready  atomic.Int32 // 1: body, lo, hi are the worker's to run
+	parked atomic.Int32 // 1: the worker may be blocked on wake
+	wake   chan struct{}
+	_      [64]byte
 }
 
+// gemmPoolSpin bounds a worker's polling before it blocks.
+const gemmPoolSpin = time.Millisecond
+
 func newGemmPool(n int) *gemmPool {
-	p := &gemmPool{jobs: make(chan gemmJob, n), n: n}
-	for range n - 1 {
-		go func() {
-			for j := range p.jobs {
-				j.body(j.lo, j.hi)
-				p.wg.Done()
-			}
-		}()
+	p := &gemmPool{n: n, slots: make([]gemmSlot, max(n-1, 0)), quit: make(chan struct{})}
+	for i := range p.slots {
+		p.slots[i].wake = make(chan struct{}, 1)
+		go p.work(&p.slots[i])
 	}
 	return p
+}
+
+// work runs s's chunks as they come, polling for gemmPoolSpin before
+// blocking.
+func (p *gemmPool) work(s *gemmSlot) {
+	for {
+		start := time.Now()
+		for i := 0; s.ready.Load() == 0; i++ {
+			if i%64 == 63 && time.Since(start) > gemmPoolSpin {
+				s.parked.Store(1)
+				if s.ready.Load() == 0 {
+					select {
+					case <-s.wake:
+					case <-p.quit:
+						return
+					}
+				}
+				s.parked.Store(0)
+				start = time.Now()
+			}
+		}
+		s.body(s.lo, s.hi)
+		s.body = nil
+		s.ready.Store(0)
+		p.pending.Add(-1)
+	}
 }
 
 func (p *gemmPool) par() Par {
@@ -364,16 +403,28 @@ func (p *gemmPool) par() Par {
 		}
 		chunks := min(p.n, (n+max(grain, 1)-1)/max(grain, 1))
 		size := (n + chunks - 1) / chunks
+		w := 0
 		for lo := size; lo < n; lo += size {
-			p.wg.Add(1)
-			p.jobs <- gemmJob{body, lo, min(lo+size, n)}
+			s := &p.slots[w]
+			w++
+			s.body, s.lo, s.hi = body, lo, min(lo+size, n)
+			p.pending.Add(1)
+			s.ready.Store(1)
+			if s.parked.Load() == 1 {
+				select {
+				case s.wake <- struct{}{}:
+				default:
+				}
+			}
 		}
 		body(0, min(size, n))
-		p.wg.Wait()
+		for p.pending.Load() != 0 {
+			runtime.Gosched()
+		}
 	}}
 }
 
-func (p *gemmPool) close() { close(p.jobs) }
+func (p *gemmPool) close() { close(p.quit) }
 
 // TestGemmNoAllocs: a prepared plan runs without allocating, serially
 // and in parallel, with and without pre-packed B, epilogue and batches.
