@@ -214,6 +214,16 @@ func (c *Conv2D) PackWeights(pw *ConvWeights, w, b []float32) error {
 	return nil
 }
 
+// SharesPacking reports whether weights packed for d are packed for c as
+// well: the same convolution (geometry, bias, pooling) on the same
+// kernel variants. How many workers a plan is for changes how its runs
+// split the work, never the packing (TestConvPackingThreadIndependent),
+// so a program's serial twin of a step runs on the packed weights of the
+// step's pool kernel.
+func (c *Conv2D) SharesPacking(d *Conv2D) bool {
+	return d != nil && c.g == d.g && c.bias == d.bias && c.pooled.on == d.pooled.on && c.k == d.k && c.v == d.v
+}
+
 // Winograd reports whether runs take a Winograd path (conv_wino.go,
 // conv_wino_gemm.go), as they do when the weights allow it.
 func (c *Conv2D) Winograd() bool { return c.wino != nil || c.winoG != nil }
@@ -237,7 +247,7 @@ func (c *Conv2D) RunArgs(a *ConvArgs) error {
 		}
 		pw = &c.own
 	}
-	if pw.owner != c {
+	if pw.owner != c && !c.SharesPacking(pw.owner) {
 		return errors.New("asm: conv: weights packed for another convolution")
 	}
 	ny := g.N * g.M * c.outPlane()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kilnml/kiln/internal/approx"
@@ -100,7 +101,21 @@ func TestConv2DEpilogue(t *testing.T) {
 					t.Fatalf("%s case %d: element %d = %v, want %v", p[0], i, j, v, e)
 				}
 			}
-			other, err := NewConv2D(g, true, k, gv, Par{})
+			// The same convolution planned for other workers runs on the
+			// packing (SharesPacking) and gives the same bits; one
+			// without the bias refuses it.
+			twin, err := NewConv2D(g, true, k, gv, goPar(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			y2 := make([]float32, len(y))
+			if err := twin.RunArgs(&ConvArgs{X: x, Y: y2, Packed: &pw, Act: ActRelu, Residual: res}); err != nil {
+				t.Fatalf("%s case %d: the plan for three workers: %v", p[0], i, err)
+			}
+			if !slices.Equal(y2, y) {
+				t.Errorf("%s case %d: the plan for three workers gave other values on the same packing", p[0], i)
+			}
+			other, err := NewConv2D(g, false, k, gv, Par{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -170,25 +170,33 @@ func TestConv2DShapes(t *testing.T) {
 	}
 }
 
+// randConvGeom is a random convolution of planes up to hw×hw with up to
+// mpg output channels a group: one to three groups (a quarter of them
+// up to six, often of one channel: depthwise), kernels up to 4×4,
+// strides and dilations up to 3, pads up to 2; its output may be empty.
+func randConvGeom(r *rand.Rand, hw, mpg int) ConvGeom {
+	groups := 1 + r.IntN(3)
+	if r.IntN(4) == 0 {
+		groups = 1 + r.IntN(6) // with cpg 1 below: depthwise
+	}
+	cpg := 1 + r.IntN(4)
+	if r.IntN(3) == 0 {
+		cpg = 1
+	}
+	return tgeom{
+		N: 1 + r.IntN(2), C: groups * cpg, H: 1 + r.IntN(hw), W: 1 + r.IntN(hw),
+		M: groups * (1 + r.IntN(mpg)), KH: 1 + r.IntN(4), KW: 1 + r.IntN(4),
+		SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), DH: 1 + r.IntN(3), DW: 1 + r.IntN(3),
+		PT: r.IntN(3), PL: r.IntN(3), PB: r.IntN(3), PR: r.IntN(3), Groups: groups,
+	}.normalised()
+}
+
 func TestConv2DRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, p := range convPairs() {
 		k, gv := rowVariantNamed(p[0]), GemmVariantNamed(p[1])
 		for trial := 0; trial < 300; trial++ {
-			groups := 1 + r.IntN(3)
-			if r.IntN(4) == 0 {
-				groups = 1 + r.IntN(6) // with cpg 1 below: depthwise
-			}
-			cpg := 1 + r.IntN(4)
-			if r.IntN(3) == 0 {
-				cpg = 1
-			}
-			g := tgeom{
-				N: 1 + r.IntN(2), C: groups * cpg, H: 1 + r.IntN(14), W: 1 + r.IntN(14),
-				M: groups * (1 + r.IntN(4)), KH: 1 + r.IntN(4), KW: 1 + r.IntN(4),
-				SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), DH: 1 + r.IntN(3), DW: 1 + r.IntN(3),
-				PT: r.IntN(3), PL: r.IntN(3), PB: r.IntN(3), PR: r.IntN(3), Groups: groups,
-			}.normalised()
+			g := randConvGeom(r, 14, 4)
 			if g.OH == 0 || g.OW == 0 {
 				continue
 			}
