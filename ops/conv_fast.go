@@ -86,7 +86,9 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 	if coldWeights(env) {
 		c.ColdWeights()
 	}
-	args := asm.ConvArgs{Packed: &asm.ConvWeights{}}
+	cached := FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2]))
+	shared := sharedConvWeights(env, conv, g, nd.Attrs.Epilogue.Pool2x2, k, gv, cached)
+	args := asm.ConvArgs{Packed: &shared.packed}
 	// The activations run the elementwise kernels the unfused ops run,
 	// so both round alike.
 	ew := asm.BestEw()
@@ -114,7 +116,7 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 			args.ActIsRelu = true // the GEMM kernels may apply it in registers, alike
 		}
 	}
-	w := convWeights{cached: FromWeights(conv.Inputs[1]) && (!bias || FromWeights(conv.Inputs[2])), version: env.WeightsVersion}
+	w := &shared.tracker
 	var wb, bb []float32 // the run's weights and bias, for pack
 	pack := func() error { return c.PackWeights(args.Packed, wb, bb) }
 	if c.Winograd() {
@@ -139,6 +141,47 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 		args.X, args.Y, args.Residual = nil, nil, nil // keep no reference to the arena
 		return err
 	}), path, nil
+}
+
+// convPacked is a convolution's packed weights and what tells when they
+// are stale, which the kernels of one program that run the same
+// convolution on the same weights share (Env.Shared): a step's pool
+// kernel and its serial twin, planned for other numbers of workers but
+// packing alike (asm.Conv2D.SharesPacking), keep one copy (ResNet-18's
+// convolutions would otherwise keep 119 MB more at two threads).
+type convPacked struct {
+	packed  asm.ConvWeights
+	tracker convWeights
+}
+
+// convPackedKey identifies the packed weights of one convolution: its
+// weight and bias nodes, geometry, pooling and kernel variants.
+type convPackedKey struct {
+	w, b   *graph.Node
+	g      asm.ConvGeom
+	pooled bool
+	k      *asm.RowKernels
+	gv     *asm.GemmVariant
+}
+
+// sharedConvWeights returns conv's packed weights for geometry g, the
+// ones env's program already holds where it has them and they come from
+// weights (cached: weights computed at run time are packed at every run,
+// by each kernel into its own).
+func sharedConvWeights(env Env, conv *graph.Node, g asm.ConvGeom, pooled bool, k *asm.RowKernels, gv *asm.GemmVariant, cached bool) *convPacked {
+	fresh := &convPacked{tracker: convWeights{cached: cached, version: env.WeightsVersion}}
+	if !cached || env.Shared == nil {
+		return fresh
+	}
+	key := convPackedKey{w: conv.Inputs[1], g: g, pooled: pooled, k: k, gv: gv}
+	if len(conv.Inputs) == 3 {
+		key.b = conv.Inputs[2]
+	}
+	if p, ok := env.Shared[key].(*convPacked); ok {
+		return p
+	}
+	env.Shared[key] = fresh
+	return fresh
 }
 
 // coldWeightBytes is the size of a program's weights past which its

@@ -88,6 +88,23 @@ func fcConv(t testing.TB, c fcCase, r *rand.Rand) (*graph.Node, []tensor.Tensor)
 	return n, ins
 }
 
+// frMagnitude is the scale of each of n's outputs' rounding: n's
+// reference run on the inputs' absolute values (Σ|w·x| + |b| for a
+// convolution).
+func frMagnitude(t testing.TB, n *graph.Node, ins []tensor.Tensor) []float64 {
+	t.Helper()
+	abs := make([]tensor.Tensor, len(ins))
+	for j := range ins {
+		abs[j] = frAbs(ins[j])
+	}
+	mag := frReference(t, n, abs).F32()
+	scale := make([]float64, len(mag))
+	for j, m := range mag {
+		scale[j] = float64(m)
+	}
+	return scale
+}
+
 func TestFastConv2D(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	tol := frTol(t, graph.OpConv2D)
@@ -101,18 +118,7 @@ func TestFastConv2D(t *testing.T) {
 				t.Fatalf("%v: no fast kernel (%v)", c, err)
 			}
 			got, want := frOut(t, n, kern, ins).F32(), frReference(t, n, ins).F32()
-			// The scale of each output's rounding: Σ|w·x| + |b|, the
-			// reference run on absolute values.
-			abs := make([]tensor.Tensor, len(ins))
-			for j := range ins {
-				abs[j] = frAbs(ins[j])
-			}
-			mag := frReference(t, n, abs).F32()
-			scale := make([]float64, len(mag))
-			for j, m := range mag {
-				scale[j] = float64(m)
-			}
-			frClose(t, fmt.Sprintf("%s %v", k.Name, c), got, want, scale, tol, 0)
+			frClose(t, fmt.Sprintf("%s %v", k.Name, c), got, want, frMagnitude(t, n, ins), tol, 0)
 		}
 	}
 }
