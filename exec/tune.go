@@ -81,13 +81,23 @@ func tuningOff() bool {
 // step twice, for its pool and for one worker (Step.Serial): the inline
 // runs then run the one-worker plans, not the pool's plans on one core
 // (a U-Net's Winograd convolutions, planned in bands per worker, ran
-// 10-20% slower inline than planned for one). Their packed weights are
-// kept twice (but the GEMMs', which Env.Shared keeps once), which is
-// worth it for the small models that run inline. A twin packs its
-// weights on its first run, as its step's kernel does: the first inline
-// run allocates. MoE layers have none: they pack an expert when a token
-// is first routed to it, so a twin would allocate in runs long after.
-const serialTwinBytes = 16 << 20
+// 10-20% slower inline than planned for one). The GEMMs' and the
+// convolutions' packed weights are kept once (Env.Shared: their packing
+// does not depend on the workers); other kernels' (ConvTranspose, int8)
+// twice. On the 2-vCPU VM DenseNet-121 (31 MiB of weights) ran, in a
+// stretch when its pool was slow, at 5.3-5.5 ms a run on two threads
+// against 4.5-4.7 on one, and no faster inline without twins; with them
+// it ran inline at 4.6-4.8 ms (at other times its pool ran as fast as one
+// thread and it stayed there). Sharing the convolutions' packing keeps
+// the twins' memory small: ResNet-18 (45 MiB) 227 MB resident at two
+// threads with twins, 219 without, 345 with twins packing their own;
+// SqueezeNet 46 → 38 MB and MobileNetV2 64 → 62 MB against twins that
+// packed their own. A twin packs
+// its weights on its first run, as its step's kernel does, unless the
+// pool's kernel has: the first inline run may allocate. MoE layers have
+// none: they pack an expert when a token is first routed to it, so a
+// twin would allocate in runs long after.
+const serialTwinBytes = 64 << 20
 
 // serialTwins reports whether the program prepares its steps' serial
 // twins: it tunes, and its weights are within serialTwinBytes.
