@@ -70,8 +70,10 @@ type Env struct {
 	// family under keys of its own type: the GEMMs' packed weights, so
 	// products that read the same weight node under the same plan keep
 	// one packed copy (an unrolled recurrent layer, graph.Recurrent, has
-	// one product per step, all reading R). The steps of a program run
-	// one after another, so what is shared is never used concurrently.
+	// one product per step, all reading R), and the convolutions', so a
+	// step's serial twin (planned for one worker, exec's Step.Serial)
+	// runs on its pool kernel's packing. The steps of a program run one
+	// after another, so what is shared is never used concurrently.
 	// Nil: nothing is shared.
 	Shared map[any]any
 }
