@@ -169,7 +169,7 @@ func (pr *Program) lowerSteps() error {
 			k, err = ops.PrepareReference(n)
 		} else {
 			k, variant, err = ops.PrepareFast(n, env)
-			if err == nil && pr.serialTwins() && n.Op != graph.OpMoE { // (see serialTwinBytes)
+			if err == nil && pr.serialTwin(n) {
 				k1, _, err = ops.PrepareFast(n, serial)
 			}
 		}

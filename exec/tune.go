@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops"
 )
 
@@ -28,7 +29,7 @@ import (
 // whose weights the pool's kernels had just evicted: a U-Net's inline
 // runs measured slower than its one-thread program, and it stayed on the
 // pool at 1.2 ms against 1.0.) Serial twins: a program with few weights
-// (serialTwinBytes) prepares each step twice, for its pool and for one
+// (serialTwin) prepares each step twice, for its pool and for one
 // worker, so that its inline runs run the one-worker plans (the pool's
 // plans, made to split work, ran 10-20% slower on one core). The
 // kernels' results depend neither on how a loop is split nor on the
@@ -83,26 +84,50 @@ func tuningOff() bool {
 // (a U-Net's Winograd convolutions, planned in bands per worker, ran
 // 10-20% slower inline than planned for one). The GEMMs' and the
 // convolutions' packed weights are kept once (Env.Shared: their packing
-// does not depend on the workers); other kernels' (ConvTranspose, int8)
-// twice. On the 2-vCPU VM DenseNet-121 (31 MiB of weights) ran, in a
-// stretch when its pool was slow, at 5.3-5.5 ms a run on two threads
-// against 4.5-4.7 on one, and no faster inline without twins; with them
-// it ran inline at 4.6-4.8 ms (at other times its pool ran as fast as one
-// thread and it stayed there). Sharing the convolutions' packing keeps
-// the twins' memory small: ResNet-18 (45 MiB) 227 MB resident at two
-// threads with twins, 219 without, 345 with twins packing their own;
-// SqueezeNet 46 → 38 MB and MobileNetV2 64 → 62 MB against twins that
-// packed their own. A twin packs
-// its weights on its first run, as its step's kernel does, unless the
-// pool's kernel has: the first inline run may allocate. MoE layers have
-// none: they pack an expert when a token is first routed to it, so a
-// twin would allocate in runs long after.
-const serialTwinBytes = 64 << 20
+// does not depend on the workers), so their steps and those without
+// weights get twins up to sharedTwinBytes; the steps whose kernels pack
+// weights of their own (ownPacking) only up to serialTwinBytes, as every
+// step did before the convolutions shared theirs. On the 2-vCPU VM
+// DenseNet-121 (31 MiB of weights) ran, in a stretch when its pool was
+// slow, at 5.3-5.5 ms a run on two threads against 4.5-4.7 on one, and no
+// faster inline without twins; with them it ran inline at 4.6-4.8 ms (at
+// other times its pool ran as fast as one thread and it stayed there).
+// Resident memory at two threads: ResNet-18 (45 MiB) 227 MB with twins,
+// 219 without, 345 with twins packing their own; SqueezeNet 46 → 38 MB
+// and MobileNetV2 64 → 62 MB against twins that packed their own. A twin
+// packs its weights on its first run, as its step's kernel does, unless
+// the pool's kernel has: the first inline run may allocate. MoE layers
+// have none: they pack an expert when a token is first routed to it, so
+// a twin would allocate in runs long after.
+const (
+	serialTwinBytes = 16 << 20
+	sharedTwinBytes = 64 << 20
+)
 
-// serialTwins reports whether the program prepares its steps' serial
-// twins: it tunes, and its weights are within serialTwinBytes.
-func (pr *Program) serialTwins() bool {
-	return pr.tuner != nil && pr.Plan.WeightBytes <= serialTwinBytes
+// serialTwin reports whether the program prepares a serial twin of n's
+// step: it tunes, n is no MoE layer, and its weights are within the
+// bound for n's kind.
+func (pr *Program) serialTwin(n *graph.Node) bool {
+	if pr.tuner == nil || n.Op == graph.OpMoE {
+		return false
+	}
+	if ownPacking(n.Op) {
+		return pr.Plan.WeightBytes <= serialTwinBytes
+	}
+	return pr.Plan.WeightBytes <= sharedTwinBytes
+}
+
+// ownPacking reports whether kernels of op keep packed weights of their
+// own, which a twin would hold again: the int8 products and
+// convolutions, ConvTranspose, and custom ops (whose kernels kiln does not
+// know).
+func ownPacking(op graph.Op) bool {
+	switch op {
+	case graph.OpConvTranspose, graph.OpMatMulInteger, graph.OpConvInteger, graph.OpDynQuantMatMul,
+		graph.OpQDQMatMul, graph.OpQDQConv, graph.OpCustom:
+		return true
+	}
+	return false
 }
 
 // kernel is the step's kernel for a run on runner r: its serial twin

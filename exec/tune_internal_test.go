@@ -4,6 +4,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kilnml/kiln/graph"
+	"github.com/kilnml/kiln/plan"
 )
 
 // TestRunTuner drives the tuner through its runs with made-up times: the
@@ -80,5 +83,41 @@ func TestRunnerInline(t *testing.T) {
 	r.For(10, 1, func(lo, hi int) { n.Add(1) })
 	if n.Load() != 2 {
 		t.Errorf("pooled For made %d calls, want 2", n.Load())
+	}
+}
+
+// TestSerialTwinBounds: which steps get a serial twin, by the program's
+// weights and the step's kind: every kind up to serialTwinBytes, only the
+// kinds whose packing is shared (or that have none) up to
+// sharedTwinBytes, none past it, never an MoE layer, none without tuning.
+func TestSerialTwinBounds(t *testing.T) {
+	for _, c := range []struct {
+		weights  int
+		tunes    bool
+		op       graph.Op
+		wantTwin bool
+	}{
+		{16 << 20, true, graph.OpConv2D, true},
+		{16 << 20, true, graph.OpConvTranspose, true},
+		{16 << 20, true, graph.OpQDQConv, true},
+		{16 << 20, true, graph.OpMoE, false},
+		{16 << 20, false, graph.OpConv2D, false},
+		{16<<20 + 1, true, graph.OpConv2D, true},
+		{16<<20 + 1, true, graph.OpMatMul, true},
+		{16<<20 + 1, true, graph.OpAdd, true},
+		{16<<20 + 1, true, graph.OpConvTranspose, false},
+		{16<<20 + 1, true, graph.OpDynQuantMatMul, false},
+		{16<<20 + 1, true, graph.OpCustom, false},
+		{64 << 20, true, graph.OpFusedConv2D, true},
+		{64<<20 + 1, true, graph.OpFusedConv2D, false},
+		{64<<20 + 1, true, graph.OpAdd, false},
+	} {
+		pr := &Program{Plan: &plan.Plan{WeightBytes: c.weights}}
+		if c.tunes {
+			pr.tuner = &runTuner{}
+		}
+		if got := pr.serialTwin(&graph.Node{Op: c.op}); got != c.wantTwin {
+			t.Errorf("%d bytes of weights, tuning %v, %v: twin %v, want %v", c.weights, c.tunes, c.op, got, c.wantTwin)
+		}
 	}
 }
