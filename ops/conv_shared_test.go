@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kilnml/kiln/graph"
@@ -37,8 +38,10 @@ func TestConvTwinSharesPacking(t *testing.T) {
 			frTensor(tensor.F32, b.Shape, frRand(r, 48, 1)),
 		}
 		shared := map[any]any{}
+		var version atomic.Uint64
 		pool, serial := frEnv(2), Serial
 		pool.Shared, serial.Shared = shared, shared
+		pool.WeightsVersion, serial.WeightsVersion = &version, &version
 		kPool, _, err := prepareConvFast(n, pool, nil, asm.BestGemm())
 		if err != nil || kPool == nil {
 			t.Fatalf("no fast kernel (%v)", err)
@@ -63,5 +66,20 @@ func TestConvTwinSharesPacking(t *testing.T) {
 			t.Errorf("params %v: the kernels gave other values on the shared packing", params)
 		}
 		frClose(t, fmt.Sprintf("params %v", params), first, frReference(t, n, ins).F32(), frMagnitude(t, n, ins), frTol(t, graph.OpConv2D), 0)
+		// New weights in the same buffers (SetParam): whichever kernel
+		// runs next repacks, the other runs on its packing.
+		for _, in := range ins[1:] {
+			v := in.F32()
+			for i := range v {
+				v[i] = -v[i] / 2
+			}
+		}
+		version.Add(1)
+		fourth := frOut(t, n, kPool, ins).F32()
+		fifth := frOut(t, n, kSerial, ins).F32()
+		if !slices.Equal(fourth, fifth) {
+			t.Errorf("params %v: the kernels gave other values after new weights", params)
+		}
+		frClose(t, fmt.Sprintf("params %v, new weights", params), fifth, frReference(t, n, ins).F32(), frMagnitude(t, n, ins), frTol(t, graph.OpConv2D), 0)
 	}
 }
