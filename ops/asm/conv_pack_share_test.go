@@ -10,8 +10,9 @@ import (
 // TestConvPackingThreadIndependent: a convolution planned for any number
 // of workers packs the same weights into the same bytes (SharesPacking),
 // so that a program's serial twin of a step can run on the pool kernel's
-// packed weights: the random geometries of TestConv2DRandom and the
-// shapes of every path (Winograd in blocks, in bands and in split passes,
+// packed weights: 200 random geometries (randConvGeom, larger than
+// TestConv2DRandom's) and shapes that take every path (Winograd in
+// blocks beside the direct path on AVX2, in bands and in split passes,
 // direct, depthwise on planes and interleaved, 1×1, pooled).
 func TestConvPackingThreadIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
