@@ -44,7 +44,7 @@ func init() {
 		if k == nil {
 			return nil, "", err
 		}
-		if scatter == "phases" { // no GEMM: the convolution kernels' phase product
+		if scatter == "phases" || scatter == "t4" { // no GEMM: the convolution kernels' own products
 			return k, scatter + "/" + asm.BestGemm().Name, err
 		}
 		return k, "gemm+" + scatter + "/" + asm.BestGemm().Name, err
@@ -75,6 +75,8 @@ type convTFast struct {
 	// phases, if set, runs the output's four stride-2 phases as
 	// convolutions (convtranspose_phase.go), without col or GEMM.
 	phases *convTPhases
+	// t4, if set, runs a 4×4 input's ConvT4 (convtranspose_t4.go).
+	t4 *convTT4
 	// reference runs the definition where the phases cannot (weights that
 	// are not finite); prepared on first use.
 	reference Kernel
@@ -131,10 +133,15 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 	// runs at 0.98-1.03 / 0.98-0.99 of the GEMM at one / two threads on
 	// them (0.93-0.97 / 0.92-0.96 before the pairs), where the zip path
 	// gave 0.98 / 0.77 (AVX-512, Zen 5).
-	if f.phases, err = newConvTPhases(f, n); err != nil {
-		return nil, "", err
+	f.t4 = newConvTT4(f, n)
+	if f.t4 == nil {
+		if f.phases, err = newConvTPhases(f, n); err != nil {
+			return nil, "", err
+		}
 	}
 	switch {
+	case f.t4 != nil:
+		scatter = "t4"
 	case f.phases != nil:
 		scatter = "phases"
 	case g.zipTiles():
@@ -151,7 +158,7 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 			scatter = "blocks"
 		}
 	}
-	if f.zip == nil && f.blocks == nil && f.phases == nil {
+	if f.zip == nil && f.blocks == nil && f.phases == nil && f.t4 == nil {
 		f.col = make([]float32, g.groups*rowsPerGroup*g.inSz)
 	}
 	return func(ins []tensor.Tensor, out tensor.Tensor) error {
@@ -163,6 +170,9 @@ func prepareConvTransposeFast(n *graph.Node, env Env, gv *asm.GemmVariant) (Kern
 		f.args.A, f.args.C = w, f.col
 		if f.zip != nil {
 			return f.runZip(x, y)
+		}
+		if f.t4 != nil {
+			return f.t4.run(x, w, f.bias, y)
 		}
 		if f.phases != nil {
 			done, err := f.phases.run(x, w, f.bias, y)

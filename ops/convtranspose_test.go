@@ -56,7 +56,10 @@ func TestConvTransposeByHand(t *testing.T) {
 // (which must not take the phases); those that also name zip (U-Net's
 // 2×2) take the zip path where there are no phases. Those named
 // "project" (a one-cell input, no pads) must run as a MatMul by the
-// weights (convtranspose_project.go). The zip cases' widths put the product's 16-column
+// weights (convtranspose_project.go). Those named "t4" (a 4×4 input,
+// 4×4 kernel, stride 2, pad 1: tiles of three output channels, whole
+// and partial) must run on asm.ConvT4 where the CPU has one
+// (convtranspose_t4.go). The zip cases' widths put the product's 16-column
 // panels inside input rows (16, 48) and across them (17, 5), with rows
 // past a 12-row tile.
 func TestConvTransposeFast(t *testing.T) {
@@ -64,7 +67,7 @@ func TestConvTransposeFast(t *testing.T) {
 	paths := map[string]int{}
 	bytes0, rows0, phaseBytes0 := convTBlockBytes, convTChunkRows, convTPhaseBlockBytes
 	t.Cleanup(func() { convTBlockBytes, convTChunkRows, convTPhaseBlockBytes = bytes0, rows0, phaseBytes0 })
-	phases := asm.HasPhaseProduct()
+	phases, t4 := asm.HasPhaseProduct(), asm.NewConvT4() != nil
 	for _, c := range []struct {
 		name string
 		x, w []int
@@ -85,7 +88,10 @@ func TestConvTransposeFast(t *testing.T) {
 		{"2x2 s2 dilation 2", []int{1, 4, 3, 3}, []int{4, 2, 2, 2}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Dilations: []int{2, 2}}},
 		{"3x3 s2 p1 outpad", []int{1, 6, 4, 5}, []int{6, 5, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"3x3 s2 p1 batch groups", []int{2, 6, 5, 4}, []int{6, 3, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}, Groups: 2}},
-		{"4x4 s2 p1 dcgan", []int{2, 8, 4, 4}, []int{8, 5, 4, 4}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"4x4 s2 p1 dcgan t4", []int{2, 8, 4, 4}, []int{8, 5, 4, 4}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"4x4 s2 p1 whole tiles t4", []int{1, 3, 4, 4}, []int{3, 6, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"4x4 s2 p1 one channel each t4", []int{3, 1, 4, 4}, []int{1, 1, 4, 4}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"4x4 s2 p1 deep t4", []int{1, 70, 4, 4}, []int{70, 11, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"1x1 s2 taps missing", []int{1, 3, 3, 4}, []int{3, 2, 1, 1}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, -1}}},
 		{"3x2 s3,2 odd width", []int{1, 4, 3, 5}, []int{4, 3, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{3, 2}, Pads: []int{0, 0, 0, -1}}},
 		{"3x2 s3,2 p1 odd width", []int{1, 4, 3, 5}, []int{4, 3, 3, 2}, true, graph.ConvTransposeOpts{Strides: []int{3, 2}, Pads: []int{1, 0, 0, -1}}},
@@ -146,6 +152,9 @@ func TestConvTransposeFast(t *testing.T) {
 				if strings.HasSuffix(c.name, " phases") && phases {
 					path = "phases/"
 				}
+				if strings.HasSuffix(c.name, " t4") && t4 {
+					path = "t4/"
+				}
 				switch {
 				case path != "" && !strings.HasPrefix(variant, path):
 					t.Fatalf("%s: variant %s", c.name, variant)
@@ -161,8 +170,8 @@ func TestConvTransposeFast(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip", "gemm+project", "phases"} {
-		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) && (p != "phases" || phases) {
+	for _, p := range []string{"gemm+col2im", "gemm+blocks", "gemm+tiles", "gemm+zip", "gemm+project", "phases", "t4"} {
+		if paths[p] == 0 && (p != "gemm+blocks" || asm.BestRows().ZipSumVector()) && (p != "phases" || phases) && (p != "t4" || t4) {
 			t.Errorf("no case took %s (%v)", p, paths)
 		}
 	}
@@ -171,7 +180,8 @@ func TestConvTransposeFast(t *testing.T) {
 // TestConvTransposeParamWeights runs a DCGAN-style step and a
 // projection of a one-cell input with their weights and bias as params
 // (packed once: the phase path takes the step whatever its input size
-// where the CPU has a phase product; the projection runs as a MatMul by
+// where the CPU has a phase product, but for the 4×4 inputs that
+// asm.ConvT4 takes where it can; the projection runs as a MatMul by
 // the packed weights) against the reference, then changes them in
 // place: a bumped weights version must repack them. Runs allocate
 // nothing.
@@ -182,7 +192,8 @@ func TestConvTransposeParamWeights(t *testing.T) {
 		o          graph.ConvTransposeOpts
 	}{
 		{"dcgan step", "phases/", []int{1, 7, 6, 16}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
-		{"generator step at 4x4", "phases/", []int{1, 9, 4, 4}, []int{9, 60, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"generator step at 4x4", "t4/", []int{1, 9, 4, 4}, []int{9, 60, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"generator step at 4x4 partial tile", "t4/", []int{2, 9, 4, 4}, []int{9, 62, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"generator step at 2x2", "phases/", []int{1, 5, 2, 2}, []int{5, 28, 4, 4}, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"unet step", "phases/", []int{2, 6, 3, 32}, []int{6, 13, 2, 2}, graph.ConvTransposeOpts{Strides: []int{2, 2}}},
 		{"projection", "gemm+project/", []int{2, 7, 1, 1}, []int{7, 10, 4, 4}, graph.ConvTransposeOpts{}},
@@ -214,6 +225,33 @@ func TestConvTransposePhasesNonFinite(t *testing.T) {
 	}
 }
 
+// convTPathAvailable reports whether this CPU's kernels have path (the
+// phases and t4 need vector kernels).
+func convTPathAvailable(path string) bool {
+	switch path {
+	case "phases/":
+		return asm.HasPhaseProduct()
+	case "t4/":
+		return asm.NewConvT4() != nil
+	}
+	return true
+}
+
+// TestConvTransposeT4NonFinite: an infinite or NaN weight in a tap that
+// lands outside the output for some input cells (channel 0's tap (0,
+// 0)) must give the definition's values on the t4 path, which never
+// adds those products, with no fallback to the reference.
+func TestConvTransposeT4NonFinite(t *testing.T) {
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+		n, ins, env, k := convTParamKernel(t, []int{1, 3, 4, 4}, []int{3, 7, 4, 4}, true,
+			graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}, "t4/")
+		w := ins[1].F32()
+		w[0] = bad
+		env.WeightsVersion.Add(1)
+		frMatch(t, fmt.Sprintf("weight %v", bad), n, k, ins, 1e-5)
+	}
+}
+
 // convTParamKernel prepares, on two workers with a weights version, the
 // fast kernel of a ConvTranspose of input x by param weights w (and a
 // param bias), and random inputs for it; the kernel must take path
@@ -231,7 +269,7 @@ func convTParamKernel(t *testing.T, x, w []int, bias bool, o graph.ConvTranspose
 		t.Fatal(err)
 	}
 	ins, env, k, variant := frPrepare(t, n, rand.New(rand.NewPCG(5, 6)))
-	if (path != "phases/" || asm.HasPhaseProduct()) && !strings.HasPrefix(variant, path) {
+	if convTPathAvailable(path) && !strings.HasPrefix(variant, path) {
 		t.Fatalf("variant %s, want %s", variant, path)
 	}
 	return n, ins, env, k

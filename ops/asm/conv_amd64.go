@@ -58,6 +58,20 @@ func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *floa
 //go:noescape
 func convPhase24x16AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64)
 
+// convT4SumsAVX512 is the AVX-512 convT4SumsKernel (conv_convt4.go):
+// eight cells by three channels' sixteen taps at a time, 24
+// accumulators, each broadcast input feeding three FMAs.
+//
+//go:noescape
+func convT4SumsAVX512(k int, x, w *float32, ldw int, c *float32)
+
+// convT4PlanesAVX512 is the AVX-512 convT4PlanesKernel: a channel's
+// sums transposed in registers (tap by cell), shifted with VALIGND and
+// summed into the four output phases, interleaved into the plane.
+//
+//go:noescape
+func convT4PlanesAVX512(n int, p, bias, o *float32)
+
 // convPhaseAVX512 runs panels of up to 12 rows on the two-segment
 // kernel, of 16 and 24 (never pairs) on the one-segment one.
 func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
@@ -80,6 +94,7 @@ func init() {
 	avx512.direct = nil
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
 	avx512.phase = convPhaseAVX512
+	avx512.t4sums, avx512.t4planes = convT4SumsAVX512, convT4PlanesAVX512
 	convFamily.add(&avx512, &avx2)
 }
 

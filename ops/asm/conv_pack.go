@@ -205,6 +205,8 @@ type convKernels struct {
 	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
 	rows1, rows2 convRowsKernel   // nil: panels spanning rows pack in Go (packRows)
 	phase        convPhaseKernel  // nil: no vector stride-2 phase product (conv_phase.go)
+	t4sums       convT4SumsKernel // nil: no 4×4-input transposed convolution (conv_convt4.go)
+	t4planes     convT4PlanesKernel
 }
 
 // rowsKernel is the packer of panels spanning rows at stride sw, or nil.
