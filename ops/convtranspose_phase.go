@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
@@ -58,12 +60,18 @@ type convTPhases struct {
 	packed    []float32 // per panel, per phase: the weights, then the bias
 	nonFinite []bool    // per panel: a weight packed is NaN or infinite (run)
 	blocks    []convTPhaseBlock
-	grid      bool         // segments run over the grid of rows, through scratch
-	one       bool         // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
-	pairs     bool         // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
-	runs      []int        // the phases a panel runs: all four, or 0 and 2 with pairs
-	tapAt     []convTTapAt // per kernel tap (ky·kw + kx): where packing puts its weights
-	ldg       int          // grid mode: a channel's stride in a block's scratch of each row phase
+	grid      bool           // segments run over the grid of rows, through scratch
+	one       bool           // the input is one segment: panels of one segment a tile (asm.PhaseOneRows)
+	pairs     bool           // panels' rows pair the column phases of channels: runs of phases 0 and 2 compute 1 and 3 too
+	runs      []int          // the phases a panel runs: all four, or 0 and 2 with pairs
+	tapAt     []convTTapAt   // per kernel tap (ky·kw + kx): where packing puts its weights
+	ldg       int            // grid mode: a channel's stride in a block's scratch of each row phase
+	packInRun bool           // weights computed at run time, one block: each item packs its panels as it runs them
+	packNow   bool           // the items of this image pack (packInRun, the first image)
+	packer    *asm.TapPacker // nil: weights pack in Go
+	packOffs  [][][2][]int   // per panel, per block of up to 16 channels: the packer's offsets and steps
+	mu        sync.Mutex
+	packErr   error // the first error of a packing's chunks (none is expected: the plan sizes every operand)
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
 	x, y      []float32 // the current image
@@ -115,7 +123,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	p := &convTPhases{f: f, grid: g.in[2]%16 != 0}
 	p.weights = convWeights{cached: FromWeights(n.Inputs[1]) && (!g.bias || FromWeights(n.Inputs[2])), version: f.env.WeightsVersion}
-	if !p.weights.cached && g.inSz < convTPhaseRepackCells {
+	if !p.weights.cached && g.inSz < convTPhaseRepackCellsVector {
 		return nil, nil
 	}
 	for ph := range p.phases {
@@ -164,6 +172,9 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	if p.pairs = !p.one && p.phases[0].sameSteps(&p.phases[1]) && p.phases[2].sameSteps(&p.phases[3]); p.pairs {
 		p.runs = []int{0, 2}
 	}
+	if !p.weights.cached && g.inSz < convTPhaseRepackCells && !p.tapPackable() {
+		return nil, nil
+	}
 	p.tapAt = make([]convTTapAt, g.kSz)
 	for _, ph := range p.runs {
 		taps := p.phases[ph].taps
@@ -177,7 +188,18 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	nb := (g.in[1] + rows - 1) / rows
 	t := max(f.env.Threads, 1)
-	if !p.grid && nb%t != 0 {
+	// The workers split the output channels on the grid, and where
+	// weights computed at run time are packed every run over an input of
+	// at most a block per worker: then each packs the panels it runs
+	// (packShares, or as it runs them: packInRun), where with blocks of
+	// rows every worker reads every panel, and the next run's packing
+	// writes lines the other core holds. DCGAN step at 16² (128 → 64
+	// channels) at two threads: 0.86-0.89 of the GEMM in row blocks,
+	// 1.12-1.18 split so; a 3×3 step at 32²: 1.05-1.12 against 1.16-1.32;
+	// at 64² (five blocks) the rows stay better (1.13-1.14 against
+	// 0.98-1.11; Zen 5).
+	splitChannels := p.grid || !p.weights.cached && nb <= t
+	if !splitChannels && nb%t != 0 {
 		nb = min((nb+t-1)/t*t, g.in[1])
 	}
 	for ph := range p.phases {
@@ -219,7 +241,7 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	// On the grid the workers split the output channels (a block of fewer
 	// rows wastes more of its last segment): a share of panels each.
 	shares := 1
-	if p.grid {
+	if splitChannels {
 		shares = min(t, (g.m+3)/4)
 	}
 	size := 0
@@ -236,6 +258,14 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	}
 	p.packed = make([]float32, size)
 	p.nonFinite = make([]bool, len(p.panels))
+	p.planTapPacking()
+	// Weights computed at run time, where every panel runs in one item (one
+	// block): each item packs a panel just before it runs it, on the same
+	// core, while it is in that core's L2. Packed in a pass of their own,
+	// a DCGAN step's weights at 8² (256 → 128 channels) took 170-190 µs on
+	// two workers against 110 on one, and its products ran at 1.3× the
+	// one-thread rate against 1.75 with params (Zen 5).
+	p.packInRun = !p.weights.cached && len(p.blocks) == 1
 	p.pack, p.packBody, p.body = p.packWeights, p.packPanels, p.runItems
 	return p, nil
 }
@@ -248,25 +278,45 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	g := &p.f.convTGeom
 	p.w, p.b = w, bias
-	err := p.weights.repack(w, bias, p.pack)
-	p.w, p.b = nil, nil
-	if err != nil || slices.Contains(p.nonFinite, true) {
+	defer func() { p.w, p.b, p.x, p.y, p.packNow = nil, nil, nil, nil, false }()
+	if p.packInRun {
+		p.packErr = nil
+	} else if err := p.weights.repack(w, bias, p.pack); err != nil || slices.Contains(p.nonFinite, true) {
 		return false, err
 	}
 	for b := range g.n {
+		p.packNow = p.packInRun && b == 0
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
+		if p.packNow && (p.packErr != nil || slices.Contains(p.nonFinite, true)) {
+			return false, p.packErr
+		}
 	}
-	p.x, p.y = nil, nil
 	return true, nil
 }
 
 // packWeights packs the run's weights, the panels split over the
 // workers.
 func (p *convTPhases) packWeights() error {
+	p.packErr = nil
+	if len(p.shares) > 1 {
+		p.f.env.For(len(p.shares), 1, p.packShares)
+		return p.packErr
+	}
 	p.f.env.For(len(p.panels), 1, p.packBody)
-	return nil
+	return p.packErr
+}
+
+// packShares packs the panels of shares [lo, hi): where the workers
+// split the output channels, each packs the panels it runs, as the
+// run's items split the same way (runItems), so that no packing writes
+// lines the other core read last run. (Packing a DCGAN step's weights
+// at 8² took 2.4× as long on two workers as on one when the cores'
+// panels did not match: every write fetched its line from the other
+// core; Zen 5.)
+func (p *convTPhases) packShares(lo, hi int) {
+	p.packBody(p.shares[lo][0], p.shares[hi-1][1])
 }
 
 // packPanels lays out panels [lo, hi)'s weights phase by phase, a step
@@ -301,6 +351,10 @@ func (p *convTPhases) packPanels(lo, hi int) {
 				}
 			}
 		}
+		if p.packer != nil {
+			p.packTaps(i)
+			continue
+		}
 		bad := false
 		for ci := range g.c {
 			w := p.w[(ci*g.m+pn.c0)*kSz:][:pn.n*kSz] // the panel's channels, their taps in a row
@@ -317,15 +371,66 @@ func (p *convTPhases) packPanels(lo, hi int) {
 	}
 }
 
-// runItems runs work items [lo, hi), item i being block i / shares's
-// panels of share i mod shares. Each panel runs phase by phase (with
+// packTaps packs panel i's weights on the tap packer, sixteen channels
+// at a time (packOffs), and sets its nonFinite.
+func (p *convTPhases) packTaps(i int) {
+	g := &p.f.convTGeom
+	pn, bad := p.panels[i], false
+	for j, s := range p.packOffs[i] {
+		n := min(asm.TapPackerMax, pn.n-asm.TapPackerMax*j)
+		b, err := p.packer.Pack(p.packed, p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:], g.c, g.m*g.kSz, n, s[0], s[1])
+		if err != nil {
+			p.mu.Lock()
+			p.packErr = cmp.Or(p.packErr, err)
+			p.mu.Unlock()
+		}
+		bad = bad || b
+	}
+	p.nonFinite[i] = bad
+}
+
+// tapPackable reports whether the tap packer can pack p's weights: the
+// CPU has one, at most sixteen taps, no pairs (their rows interleave two
+// taps).
+func (p *convTPhases) tapPackable() bool {
+	return !p.pairs && p.f.kSz <= asm.TapPackerMax && asm.NewTapPacker() != nil
+}
+
+// planTapPacking sets packOffs where the tap packer can pack: its offsets
+// and steps per tap, for each panel's blocks of up to sixteen channels.
+func (p *convTPhases) planTapPacking() {
+	g := &p.f.convTGeom
+	if !p.tapPackable() {
+		return
+	}
+	p.packer = asm.NewTapPacker()
+	p.packOffs = make([][][2][]int, len(p.panels))
+	for i, pn := range p.panels {
+		for s := 0; s < pn.n; s += asm.TapPackerMax {
+			off, step := make([]int, g.kSz), make([]int, g.kSz)
+			for k, at := range p.tapAt {
+				off[k] = pn.at[at.ph] + at.t*pn.rows + s
+				step[k] = at.steps * pn.rows
+			}
+			p.packOffs[i] = append(p.packOffs[i], [2][]int{off, step})
+		}
+	}
+}
+
+// runItems runs work items [lo, hi), item i being block i mod blocks's
+// panels of share i / blocks (share-major: a chunk of items runs the
+// panels its worker packed, packShares). Each panel runs phase by phase (with
 // pairs, row phase by row phase), all the block's tiles in one call (on
 // the grid into the block's scratch, copied out after).
 func (p *convTPhases) runItems(lo, hi int) {
 	g := &p.f.convTGeom
 	for i := lo; i < hi; i++ {
-		blk, share := &p.blocks[i/len(p.shares)], p.shares[i%len(p.shares)]
-		for _, pn := range p.panels[share[0]:share[1]] {
+		blk, share := &p.blocks[i%len(p.blocks)], p.shares[i/len(p.blocks)]
+		for j := share[0]; j < share[1]; j++ {
+			pn := p.panels[j]
+			if p.packNow {
+				p.packBody(j, j+1)
+			}
 			for _, ph := range p.runs {
 				cur := &p.phases[ph]
 				steps := cur.prod.Steps()
@@ -507,6 +612,13 @@ func (p *convTPhases) setTiles(segs [][]convTSeg, e *convTEdges) error {
 // blocked path 0.82 / 0.80; a 64→32 channel 3×3 step at 32² 0.91 / 1.01
 // against 0.82 / 0.85 (AVX-512, Zen 5).
 const convTPhaseRepackCells = 1024
+
+// convTPhaseRepackCellsVector is convTPhaseRepackCells where the tap
+// packer packs: run-time weights of a DCGAN step at 8² (64 cells, 256 →
+// 128 channels) on the phases ran at 1.14-1.17 / 1.04-1.13 of the GEMM
+// at one / two threads, against 0.86-0.87 / 0.84-0.89 on the blocked
+// path (Zen 5).
+const convTPhaseRepackCellsVector = 64
 
 // convTPhaseBlockBytes is about the most input a block of rows
 // reads (the rows it computes and the pads around them): a share of a

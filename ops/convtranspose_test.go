@@ -237,6 +237,45 @@ func convTPathAvailable(path string) bool {
 	return true
 }
 
+// TestConvTransposePhasesRunTimeWeights runs weights computed at run time
+// on the phases with the tap packer (a DCGAN step at 5×16 and, batched,
+// at 8×8 on the grid; one block of rows, so each work item packs its
+// panels as it runs them), serially and on two workers, against the
+// reference: finite, then with a NaN or infinite weight (the run must
+// give the reference's values), then finite again.
+func TestConvTransposePhasesRunTimeWeights(t *testing.T) {
+	if asm.NewTapPacker() == nil || !asm.HasPhaseProduct() {
+		t.Skip("no vector phase product and tap packer on this CPU")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	o := graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}
+	for _, c := range []struct{ x, w []int }{{[]int{1, 7, 5, 16}, []int{7, 30, 4, 4}}, {[]int{2, 5, 8, 8}, []int{5, 13, 4, 4}}} {
+		g := graph.New()
+		n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Input("w", tensor.F32, c.w...), nil, o)
+		ins := []tensor.Tensor{tensor.New(tensor.F32, c.x...), tensor.New(tensor.F32, c.w...)}
+		for _, in := range ins {
+			for i := range in.F32() {
+				in.F32()[i] = float32(2*r.Float64() - 1)
+			}
+		}
+		w := ins[1].F32()
+		for _, env := range []Env{Serial, parEnv(2)} {
+			k, variant, err := PrepareFast(n, env)
+			if err != nil || !strings.HasPrefix(variant, "phases/") {
+				t.Fatalf("%v: variant %s (%v)", c.x, variant, err)
+			}
+			for _, bad := range []float32{0, float32(math.Inf(-1)), float32(math.NaN()), 0} {
+				good := w[17]
+				if bad != 0 {
+					w[17] = bad
+				}
+				frMatch(t, fmt.Sprintf("%v on %d workers, weight %v", c.x, env.Threads, w[17]), n, k, ins, 1e-5)
+				w[17] = good
+			}
+		}
+	}
+}
+
 // TestConvTransposeT4NonFinite: an infinite or NaN weight in a tap that
 // lands outside the output for some input cells (channel 0's tap (0,
 // 0)) must give the definition's values on the t4 path, which never

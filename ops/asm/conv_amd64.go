@@ -72,6 +72,13 @@ func convT4SumsAVX512(k int, x, w *float32, ldw int, c *float32)
 //go:noescape
 func convT4PlanesAVX512(n int, p, bias, o *float32)
 
+// convTPackTapsAVX512 is the AVX-512 convTPackTapsKernel: per input
+// channel a block of output channels by taps, loaded as the rows of a
+// 16×16 tile, transposed in registers, a tap's channels stored masked.
+//
+//go:noescape
+func convTPackTapsAVX512(dst, w *float32, c, ldw, n, taps int, off, step *int) bool
+
 // convPhaseAVX512 runs panels of up to 12 rows on the two-segment
 // kernel, of 16 and 24 (never pairs) on the one-segment one.
 func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
@@ -95,6 +102,7 @@ func init() {
 	avx512.rows1, avx512.rows2 = convRows16S1AVX512, convRows16S2AVX512
 	avx512.phase = convPhaseAVX512
 	avx512.t4sums, avx512.t4planes = convT4SumsAVX512, convT4PlanesAVX512
+	avx512.packTaps = convTPackTapsAVX512
 	convFamily.add(&avx512, &avx2)
 }
 

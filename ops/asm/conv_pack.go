@@ -207,6 +207,7 @@ type convKernels struct {
 	phase        convPhaseKernel  // nil: no vector stride-2 phase product (conv_phase.go)
 	t4sums       convT4SumsKernel // nil: no 4×4-input transposed convolution (conv_convt4.go)
 	t4planes     convT4PlanesKernel
+	packTaps     convTPackTapsKernel // nil: weights pack tap by tap in Go (conv_packtaps.go)
 }
 
 // rowsKernel is the packer of panels spanning rows at stride sw, or nil.
