@@ -615,9 +615,9 @@ const convTPhaseRepackCells = 1024
 
 // convTPhaseRepackCellsVector is convTPhaseRepackCells where the tap
 // packer packs: run-time weights of a DCGAN step at 8² (64 cells, 256 →
-// 128 channels) on the phases ran at 1.14-1.17 / 1.04-1.13 of the GEMM
-// at one / two threads, against 0.86-0.87 / 0.84-0.89 on the blocked
-// path (Zen 5).
+// 128 channels) on the phases ran at 1.10-1.20 / 1.03-1.22 of the GEMM
+// at one / two threads over four rounds, against 0.86-0.87 / 0.84-0.89
+// on the blocked path (Zen 5).
 const convTPhaseRepackCellsVector = 64
 
 // convTPhaseBlockBytes is about the most input a block of rows
