@@ -285,6 +285,13 @@ func (g *Gemm) Run(args *GemmArgs) error {
 		return nil
 	}
 	work := 2 * cfg.M * cfg.N * max(cfg.K, 1) // flops of one product
+	if g.gemvRow() {
+		// A one-row product streams its weights, which in a model come from
+		// memory: ResNet-18's classifier (1×512×1000, 2 MB of weights) took
+		// 89 µs a run on one or two threads (its 1 Mflop under 2^20), where
+		// the weights read hot take 25-31 µs.
+		work *= gemvWorkScale
+	}
 	threads := min(g.par.Threads, max(1, nb*work/parMinFlops))
 	if threads <= 1 {
 		g.tasks[0] = gemmTask{0, nb, 0, cfg.M, 0, cfg.N}
@@ -315,6 +322,11 @@ func (g *Gemm) Run(args *GemmArgs) error {
 // was 2^22, which kept them on one. (A variable so tests can send tiny
 // products down the parallel paths.)
 var parMinFlops = 1 << 19
+
+// gemvWorkScale weighs a one-row product's flops against parMinFlops: a
+// flop of one streams a weight where a GEMM's reuses it from registers,
+// and runs at a fifth to a tenth of the rate.
+const gemvWorkScale = 4
 
 // gemvRow reports whether products take the one-row path: op(A) has one
 // row and B is pre-packed or row-major (a transposed unpacked B would be
