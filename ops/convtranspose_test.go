@@ -89,7 +89,7 @@ func TestConvTransposeFast(t *testing.T) {
 		{"3x3 s2 p1 outpad", []int{1, 6, 4, 5}, []int{6, 5, 3, 3}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 0, 0}}},
 		{"3x3 s2 p1 batch groups", []int{2, 6, 5, 4}, []int{6, 3, 3, 3}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}, Groups: 2}},
 		{"4x4 s2 p1 dcgan t4", []int{2, 8, 4, 4}, []int{8, 5, 4, 4}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
-		{"4x4 s2 p1 whole tiles t4", []int{1, 3, 4, 4}, []int{3, 6, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
+		{"4x4 s2 p1 channels in threes t4", []int{1, 3, 4, 4}, []int{3, 6, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"4x4 s2 p1 one channel each t4", []int{3, 1, 4, 4}, []int{1, 1, 4, 4}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"4x4 s2 p1 deep t4", []int{1, 70, 4, 4}, []int{70, 11, 4, 4}, false, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}},
 		{"1x1 s2 taps missing", []int{1, 3, 3, 4}, []int{3, 2, 1, 1}, true, graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{0, 0, -1, -1}}},
