@@ -79,6 +79,13 @@ func convT4PlanesAVX512(n int, p, bias, o *float32)
 //go:noescape
 func convTPackTapsAVX512(dst, w *float32, c, ldw, n, taps int, off, step *int) bool
 
+// padRowsAVX512 is the AVX-512 padRowsKernel: each padded row in
+// chunks of sixteen floats, a masked load from the input row and a
+// masked store.
+//
+//go:noescape
+func padRowsAVX512(dst, src *float32, rows, w, wp, pl int, masks *uint32, chunks int)
+
 // convPhaseAVX512 runs panels of up to 12 rows on the two-segment
 // kernel, of 16 and 24 (never pairs) on the one-segment one.
 func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
@@ -103,6 +110,7 @@ func init() {
 	avx512.phase = convPhaseAVX512
 	avx512.t4sums, avx512.t4planes = convT4SumsAVX512, convT4PlanesAVX512
 	avx512.packTaps = convTPackTapsAVX512
+	avx512.padRows = padRowsAVX512
 	convFamily.add(&avx512, &avx2)
 }
 

@@ -20,6 +20,10 @@ type convPad struct {
 	hp, wp int  // padded plane
 	c      *Chunks
 	x, buf []float32 // the input and its padded copy during a run
+	// rows, where the variant has it, writes padded rows a plane at a
+	// time through masks (conv_pad.go); nil: padRow in Go.
+	rows  padRowsKernel
+	masks []uint32
 }
 
 // convPadFree holds the padded-input buffers not in use. Every
@@ -72,6 +76,9 @@ func (c *Conv2D) preparePad(par Par) {
 		p.copy = false
 	} else {
 		p.c = NewChunks(par, g.N*g.C, max(1, (1<<14)/(p.hp*p.wp)), c.padPlanes)
+		if p.rows = c.taps.padRows; p.rows != nil {
+			p.masks = padMasks(g.W, p.wp, g.PL)
+		}
 	}
 	c.koff = make([]int, 0, c.kk)
 	for ci := range c.cpg {
@@ -118,9 +125,7 @@ func (c *Conv2D) padPlanes(_, lo, hi int) {
 		dst := p.buf[plane*p.hp*p.wp:][:p.hp*p.wp]
 		src := p.x[plane*c.hw:][:c.hw]
 		clear(dst[:g.PT*p.wp])
-		for iy := range g.H {
-			c.padRow(dst[(g.PT+iy)*p.wp:][:p.wp], src[iy*g.W:][:g.W])
-		}
+		c.padRows(dst[g.PT*p.wp:], src, g.H)
 		clear(dst[(g.PT+g.H)*p.wp:])
 	}
 }
@@ -205,6 +210,7 @@ type convKernels struct {
 	direct       convDirectKernel // nil: stride-1 convolutions pack too (conv_direct.go)
 	rows1, rows2 convRowsKernel   // nil: panels spanning rows pack in Go (packRows)
 	phase        convPhaseKernel  // nil: no vector stride-2 phase product (conv_phase.go)
+	padRows      padRowsKernel    // nil: padded rows are written in Go (conv_pad.go)
 	t4sums       convT4SumsKernel // nil: no 4×4-input transposed convolution (conv_convt4.go)
 	t4planes     convT4PlanesKernel
 	packTaps     convTPackTapsKernel // nil: weights pack tap by tap in Go (conv_packtaps.go)

@@ -360,15 +360,16 @@ func (c *Conv2D) padBandRows(b *winoBand) {
 	for ci := range g.C {
 		src := p.x[(b.n*g.C+ci)*c.hw:][:c.hw]
 		dst := b.rows[ci*plane:][:plane]
-		for r := 0; r < len(dst)/p.wp; r++ {
-			row := dst[r*p.wp:][:p.wp]
-			iy := 2*b.ty0 + r - g.PT
-			if iy < 0 || iy >= g.H {
-				clear(row)
-				continue
-			}
-			c.padRow(row, src[iy*g.W:][:g.W])
+		// Padded rows r take input row iy = 2·ty0 + r - PT: those in the
+		// input run [r0, r1), zeros around them.
+		rows := len(dst) / p.wp
+		r0 := min(max(g.PT-2*b.ty0, 0), rows)
+		r1 := max(min(g.H+g.PT-2*b.ty0, rows), r0)
+		clear(dst[:r0*p.wp])
+		if r1 > r0 {
+			c.padRows(dst[r0*p.wp:], src[(2*b.ty0+r0-g.PT)*g.W:], r1-r0)
 		}
+		clear(dst[r1*p.wp : rows*p.wp])
 	}
 }
 
