@@ -27,7 +27,10 @@ import (
 // twice the input at stride 2 (the decoders' 3×3 with output padding,
 // the DCGAN 4×4, the U-Nets' 2×2), the output's four phases run as
 // convolutions instead, with no GEMM and no col at all
-// (convtranspose_phase.go). (The same
+// (convtranspose_phase.go), but for a 4×4 input with a 4×4 kernel (a
+// DCGAN generator's 4² step), which sums every tap of every cell with
+// output channels' taps as vectors and folds them into the planes in
+// registers (convtranspose_t4.go). (The same
 // split through Conv2D measured slower: it packs each phase's patches
 // for only the output channels' rows, and pads the input four times.)
 // Elsewhere (no phase product, run-time weights on a small input),

@@ -27,7 +27,9 @@ import (
 //	rows        row_amd64.go (avx2), row512_amd64.go (avx512), row_arm64.go (neon)
 //	depthwise   conv_depthwise_amd64.go (avx512, avx2), conv_depthwise_arm64.go (neon)
 //	conv        conv_amd64.go (avx512, avx2): patch packers (avx512 also the stride-2
-//	            phase product, conv_phase.go), by the GEMM's feature
+//	            phase product, conv_phase.go; the 4×4-input transposed convolution,
+//	            conv_convt4.go; the tap packer, conv_packtaps.go; padded rows,
+//	            conv_pad.go), by the GEMM's feature
 //	pool        pool_max3s2_amd64.go (avx512; avx2 keeps the row folds): by the rows' feature
 //	winograd    conv_wino_amd64.go (avx512: sixteen tiles a call, avx2): transforms, by the GEMM's feature; optional
 //	fma-peak    fma_peak_amd64.go (avx512, avx2): the benchmarks' yardstick; optional
