@@ -24,6 +24,9 @@ type elem32Plan struct {
 	vecBi []asm.EwBinary // by step: the vector binary, when the step has one
 	hasUn []bool
 	hasBi []bool
+	// affine, if set, runs the program plane by plane: a per-channel
+	// x·a + b, maybe then a Relu (fused_elementwise_affine.go).
+	affine *elemAffine
 }
 
 func newElem32Plan(p *elemPlan) *elem32Plan {
@@ -45,6 +48,7 @@ func newElem32Plan(p *elemPlan) *elem32Plan {
 			q.vecBi[i], q.hasBi[i] = vecBinaryOf(st.op)
 		}
 	}
+	q.affine = q.affineOf()
 	return q
 }
 
@@ -56,6 +60,8 @@ type elem32Scratch struct {
 	src   [][]float32 // the run's F32 inputs, viewed once a run (nil for others)
 	idx   []int
 	wide  []float64 // a float64 tile for gathers through loadInput
+	// affA and affB hold a range's per-plane scales and shifts (affine).
+	affA, affB []float32
 }
 
 func (p *elem32Plan) newScratch() *elem32Scratch {
@@ -64,6 +70,9 @@ func (p *elem32Plan) newScratch() *elem32Scratch {
 		idx: make([]int, len(p.shape)), wide: make([]float64, elemTile)}
 	for i := range s.own {
 		s.own[i] = make([]float32, elemTile)
+	}
+	if p.affine != nil {
+		s.affA, s.affB = make([]float32, p.n/p.affine.plane), make([]float32, p.n/p.affine.plane)
 	}
 	return s
 }
@@ -74,6 +83,10 @@ func (p *elem32Plan) newScratch() *elem32Scratch {
 // reads index j of a tile before writing index j), else through a tile
 // copied out.
 func (p *elem32Plan) run(s *elem32Scratch, ins []tensor.Tensor, out tensor.Tensor, lo, hi int) {
+	if p.affine != nil && p.writesInPlace(ins, out) {
+		p.runAffine(s, ins, out, lo, hi)
+		return
+	}
 	for k, in := range p.ins {
 		s.src[k] = nil
 		if in.dt == tensor.F32 {

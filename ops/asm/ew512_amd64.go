@@ -35,7 +35,7 @@ func init() {
 			EwDiv: ewDivVSAVX512, EwMax: ewMaxVSAVX512, EwMin: ewMinVSAVX512},
 		sv: [ewNumBinary]ewSVFunc{EwAdd: ewAddSVAVX512, EwSub: ewSubSVAVX512, EwMul: ewMulSVAVX512,
 			EwDiv: ewDivSVAVX512, EwMax: ewMaxSVAVX512, EwMin: ewMinSVAVX512},
-		clamp: ewClampAVX512,
+		clamp: ewClampAVX512, affine: ewAffinePlanesAVX512,
 	})
 }
 
@@ -200,3 +200,8 @@ func ewMaxSVAVX512(dst *float32, s float32, y *float32, n int, stream bool)
 //
 //go:noescape
 func ewMinSVAVX512(dst *float32, s float32, y *float32, n int, stream bool)
+
+// ewAffinePlanesAVX512 is the AVX-512 ewAffineFunc (ew_affine_amd64.s).
+//
+//go:noescape
+func ewAffinePlanesAVX512(dst, x *float32, planes, n int, a, b *float32, floor float32)

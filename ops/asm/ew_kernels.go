@@ -100,6 +100,9 @@ type EwKernels struct {
 	vs    [ewNumBinary]ewVSFunc
 	sv    [ewNumBinary]ewSVFunc
 	clamp ewClampFunc // nil: Clamp runs Max, then Min
+	// affine, if set, runs AffinePlanes in one call (ew_affine.go); nil:
+	// its Mul, Add and Relu a plane at a time.
+	affine ewAffineFunc
 }
 
 // ewGo is the pure-Go variant: the twins.
