@@ -42,24 +42,29 @@ func TestConvT4Sums(t *testing.T) {
 							t.Fatal(err)
 						}
 						c.check(t, "sums")
-						want := make([]float32, len(c.Data))
-						for v := range ConvT4Cols {
-							for cell := range 16 {
-								for tp := range 16 {
-									var s float64
-									for q := range depth {
-										s += float64(x[16*q+cell]) * float64(w[q*ldw+16*v+tp])
-									}
-									want[256*v+16*cell+tp] = float32(s)
-								}
-							}
-						}
-						approx.Slices(t, "sums", c.Data, want, 1e-5, 1e-5*float64(depth))
+						approx.Slices(t, "sums", c.Data, convT4SumsWant(x, w, ldw, depth), 1e-5, 1e-5*float64(depth))
 					})
 				}
 			}
 		}
 	}
+}
+
+// convT4SumsWant is ConvT4.Sums's definition, summed in float64.
+func convT4SumsWant(x, w []float32, ldw, depth int) []float32 {
+	want := make([]float32, 256*ConvT4Cols)
+	for v := range ConvT4Cols {
+		for cell := range 16 {
+			for tp := range 16 {
+				var s float64
+				for q := range depth {
+					s += float64(x[16*q+cell]) * float64(w[q*ldw+16*v+tp])
+				}
+				want[256*v+16*cell+tp] = float32(s)
+			}
+		}
+	}
+	return want
 }
 
 // TestConvT4Planes checks every variant's planes against the definition
@@ -155,18 +160,7 @@ func FuzzConvT4(f *testing.F) {
 		depth, ldw, n := 1+in.intn(40), 48+in.intn(40), 1+in.intn(4)
 		x, w := in.floats(16*depth, 4), in.floats((depth-1)*ldw+48, 4)
 		p, bias := in.floats(256*n, 4), in.floats(n, 4)
-		want := make([]float32, 256*ConvT4Cols)
-		for v := range ConvT4Cols {
-			for cell := range 16 {
-				for tp := range 16 {
-					var s float64
-					for q := range depth {
-						s += float64(x[16*q+cell]) * float64(w[q*ldw+16*v+tp])
-					}
-					want[256*v+16*cell+tp] = float32(s)
-				}
-			}
-		}
+		want := convT4SumsWant(x, w, ldw, depth)
 		twin := make([]float32, 64*n)
 		convT4PlanesGo(n, &p[0], &bias[0], &twin[0])
 		for name, k := range convT4Variants() {

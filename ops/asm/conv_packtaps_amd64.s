@@ -128,14 +128,7 @@ channel:
 	VPORD     Z17, Z16, Z16
 
 loaded:
-	T4(Z0, Z1, Z2, Z3)
-	T4(Z4, Z5, Z6, Z7)
-	T4(Z8, Z9, Z10, Z11)
-	T4(Z12, Z13, Z14, Z15)
-	L4(Z0, Z4, Z8, Z12)
-	L4(Z1, Z5, Z9, Z13)
-	L4(Z2, Z6, Z10, Z14)
-	L4(Z3, Z7, Z11, Z15)
+	TRANSPOSE16
 	MOVQ    0(R12), AX
 	IMULQ   BX, AX
 	ADDQ    0(R11), AX
