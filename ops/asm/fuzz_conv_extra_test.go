@@ -96,3 +96,30 @@ func FuzzPadRows(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAvgRows2x2 runs every vector 2×2 average-pool kernel on
+// fuzz-chosen rows against the Go twin's bits, nothing written outside
+// the output.
+func FuzzAvgRows2x2(f *testing.F) {
+	f.Add([]byte{2, 9, 1, 0x81, 7})
+	f.Add([]byte{0, 40, 0, 3, 0x87, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &fuzzIn{b: data}
+		rows, ow := 1+in.intn(3), 1+in.intn(41)
+		w := 2*ow + in.intn(2)
+		x := in.floats(2*rows*w, 0)
+		want := make([]float32, rows*ow)
+		avgRows2x2Go(&want[0], &x[0], rows, w, ow)
+		for _, k := range poolFamily.asm {
+			if k.avg2 == nil {
+				continue
+			}
+			got := newGuarded(rows*ow, in.intn(8))
+			k.avg2(&got.Data[0], &x[0], rows, w, ow)
+			got.check(t, "avg rows")
+			if i := firstDiff(got.Data, want); i >= 0 {
+				t.Fatalf("%s: rows %d, w %d, ow %d: output %d = %v, twin %v", k.feature, rows, w, ow, i, got.Data[i], want[i])
+			}
+		}
+	})
+}

@@ -20,7 +20,8 @@ type Pool2D struct {
 	k               *RowKernels
 	x0, x1          []int // per output column, the input columns it covers
 	ws              []poolScratch
-	max3            pool3S2 // the 3-wide, stride-2 max kernel's plan (pool_max3s2.go)
+	max3            pool3S2          // the 3-wide, stride-2 max kernel's plan (pool_max3s2.go)
+	avg2            avgRows2x2Kernel // the 2×2 average kernel, where avg2On (pool_avg2.go)
 	c               *Chunks
 	x, y            []float32 // operands of the current run
 }
@@ -50,11 +51,14 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 		p.x1[ox] = max(min(ox*g.SW-g.PL+g.KW, g.W), p.x0[ox])
 	}
 	p.plan3S2()
+	if p.avg2 = poolFamily.forFeature(k.Feature).avg2; !p.avg2On() {
+		p.avg2 = nil
+	}
 	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
 		switch {
-		case p.max3.on: // the kernel needs no row buffer
+		case p.max3.on, p.avg2 != nil: // the kernels need no row buffer
 		case isMax:
 			p.ws[i].f = make([]float32, g.W)
 			if p.wide() {
@@ -123,6 +127,10 @@ func maxOf(x []float32) float32 {
 func (p *Pool2D) rows(ch, lo, hi int) {
 	if p.max3.on {
 		p.max3S2Rows(lo, hi)
+		return
+	}
+	if p.avg2 != nil {
+		p.avg2Rows(lo, hi)
 		return
 	}
 	g, s := &p.g, &p.ws[ch]

@@ -38,6 +38,7 @@ type maxRows3S2Kernel func(y, x0, x1, x2 *float32, rows, w, pl, ow, xstride int,
 type poolKernels struct {
 	feature cpuid.Variant
 	max3S2  maxRows3S2Kernel
+	avg2    avgRows2x2Kernel // nil: averages take the general path (pool_avg2.go)
 }
 
 // poolGo are the pure-Go twins.
