@@ -172,8 +172,8 @@ func newConvTPhases(f *convTFast, n *graph.Node) (*convTPhases, error) {
 	if p.pairs = !p.one && p.phases[0].sameSteps(&p.phases[1]) && p.phases[2].sameSteps(&p.phases[3]); p.pairs {
 		p.runs = []int{0, 2}
 	}
-	if !p.weights.cached && g.inSz < convTPhaseRepackCells && !p.tapPackable() {
-		return nil, nil
+	if !p.weights.cached && g.inSz < convTPhaseRepackCells && (p.pairs || !p.tapPackable()) {
+		return nil, nil // (pairs: the zip path, which packs nothing, at small inputs)
 	}
 	p.tapAt = make([]convTTapAt, g.kSz)
 	for _, ph := range p.runs {
@@ -378,7 +378,11 @@ func (p *convTPhases) packTaps(i int) {
 	pn, bad := p.panels[i], false
 	for j, s := range p.packOffs[i] {
 		n := min(asm.TapPackerMax, pn.n-asm.TapPackerMax*j)
-		b, err := p.packer.Pack(p.packed, p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:], g.c, g.m*g.kSz, n, s[0], s[1])
+		pack := p.packer.Pack
+		if p.pairs { // each channel's two column phases in rows 2c, 2c+1
+			pack = p.packer.PackSpread
+		}
+		b, err := pack(p.packed, p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:], g.c, g.m*g.kSz, n, s[0], s[1])
 		if err != nil {
 			p.mu.Lock()
 			p.packErr = cmp.Or(p.packErr, err)
@@ -390,10 +394,10 @@ func (p *convTPhases) packTaps(i int) {
 }
 
 // tapPackable reports whether the tap packer can pack p's weights: the
-// CPU has one, at most sixteen taps, no pairs (their rows interleave two
-// taps).
+// CPU has one and the kernel at most sixteen taps. (With pairs a panel
+// holds at most six channels, each tap's every other row: PackSpread.)
 func (p *convTPhases) tapPackable() bool {
-	return !p.pairs && p.f.kSz <= asm.TapPackerMax && asm.NewTapPacker() != nil
+	return p.f.kSz <= asm.TapPackerMax && asm.NewTapPacker() != nil
 }
 
 // planTapPacking sets packOffs where the tap packer can pack: its offsets
@@ -409,7 +413,7 @@ func (p *convTPhases) planTapPacking() {
 		for s := 0; s < pn.n; s += asm.TapPackerMax {
 			off, step := make([]int, g.kSz), make([]int, g.kSz)
 			for k, at := range p.tapAt {
-				off[k] = pn.at[at.ph] + at.t*pn.rows + s
+				off[k] = pn.at[at.ph] + at.t*pn.rows + at.e + s
 				step[k] = at.steps * pn.rows
 			}
 			p.packOffs[i] = append(p.packOffs[i], [2][]int{off, step})

@@ -74,10 +74,11 @@ func convT4PlanesAVX512(n int, p, bias, o *float32)
 
 // convTPackTapsAVX512 is the AVX-512 convTPackTapsKernel: per input
 // channel a block of output channels by taps, loaded as the rows of a
-// 16×16 tile, transposed in registers, a tap's channels stored masked.
+// 16×16 tile, transposed in registers, a tap's channels stored masked
+// (spread: permuted to every other float first).
 //
 //go:noescape
-func convTPackTapsAVX512(dst, w *float32, c, ldw, n, taps int, off, step *int) bool
+func convTPackTapsAVX512(dst, w *float32, c, ldw, n, taps int, off, step *int, spread bool) bool
 
 // padRowsAVX512 is the AVX-512 padRowsKernel: each padded row in
 // chunks of sixteen floats, a masked load from the input row and a

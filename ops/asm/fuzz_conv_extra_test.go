@@ -37,7 +37,7 @@ func FuzzAffinePlanes(f *testing.F) {
 
 // FuzzTapPacker runs every tap packer on fuzz-chosen blocks (output
 // channels, taps, input channels, weight stride, each tap's rows where
-// the fuzzer puts them) against the Go twin: the same floats and the
+// the fuzzer puts them, channels contiguous or every other float) against the Go twin: the same floats and the
 // same non-finite report, nothing written outside the rows.
 func FuzzTapPacker(f *testing.F) {
 	f.Add([]byte{11, 8, 2, 3, 1, 0, 2, 1, 7})
@@ -45,20 +45,28 @@ func FuzzTapPacker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &fuzzIn{b: data}
 		n, taps, c := 1+in.intn(TapPackerMax), 1+in.intn(TapPackerMax), 1+in.intn(4)
+		spread, e := in.byte()&1 == 1, 1
+		if spread {
+			n, e = 1+(n-1)%(TapPackerMax/2), 2
+		}
 		ldw := n*taps + in.intn(4)
 		w := in.floats((c-1)*ldw+n*taps, 0)
 		off, step := make([]int, taps), make([]int, taps)
 		size := 0
 		for k := range taps {
-			step[k] = n + in.intn(3)
+			step[k] = e*n + in.intn(3)
 			off[k] = size + in.intn(3)
-			size = off[k] + (c-1)*step[k] + n
+			size = off[k] + (c-1)*step[k] + e*n
 		}
 		want := newGuarded(size, 0)
-		bad := convTPackTapsGo(&want.Data[0], &w[0], c, ldw, n, taps, &off[0], &step[0])
+		bad := convTPackTapsGo(&want.Data[0], &w[0], c, ldw, n, taps, &off[0], &step[0], spread)
 		for name, p := range tapPackers() {
 			got := newGuarded(size, 0)
-			gotBad, err := p.Pack(got.Data, w, c, ldw, n, off, step)
+			pack := p.Pack
+			if spread {
+				pack = p.PackSpread
+			}
+			gotBad, err := pack(got.Data, w, c, ldw, n, off, step)
 			if err != nil {
 				t.Fatal(err)
 			}
