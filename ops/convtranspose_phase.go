@@ -378,11 +378,13 @@ func (p *convTPhases) packTaps(i int) {
 	pn, bad := p.panels[i], false
 	for j, s := range p.packOffs[i] {
 		n := min(asm.TapPackerMax, pn.n-asm.TapPackerMax*j)
-		pack := p.packer.Pack
+		w := p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:]
+		b, err := false, error(nil)
 		if p.pairs { // each channel's two column phases in rows 2c, 2c+1
-			pack = p.packer.PackSpread
+			b, err = p.packer.PackSpread(p.packed, w, g.c, g.m*g.kSz, n, s[0], s[1])
+		} else {
+			b, err = p.packer.Pack(p.packed, w, g.c, g.m*g.kSz, n, s[0], s[1])
 		}
-		b, err := pack(p.packed, p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:], g.c, g.m*g.kSz, n, s[0], s[1])
 		if err != nil {
 			p.mu.Lock()
 			p.packErr = cmp.Or(p.packErr, err)

@@ -313,3 +313,38 @@ func convTParamKernel(t *testing.T, x, w []int, bias bool, o graph.ConvTranspose
 	}
 	return n, ins, env, k
 }
+
+// TestConvTransposeRunTimeWeightsNoAllocs: runs with weights computed at
+// run time allocate nothing on the phases (packed by the tap packer,
+// paired panels too) or on ConvT4 (on one worker: the tests' parallel
+// Env starts goroutines).
+func TestConvTransposeRunTimeWeightsNoAllocs(t *testing.T) {
+	o := graph.ConvTransposeOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}}
+	for _, c := range []struct {
+		x, w []int
+		o    graph.ConvTransposeOpts
+		path string
+	}{
+		{[]int{1, 6, 8, 16}, []int{6, 10, 4, 4}, o, "phases/"},
+		{[]int{1, 6, 32, 32}, []int{6, 10, 2, 2}, graph.ConvTransposeOpts{Strides: []int{2, 2}}, "phases/"},
+		{[]int{1, 6, 4, 4}, []int{6, 10, 4, 4}, o, "t4/"},
+	} {
+		g := graph.New()
+		n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), g.Input("w", tensor.F32, c.w...), nil, c.o)
+		ins := []tensor.Tensor{tensor.New(tensor.F32, c.x...), tensor.New(tensor.F32, c.w...)}
+		k, variant, err := PrepareFast(n, Serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if convTPathAvailable(c.path) && !strings.HasPrefix(variant, c.path) {
+			t.Fatalf("%v: variant %s, want %s", c.x, variant, c.path)
+		}
+		out := tensor.New(tensor.F32, n.Shape...)
+		if err := k(ins, out); err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(20, func() { _ = k(ins, out) }); a != 0 {
+			t.Errorf("%v on %s: %v allocations a run", c.x, variant, a)
+		}
+	}
+}
