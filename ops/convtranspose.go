@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
+	"sync"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/tensor"
@@ -122,4 +124,28 @@ func runConvTranspose[T float32 | float64](p *convTPlan, ins []tensor.Tensor, ou
 			}
 		}
 	}
+}
+
+// firstError keeps the first error that concurrent chunks of a parallel
+// loop report.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// add records err if it is the first (nil is ignored).
+func (f *firstError) add(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	f.err = cmp.Or(f.err, err)
+	f.mu.Unlock()
+}
+
+// reset returns the error recorded and clears it.
+func (f *firstError) reset() error {
+	err := f.err
+	f.err = nil
+	return err
 }

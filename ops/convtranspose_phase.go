@@ -1,9 +1,7 @@
 package ops
 
 import (
-	"cmp"
 	"slices"
-	"sync"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
@@ -70,8 +68,7 @@ type convTPhases struct {
 	packNow   bool           // the items of this image pack (packInRun, the first image)
 	packer    *asm.TapPacker // nil: weights pack in Go
 	packOffs  [][][2][]int   // per panel, per block of up to 16 channels: the packer's offsets and steps
-	mu        sync.Mutex
-	packErr   error // the first error of a packing's chunks (none is expected: the plan sizes every operand)
+	packErrs  firstError     // of a packing's chunks (none is expected: the plan sizes every operand)
 	weights   convWeights
 	w, b      []float32 // the run's weights and bias, for pack
 	x, y      []float32 // the current image
@@ -280,7 +277,7 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 	p.w, p.b = w, bias
 	defer func() { p.w, p.b, p.x, p.y, p.packNow = nil, nil, nil, nil, false }()
 	if p.packInRun {
-		p.packErr = nil
+		p.packErrs.reset()
 	} else if err := p.weights.repack(w, bias, p.pack); err != nil || slices.Contains(p.nonFinite, true) {
 		return false, err
 	}
@@ -289,8 +286,10 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
 		p.f.env.For(len(p.blocks)*len(p.shares), 1, p.body)
-		if p.packNow && (p.packErr != nil || slices.Contains(p.nonFinite, true)) {
-			return false, p.packErr
+		if p.packNow {
+			if err := p.packErrs.reset(); err != nil || slices.Contains(p.nonFinite, true) {
+				return false, err
+			}
 		}
 	}
 	return true, nil
@@ -299,13 +298,13 @@ func (p *convTPhases) run(x, w, bias, y []float32) (bool, error) {
 // packWeights packs the run's weights, the panels split over the
 // workers.
 func (p *convTPhases) packWeights() error {
-	p.packErr = nil
+	p.packErrs.reset()
 	if len(p.shares) > 1 {
 		p.f.env.For(len(p.shares), 1, p.packShares)
-		return p.packErr
+	} else {
+		p.f.env.For(len(p.panels), 1, p.packBody)
 	}
-	p.f.env.For(len(p.panels), 1, p.packBody)
-	return p.packErr
+	return p.packErrs.reset()
 }
 
 // packShares packs the panels of shares [lo, hi): where the workers
@@ -379,17 +378,14 @@ func (p *convTPhases) packTaps(i int) {
 	for j, s := range p.packOffs[i] {
 		n := min(asm.TapPackerMax, pn.n-asm.TapPackerMax*j)
 		w := p.w[(pn.c0+asm.TapPackerMax*j)*g.kSz:]
-		b, err := false, error(nil)
+		var b bool
+		var err error
 		if p.pairs { // each channel's two column phases in rows 2c, 2c+1
 			b, err = p.packer.PackSpread(p.packed, w, g.c, g.m*g.kSz, n, s[0], s[1])
 		} else {
 			b, err = p.packer.Pack(p.packed, w, g.c, g.m*g.kSz, n, s[0], s[1])
 		}
-		if err != nil {
-			p.mu.Lock()
-			p.packErr = cmp.Or(p.packErr, err)
-			p.mu.Unlock()
-		}
+		p.packErrs.add(err)
 		bad = bad || b
 	}
 	p.nonFinite[i] = bad
@@ -409,7 +405,7 @@ func (p *convTPhases) planTapPacking() {
 	if !p.tapPackable() {
 		return
 	}
-	p.packer = asm.NewTapPacker()
+	p.packer = asm.NewTapPacker() // not nil: tapPackable
 	p.packOffs = make([][][2][]int, len(p.panels))
 	for i, pn := range p.panels {
 		for s := 0; s < pn.n; s += asm.TapPackerMax {

@@ -1,9 +1,6 @@
 package ops
 
 import (
-	"cmp"
-	"sync"
-
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
 )
@@ -31,12 +28,11 @@ type convTT4 struct {
 	tiles   int       // output channels in tiles of asm.ConvT4Cols
 	packed  []float32 // params: each tile's [input channel][48]; run-time weights: the last tile's, where partial
 	weights convWeights
-	zeros   []float32 // the bias where there is none
-	sums    []float32 // a tile's sums, at each chunk's first tile
-	w, b    []float32 // the run's weights and bias
-	x, y    []float32 // the current image
-	mu      sync.Mutex
-	err     error // the first error of a run's chunks (none is expected: the plan sizes every operand)
+	zeros   []float32  // the bias where there is none
+	sums    []float32  // a tile's sums, at each chunk's first tile
+	w, b    []float32  // the run's weights and bias
+	x, y    []float32  // the current image
+	errs    firstError // of a run's chunks (none is expected: the plan sizes every operand)
 	body    func(lo, hi int)
 	pack    func(lo, hi int)
 }
@@ -87,13 +83,13 @@ func (p *convTT4) run(x, w, bias, y []float32) error {
 	case p.packed != nil:
 		p.packTiles(p.tiles-1, p.tiles)
 	}
-	p.err = nil
+	p.errs.reset()
 	for b := range g.n {
 		p.x = x[b*g.c*g.inSz : (b+1)*g.c*g.inSz]
 		p.y = y[b*g.m*g.outSz : (b+1)*g.m*g.outSz]
 		p.f.env.For(p.tiles, 1, p.body)
 	}
-	return p.err
+	return p.errs.reset()
 }
 
 // packTiles packs tiles [lo, hi)'s weights into packed: a tile of
@@ -136,10 +132,6 @@ func (p *convTT4) runTiles(lo, hi int) {
 		if err == nil {
 			err = p.k.Planes(p.y[c0*64:c1*64], sums, p.b[c0:c1])
 		}
-		if err != nil {
-			p.mu.Lock()
-			p.err = cmp.Or(p.err, err)
-			p.mu.Unlock()
-		}
+		p.errs.add(err)
 	}
 }

@@ -279,12 +279,7 @@ func (w wideRuns) run(j, off, n, step int) { loadRun(w.dst[j:j+n], w.in, off, st
 func forRuns[S runSink](e *elemInput, idx []int, t0, m int, sink S) {
 	shape := e.shape
 	r := len(shape)
-	off, f := 0, t0
-	for d := r - 1; d >= 0; d-- {
-		idx[d] = f % shape[d]
-		f /= shape[d]
-		off += idx[d] * e.strides[d]
-	}
+	off := e.offsetAt(t0, idx)
 	inner, step := shape[r-1], e.strides[r-1]
 	for j := 0; j < m; {
 		run := min(m-j, inner-idx[r-1])
@@ -307,6 +302,19 @@ func forRuns[S runSink](e *elemInput, idx []int, t0, m int, sink S) {
 			idx[d] = 0
 		}
 	}
+}
+
+// offsetAt returns the offset in broadcast input e (neither flat nor
+// scalar) of the value output element i reads, and sets idx (at least
+// e's rank) to i's index over e's coalesced dims.
+func (e *elemInput) offsetAt(i int, idx []int) int {
+	off := 0
+	for d := len(e.shape) - 1; d >= 0; d-- {
+		idx[d] = i % e.shape[d]
+		i /= e.shape[d]
+		off += idx[d] * e.strides[d]
+	}
+	return off
 }
 
 // loadRun widens len(dst) elements of in, from element off by step.

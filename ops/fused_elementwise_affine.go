@@ -108,12 +108,7 @@ func (e *elemInput) offsetOf(i int) int {
 	if e.flat {
 		return i
 	}
-	off := 0
-	for d := len(e.shape) - 1; d >= 0; d-- {
-		off += i % e.shape[d] * e.strides[d]
-		i /= e.shape[d]
-	}
-	return off
+	return e.offsetAt(i, make([]int, len(e.shape)))
 }
 
 // runAffine computes output elements [lo, hi): a partial plane at either
