@@ -22,16 +22,17 @@ func TestConvClampInKernel(t *testing.T) {
 		g      tgeom
 		pooled bool
 	}{
-		{tgeom{N: 1, C: 16, H: 16, W: 16, M: 96, KH: 1, KW: 1}, false},                             // MobileNetV2's expansion
-		{tgeom{N: 2, C: 8, H: 16, W: 16, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, false},  // strided: packed on every variant
-		{tgeom{N: 2, C: 24, H: 10, W: 10, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, false}, // 5×5 outputs: a partial column panel
-		{tgeom{N: 1, C: 3, H: 32, W: 32, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, true},   // pooled
-		{tgeom{N: 1, C: 40, H: 12, W: 12, M: 50, KH: 1, KW: 1}, false},                             // 50 rows: a partial panel
-		{tgeom{N: 1, C: 320, H: 8, W: 8, M: 24, KH: 1, KW: 1}, false},                              // two depth blocks
-		{tgeom{N: 1, C: 32, H: 20, W: 20, M: 64, KH: 1, KW: 1}, false},                             // 64 rows: five panels and four edge rows
-		{tgeom{N: 1, C: 16, H: 30, W: 30, M: 62, KH: 1, KW: 1}, false},                             // two one-row-kernel rows, 900 columns
-		{tgeom{N: 2, C: 700, H: 5, W: 7, M: 16, KH: 1, KW: 1}, false},                              // three depth blocks, a partial panel and columns
-		{tgeom{N: 1, C: 3, H: 35, W: 35, M: 64, KH: 3, KW: 3, SH: 2, SW: 2}, false},                // SqueezeNet's stem: 17×17 outputs
+		{tgeom{N: 1, C: 16, H: 16, W: 16, M: 96, KH: 1, KW: 1}, false},                                        // MobileNetV2's expansion
+		{tgeom{N: 2, C: 8, H: 16, W: 16, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, false},             // strided: packed on every variant
+		{tgeom{N: 2, C: 24, H: 10, W: 10, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, false},            // 5×5 outputs: a partial column panel
+		{tgeom{N: 1, C: 3, H: 32, W: 32, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, true},              // pooled
+		{tgeom{N: 1, C: 40, H: 12, W: 12, M: 50, KH: 1, KW: 1}, false},                                        // 50 rows: a partial panel
+		{tgeom{N: 1, C: 320, H: 8, W: 8, M: 24, KH: 1, KW: 1}, false},                                         // two depth blocks
+		{tgeom{N: 1, C: 32, H: 20, W: 20, M: 64, KH: 1, KW: 1}, false},                                        // 64 rows: five panels and four edge rows
+		{tgeom{N: 1, C: 16, H: 30, W: 30, M: 62, KH: 1, KW: 1}, false},                                        // two one-row-kernel rows, 900 columns
+		{tgeom{N: 2, C: 700, H: 5, W: 7, M: 16, KH: 1, KW: 1}, false},                                         // three depth blocks, a partial panel and columns
+		{tgeom{N: 1, C: 3, H: 35, W: 35, M: 64, KH: 3, KW: 3, SH: 2, SW: 2}, false},                           // SqueezeNet's stem: 17×17 outputs
+		{tgeom{N: 2, C: 16, H: 12, W: 12, M: 40, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2}, false}, // groups of 20 rows: a panel and eight edge rows each
 		// Depthwise: the plane path clamps as it copies (dwClamp), the
 		// channel-interleaved path keeps the pass.
 		{tgeom{N: 1, C: 24, H: 40, W: 40, M: 24, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24}, false},
