@@ -101,25 +101,6 @@
 	ROW(10, T2, Z10, Z22); \
 	ROW(11, T3, Z11, Z23)
 
-// PF_ROWS fetches a row of each of the next tile's segments' outputs
-// (31 floats from R8 and BX: three points no more than 63 bytes apart
-// touch every line), then steps to the next row (R9 bytes on).
-#define PF_ROWS \
-	PREFETCHT0 (R8);     \
-	PREFETCHT0 62(R8);   \
-	PREFETCHT0 123(R8);  \
-	PREFETCHT0 (BX);     \
-	PREFETCHT0 62(BX);   \
-	PREFETCHT0 123(BX);  \
-	ADDQ       R9, R8;   \
-	ADDQ       R9, BX
-
-#define PF_ROWS4 \
-	PF_ROWS; \
-	PF_ROWS; \
-	PF_ROWS; \
-	PF_ROWS
-
 // INIT(r, CL, CR): both segments of row r start at bias[r].
 #define INIT(r, CL, CR) \
 	VBROADCASTSS (4*r)(BIAS), CL; \
@@ -186,18 +167,9 @@ tile:
 	LEAQ (X1)(OFF*4), X1
 	MOVQ off+40(FP), POFF
 	MOVQ bias+48(FP), BIAS
-	// The next tile's output rows, fetched while this tile computes: its
-	// masked stores would otherwise wait on lines that left the caches.
-	MOVQ o+56(FP), R8
-	MOVQ 72(PT), OFF
-	LEAQ (R8)(OFF*4), BX
-	MOVQ 64(PT), OFF
-	LEAQ (R8)(OFF*4), R8
-	MOVQ ldo+64(FP), R9
-	SHLQ $2, R9
-	PF_ROWS4
-	PF_ROWS4
-	PF_ROWS4
+	// (The next tile's output rows are not fetched ahead: fetching its
+	// twelve rows' lines here cost the 3×3 decoder and U-Net steps 1-3%
+	// at one thread, Zen 5; the stores find them soon enough.)
 	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again
 	MOVQ 48(PT), OFF
 	LEAQ (XN1)(OFF*4), XN0
