@@ -35,7 +35,7 @@ func (g *Gemm) gemv(s *gemmScratch, e, ao, bo, co, n0, n1 int) {
 			kc := min(v.kc, k-pc)
 			for j := n0; j < n1; j += nr {
 				w := min(nr, n1-j)
-				y, f := &t[0], uint(gemmAccumulate)
+				y, f := &t[0], gemmAccumulate
 				if w == nr {
 					y = &c[j : j+nr][0]
 				}
