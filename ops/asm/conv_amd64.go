@@ -47,10 +47,12 @@ func maxPairs8AVX2(y, x0, x1 *float32, n int)
 // positions, 24 accumulators, each broadcast A value feeding two FMAs as
 // in gemmPanel12x32AVX512; the segments' inputs load straight from the
 // input through the step's offset (masked at its edges with masks);
-// with pairs, rows pair the column phases of channels, stored whole.
+// with phasePairs, rows pair the column phases of channels, stored
+// whole; with phaseWhole each row is stored as it is, through the GEMM
+// kernels' clamp with gemmRelu or gemmClamp.
 //
 //go:noescape
-func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
+func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, flags uint)
 
 // convPhase24x16AVX512 is its one-segment twin for panels of 16 or 24
 // rows (planes of one segment), 24 accumulators, one FMA a broadcast.
@@ -88,13 +90,14 @@ func convTPackTapsAVX512(dst, w *float32, c, ldw, n, taps int, off, step *int, s
 func padRowsAVX512(dst, src *float32, rows, w, wp, pl int, masks *uint32, chunks int)
 
 // convPhaseAVX512 runs panels of up to 12 rows on the two-segment
-// kernel, of 16 and 24 (never pairs) on the one-segment one.
-func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
+// kernel, of 16 and 24 (stored spread, never paired or whole) on the
+// one-segment one.
+func convPhaseAVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, flags uint) {
 	if rows > 12 {
 		convPhase24x16AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks)
 		return
 	}
-	convPhase12x32AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks, pairs)
+	convPhase12x32AVX512(rows, n, k, a, x, off, bias, o, ldo, tiles, ntiles, masks, flags)
 }
 
 func init() {

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -38,13 +39,34 @@ import (
 //
 //	o[o_u + c·ldo + 2j + e] = row 2c+e's s at lane j   (e < 2)
 //
-// tiles holds one more tile, which is not computed: the
+// With whole (rows of 12 or fewer) each row's sums are stored as they
+// are, sixteen consecutive floats a segment (a stride-1 convolution's
+// output rows, conv_point.go):
+//
+//	o[o_u + r·ldo + j] = s
+//
+// clamped first with gemmRelu (s < 0 ? 0 : s) or gemmClamp (to [+0, hi],
+// hi the flags' upper half), as the GEMM kernels clamp (whole only).
+// flags holds the store (a phaseStore) in its low two bits and those
+// clamp bits. tiles holds one more tile, which is not computed: the
 // kernels fetch each next tile's inputs ahead (the last fetches its own
 // again). The caller checks every read and write.
-type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
+type convPhaseKernel func(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, flags uint)
+
+// phaseStore is how a phase kernel stores its sums (the low two bits of
+// its flags).
+type phaseStore uint
+
+const (
+	phaseSpread phaseStore = iota // every other float: a column phase of the output rows
+	phasePairs                    // rows 2c and 2c+1 interleaved: both column phases of channel c
+	phaseWhole                    // each row as it is
+)
 
 // convPhaseGo is the twin of the assembly kernels (the tests' reference).
-func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool) {
+func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, flags uint) {
+	store := phaseStore(flags & 3)
+	hi := math.Float32frombits(uint32(flags >> 32))
 	as, bs, offs, ts := f32s(a, k*rows), f32s(bias, rows), unsafe.Slice(off, k), unsafe.Slice(tiles, phaseTile*ntiles)
 	for t := range ntiles {
 		for u := range phaseSegments(rows) {
@@ -60,8 +82,17 @@ func convPhaseGo(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo 
 						s += as[q*rows+r] * *(*float32)(unsafe.Add(unsafe.Pointer(x), 4*(xu+at+j)))
 					}
 					at := ou + r*ldo + 2*j
-					if pairs {
+					switch store {
+					case phasePairs:
 						at = ou + r/2*ldo + 2*j + r%2
+					case phaseWhole:
+						at = ou + r*ldo + j
+						switch {
+						case flags&gemmRelu != 0 && s < 0:
+							s = 0
+						case flags&gemmClamp != 0:
+							s = min(max(s, 0), hi)
+						}
 					}
 					*(*float32)(unsafe.Add(unsafe.Pointer(o), 4*at)) = s
 				}
@@ -250,7 +281,7 @@ func (p *PhaseProduct) EdgeTiles(at []int, m *PhaseMasks, xLen int) (*PhaseTiles
 // are left as they are. It panics where a read or write falls outside
 // its slice.
 func (p *PhaseProduct) Run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
-	p.run(rows, n, a, bias, x, y, base, ldo, ts, false)
+	p.run(rows, n, a, bias, x, y, base, ldo, ts, uint(phaseSpread))
 }
 
 // RunPairs is Run over a panel whose rows pair the two column phases of
@@ -267,10 +298,26 @@ func (p *PhaseProduct) RunPairs(rows, n int, a, bias, x, y []float32, base, ldo 
 	if n%2 != 0 || rows >= PhaseOneRows {
 		panic(fmt.Sprintf("asm: phase pairs run of %d of %d rows", n, rows))
 	}
-	p.run(rows, n, a, bias, x, y, base, ldo, ts, true)
+	p.run(rows, n, a, bias, x, y, base, ldo, ts, uint(phasePairs))
 }
 
-func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles, pairs bool) {
+// RunWhole is Run storing each row's sums as they are (rows below
+// PhaseOneRows): for each segment, r < n and j < 16,
+//
+//	y[base + o_u + r·ldo + j] = bias[r] + Σ_q a[q·rows + r] · x[x_u + off[q] + j]
+//
+// (a stride-1 convolution's output rows, where Run fills one column
+// phase's cells), each clamped first as clamp says: 0, gemmRelu, or
+// clampFlags(hi).
+func (p *PhaseProduct) RunWhole(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles, clamp uint) {
+	if rows >= PhaseOneRows || clamp&^(gemmRelu|gemmClamp|math.MaxUint32<<32) != 0 {
+		panic(fmt.Sprintf("asm: phase whole run of %d rows, clamp %#x", rows, clamp))
+	}
+	p.run(rows, n, a, bias, x, y, base, ldo, ts, uint(phaseWhole)|clamp)
+}
+
+func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles, flags uint) {
+	store := phaseStore(flags & 3)
 	if !slices.Contains(PhaseRows[:], rows) || n < 1 || n > rows || ldo < 0 || base < 0 {
 		panic(fmt.Sprintf("asm: phase run of %d of %d rows, output base %d, stride %d (edge tiles %v)", n, rows, base, ldo, ts.of != nil))
 	}
@@ -288,9 +335,12 @@ func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, 
 	case ts.xLast+p.reach > len(x) || ts.xFirst+p.least < 0:
 		panic(fmt.Sprintf("asm: phase segments at %d..%d read %d..%d floats from them, x of %d", ts.xFirst, ts.xLast, p.least, p.reach, len(x)))
 	}
-	outRows, width := n, 31 // a row's outputs: every other float of 31, or 32 floats
-	if pairs {
+	outRows, width := n, 31 // a row's outputs: every other float of 31, 32 floats, or 16
+	switch store {
+	case phasePairs:
 		outRows, width = n/2, 32
+	case phaseWhole:
+		width = 16
 	}
 	if base+ts.oLast+(outRows-1)*ldo+width > len(y) {
 		panic(fmt.Sprintf("asm: phase segment writes %d rows from %d (stride %d) past y of %d", outRows, base+ts.oLast, ldo, len(y)))
@@ -298,5 +348,5 @@ func (p *PhaseProduct) run(rows, n int, a, bias, x, y []float32, base, ldo int, 
 	if overlapsAny(y, a, bias, x) {
 		panic("asm: phase run output overlaps an operand")
 	}
-	p.kernel(rows, n, k, &a[0], &x[0], &p.off[0], &bias[0], &y[base], ldo, &ts.at[0], len(ts.at)/phaseTile-1, masks, pairs)
+	p.kernel(rows, n, k, &a[0], &x[0], &p.off[0], &bias[0], &y[base], ldo, &ts.at[0], len(ts.at)/phaseTile-1, masks, flags)
 }

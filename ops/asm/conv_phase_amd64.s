@@ -1,9 +1,10 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "clamp512_amd64.h"
 
 // ---------------------------------------------------------------------
-// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, pairs bool)
+// func convPhase12x32AVX512(rows, n, k int, a, x *float32, off *int, bias, o *float32, ldo int, tiles *int, ntiles int, masks *uint64, flags uint)
 // Tiles of up to twelve channel rows by two sixteen-position segments
 // of one stride-2 phase of a transposed convolution (conv_phase.go).
 // Tile t reads its segments from x + tiles[6t] and x + tiles[6t+1] and
@@ -16,10 +17,15 @@
 // in place, where a padded copy had zeros). The sums, started from the
 // bias, are stored every other float (a permute spreads a vector's
 // halves over two, an opmask keeps the even lanes), so the two column
-// phases of one output row interleave in place. With pairs, rows 2c and
-// 2c+1 are one channel's two column phases: their sums interleave in
-// registers (two-table permutes) and store as whole vectors, 32 floats
-// a segment from o + tiles[6t+2+u] + c·ldo.
+// phases of one output row interleave in place (store = phaseSpread, 0).
+// With phasePairs (1), rows 2c and 2c+1 are one channel's two column
+// phases: their sums interleave in registers (two-table permutes) and
+// store as whole vectors, 32 floats a segment from o + tiles[6t+2+u] +
+// c·ldo. With phaseWhole (2) each row's vectors store as they are, 16
+// floats a segment from o + tiles[6t+2+u] + r·ldo (a stride-1
+// convolution's output rows), through the GEMM kernels' clamp with
+// gemmRelu (8) or gemmClamp (16, the bound in the flags' upper half).
+// The store is the flags' low two bits.
 // ---------------------------------------------------------------------
 
 // In the steps' loop:
@@ -143,15 +149,61 @@
 	DECQ      N;           \
 	JZ        nextTile
 
-TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-97
+// STORE_WHOLE(CL, CR, OP, OPR): row CL/CR's sums through OP(CL), OPR(CR)
+// at P0 and P1, then the next row. The OPs: none (a no-op move, as an
+// OP must expand to an instruction), the ReLU with Z30 = +0, the clamp
+// to [+0, Z31] with T0 and K2 as scratch (clamp512_amd64.h).
+#define STORE_WHOLE(CL, CR, OP, OPR) \
+	OP;               \
+	OPR;              \
+	VMOVUPS CL, (P0); \
+	VMOVUPS CR, (P1); \
+	ADDQ    LDO, P0;  \
+	ADDQ    LDO, P1;  \
+	DECQ    N;        \
+	JZ      nextTile
+
+#define WHOLE_PLAIN(X) MOVQ CX, CX
+#define WHOLE_RELU(X)  RELU512(X, Z30)
+#define WHOLE_CLAMP(X) CLAMP512(X, Z30, Z31, T0, K2)
+
+// STORE_WHOLE_ROWS(OPM): every row through OPM.
+#define STORE_WHOLE_ROWS(OPM) \
+	STORE_WHOLE(Z0, Z12, OPM(Z0), OPM(Z12));  \
+	STORE_WHOLE(Z1, Z13, OPM(Z1), OPM(Z13));  \
+	STORE_WHOLE(Z2, Z14, OPM(Z2), OPM(Z14));  \
+	STORE_WHOLE(Z3, Z15, OPM(Z3), OPM(Z15));  \
+	STORE_WHOLE(Z4, Z16, OPM(Z4), OPM(Z16));  \
+	STORE_WHOLE(Z5, Z17, OPM(Z5), OPM(Z17));  \
+	STORE_WHOLE(Z6, Z18, OPM(Z6), OPM(Z18));  \
+	STORE_WHOLE(Z7, Z19, OPM(Z7), OPM(Z19));  \
+	STORE_WHOLE(Z8, Z20, OPM(Z8), OPM(Z20));  \
+	STORE_WHOLE(Z9, Z21, OPM(Z9), OPM(Z21));  \
+	STORE_WHOLE(Z10, Z22, OPM(Z10), OPM(Z22)); \
+	STORE_WHOLE(Z11, Z23, OPM(Z11), OPM(Z23))
+
+TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-104
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
+	MOVQ      flags+96(FP), OFF
+	ANDQ      $3, OFF
+	CMPQ      OFF, $2
+	JEQ       whole
 	VMOVDQU32 phaseSpread<>+0(SB), Z30
 	VMOVDQU32 phaseSpread<>+64(SB), Z31
-	CMPB      pairs+96(FP), $0
-	JEQ       spread
+	CMPQ      OFF, $1
+	JNE       spread
 	VMOVDQU32 phaseZip<>+0(SB), Z30
 	VMOVDQU32 phaseZip<>+64(SB), Z31
+
+	JMP       spread
+
+whole:
+	// Z30 = +0, Z31 = the clamp's bound (the spread tables are not used)
+	VPXORD       Z30, Z30, Z30
+	MOVQ         flags+96(FP), OFF
+	SHRQ         $32, OFF
+	VPBROADCASTD OFF, Z31
 
 spread:
 	MOVL      $0x5555, OFF
@@ -273,8 +325,11 @@ store:
 	LEAQ (P1)(OFF*4), P1
 	MOVQ ldo+64(FP), LDO
 	SHLQ $2, LDO
-	CMPB pairs+96(FP), $0
-	JNE  storePairs
+	MOVQ  flags+96(FP), OFF
+	TESTQ $2, OFF
+	JNZ   storeWhole
+	TESTQ $1, OFF
+	JNZ   storePairs
 	STORE(Z0, Z12)
 	STORE(Z1, Z13)
 	STORE(Z2, Z14)
@@ -297,6 +352,22 @@ storePairs:
 	STORE_PAIR(Z6, Z18, Z7, Z19)
 	STORE_PAIR(Z8, Z20, Z9, Z21)
 	STORE_PAIR(Z10, Z22, Z11, Z23)
+	JMP nextTile
+
+storeWhole:
+	TESTQ $8, OFF
+	JNZ   storeRelu
+	TESTQ $16, OFF
+	JNZ   storeClamp
+	STORE_WHOLE_ROWS(WHOLE_PLAIN)
+	JMP nextTile
+
+storeRelu:
+	STORE_WHOLE_ROWS(WHOLE_RELU)
+	JMP nextTile
+
+storeClamp:
+	STORE_WHOLE_ROWS(WHOLE_CLAMP)
 
 nextTile:
 	ADDQ $48, PT

@@ -38,12 +38,12 @@ func TestPhaseRun(t *testing.T) {
 			for _, k := range []int{1, 2, 5, 33} {
 				for _, n := range []int{1, rows / 2, rows - 1, rows} {
 					for layout := range 3 {
-						for _, pairs := range []bool{false, true} {
-							if pairs && (rows >= PhaseOneRows || n%2 != 0) {
+						for _, flags := range phaseFlags {
+							if !phaseFlagsFit(flags, rows, n) {
 								continue
 							}
-							t.Run(fmt.Sprintf("%s/rows=%d/k=%d/n=%d/layout=%d/pairs=%v", name, rows, k, n, layout, pairs), func(t *testing.T) {
-								checkPhaseRun(t, kern, rows, n, k, layout, pairs, r)
+							t.Run(fmt.Sprintf("%s/rows=%d/k=%d/n=%d/layout=%d/flags=%#x", name, rows, k, n, layout, flags), func(t *testing.T) {
+								checkPhaseRun(t, kern, rows, n, k, layout, flags, r)
 							})
 						}
 					}
@@ -53,7 +53,7 @@ func TestPhaseRun(t *testing.T) {
 	}
 }
 
-func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, pairs bool, r *rand.Rand) {
+func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, flags uint, r *rand.Rand) {
 	const ldo, tileOut = 210, 70 // each tile's outputs within a row
 	x := randFloats(r, 120)
 	if layout == 2 {
@@ -89,37 +89,56 @@ func checkPhaseRun(t *testing.T, kern convPhaseKernel, rows, n, k, layout int, p
 	}
 	const base = 3
 	a, bias := randFloats(r, k*rows), randFloats(r, rows)
-	y := newGuarded(base+ts.oLast+phaseReach(n, ldo, pairs), 0)
+	y := newGuarded(base+ts.oLast+phaseReach(n, ldo, flags), 0)
 	copy(y.Data, randFloats(r, len(y.Data)))
-	want := phaseRunWant(rows, n, a, bias, x, off, at, nil, nil, y.Data, base, ldo, pairs)
-	runPhase(p, pairs, rows, n, a, bias, x, y.Data, base, ldo, ts)
+	want := phaseRunWant(rows, n, a, bias, x, off, at, nil, nil, y.Data, base, ldo, flags)
+	runPhase(p, flags, rows, n, a, bias, x, y.Data, base, ldo, ts)
 	y.check(t, "phase run")
 	comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, tiles %v", rows, n, k, at))
 }
 
-// runPhase runs p through Run, or RunPairs with pairs.
-func runPhase(p *PhaseProduct, pairs bool, rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
-	if pairs {
+// phaseFlags are the ways a phase run stores its sums: spread, paired,
+// whole, and whole through the ReLU or the clamp to [+0, 0.5].
+var phaseFlags = []uint{uint(phaseSpread), uint(phasePairs), uint(phaseWhole), uint(phaseWhole) | gemmRelu, uint(phaseWhole) | clampFlags(0.5)}
+
+// phaseFlagsFit reports whether a run of n of rows rows may store as
+// flags say: paired or whole only below PhaseOneRows, paired only even
+// n.
+func phaseFlagsFit(flags uint, rows, n int) bool {
+	store := phaseStore(flags & 3)
+	return store == phaseSpread || rows < PhaseOneRows && (store == phaseWhole || n%2 == 0)
+}
+
+// runPhase runs p through Run, RunPairs or RunWhole, as flags say.
+func runPhase(p *PhaseProduct, flags uint, rows, n int, a, bias, x, y []float32, base, ldo int, ts *PhaseTiles) {
+	switch phaseStore(flags & 3) {
+	case phasePairs:
 		p.RunPairs(rows, n, a, bias, x, y, base, ldo, ts)
-		return
+	case phaseWhole:
+		p.RunWhole(rows, n, a, bias, x, y, base, ldo, ts, flags&^3)
+	default:
+		p.Run(rows, n, a, bias, x, y, base, ldo, ts)
 	}
-	p.Run(rows, n, a, bias, x, y, base, ldo, ts)
 }
 
 // phaseReach is how far past its last tile's output offset a run of n
 // panel rows writes (one past its last float).
-func phaseReach(n, ldo int, pairs bool) int {
-	if pairs {
+func phaseReach(n, ldo int, flags uint) int {
+	switch phaseStore(flags & 3) {
+	case phasePairs:
 		return (n/2-1)*ldo + 32
+	case phaseWhole:
+		return (n-1)*ldo + 16
 	}
 	return (n-1)*ldo + 31
 }
 
-// phaseRunWant is PhaseProduct.Run's definition (RunPairs's with pairs),
+// phaseRunWant is PhaseProduct.Run's definition (RunPairs's, RunWhole's
+// with its clamp, as flags say),
 // summed in float64, over a copy of y: at holds four offsets a tile;
 // with masks, cls holds each segment's class (two a tile) and a lane a
 // class's mask clears is a 0.
-func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [][]uint16, y []float32, base, ldo int, pairs bool) []float32 {
+func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [][]uint16, y []float32, base, ldo int, flags uint) []float32 {
 	want := slices.Clone(y)
 	for tl := range len(at) / 4 {
 		for u := range phaseSegments(rows) {
@@ -134,9 +153,18 @@ func phaseRunWant(rows, n int, a, bias, x []float32, off, at, cls []int, masks [
 						}
 						s += float64(a[q*rows+i]) * float64(x[xu+o+j])
 					}
-					if pairs {
+					switch phaseStore(flags & 3) {
+					case phasePairs:
 						want[ou+i/2*ldo+2*j+i%2] = float32(s)
-					} else {
+					case phaseWhole:
+						if flags&gemmRelu != 0 && s < 0 {
+							s = 0
+						}
+						if flags&gemmClamp != 0 {
+							s = min(max(s, 0), float64(math.Float32frombits(uint32(flags>>32))))
+						}
+						want[ou+i*ldo+j] = float32(s)
+					default:
 						want[ou+i*ldo+2*j] = float32(s)
 					}
 				}
@@ -219,22 +247,22 @@ func TestPhaseEdgeRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, rows := range PhaseRows {
-			for _, pairs := range []bool{false, true} {
-				if pairs && rows >= PhaseOneRows {
+			for _, flags := range phaseFlags {
+				n := rows - r.IntN(2)
+				if phaseStore(flags&3) == phasePairs {
+					n = rows - 2*r.IntN(2)
+				}
+				if !phaseFlagsFit(flags, rows, n) {
 					continue
 				}
 				a, bias := randFloats(r, len(off)*rows), randFloats(r, rows)
 				a[r.IntN(len(a))] = float32(math.Inf(1))
-				n := rows - r.IntN(2)
-				if pairs {
-					n = rows - 2*r.IntN(2)
-				}
-				y := newGuarded(ts.oLast+phaseReach(n, ldo, pairs), 0)
+				y := newGuarded(ts.oLast+phaseReach(n, ldo, flags), 0)
 				copy(y.Data, randFloats(r, len(y.Data)))
-				want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, 0, ldo, pairs)
-				runPhase(p, pairs, rows, n, a, bias, x, y.Data, 0, ldo, ts)
+				want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, 0, ldo, flags)
+				runPhase(p, flags, rows, n, a, bias, x, y.Data, 0, ldo, ts)
 				y.check(t, "edge run")
-				comparePhaseRun(t, y.Data, want, fmt.Sprintf("%s rows %d, n %d, pairs %v", name, rows, n, pairs))
+				comparePhaseRun(t, y.Data, want, fmt.Sprintf("%s rows %d, n %d, flags %#x", name, rows, n, flags))
 			}
 		}
 	}
@@ -259,8 +287,11 @@ func FuzzPhaseRun(f *testing.F) {
 		edges := in.intn(2) == 1 // masked loads: offsets from -20, two classes of masks
 		rows := PhaseRows[in.intn(len(PhaseRows))]
 		n, k := 1+in.intn(rows), 1+in.intn(40)
-		pairs := rows < PhaseOneRows && in.intn(2) == 1 // rows pair the column phases of channels
-		if pairs {
+		flags := uint(phaseSpread)
+		if rows < PhaseOneRows {
+			flags = phaseFlags[in.intn(len(phaseFlags))] // pairs: rows pair the column phases of channels
+		}
+		if phaseStore(flags&3) == phasePairs {
 			n += n % 2
 		}
 		off := make([]int, k)
@@ -297,7 +328,7 @@ func FuzzPhaseRun(f *testing.F) {
 			t.Fatal(err)
 		}
 		const base = 1
-		init := in.floats(base+ts.oLast+phaseReach(n, ldo, pairs), 4)
+		init := in.floats(base+ts.oLast+phaseReach(n, ldo, flags), 4)
 		kernels := phaseKernels()
 		for _, kern := range kernels {
 			p, err := newPhaseProduct(kern, off)
@@ -324,10 +355,10 @@ func FuzzPhaseRun(f *testing.F) {
 			y := newGuarded(len(init), 0)
 			copy(y.Data, init)
 			// Tiles that overlap write in tile order: the definition's order.
-			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, base, ldo, pairs)
-			runPhase(p, pairs, rows, n, a, bias, x, y.Data, base, ldo, run)
+			want := phaseRunWant(rows, n, a, bias, x, off, at, cls, masks, y.Data, base, ldo, flags)
+			runPhase(p, flags, rows, n, a, bias, x, y.Data, base, ldo, run)
 			y.check(t, "phase run")
-			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, pairs %v, offsets %v, tiles %v", rows, n, k, pairs, off, at))
+			comparePhaseRun(t, y.Data, want, fmt.Sprintf("rows %d, n %d, k %d, flags %#x, offsets %v, tiles %v", rows, n, k, flags, off, at))
 		}
 	})
 }
@@ -410,6 +441,9 @@ func TestPhaseRunChecks(t *testing.T) {
 		"pairs odd n":    func() { p.RunPairs(4, 3, a, bias, x, y, 0, 32, ts) },
 		"pairs 16 rows":  func() { p.RunPairs(16, 2, make([]float32, 32), make([]float32, 16), x, y, 0, 32, ts) },
 		"pairs past y":   func() { p.RunPairs(4, 4, a, bias, x, y, 0, 32, ts) }, // y[32+1+31]
+		"whole 16 rows":  func() { p.RunWhole(16, 2, make([]float32, 32), make([]float32, 16), x, y, 0, 32, ts, 0) },
+		"whole past y":   func() { p.RunWhole(4, 2, a, bias, x, y, 17, 32, ts, 0) }, // y[17+1+32+15]
+		"whole pairs":    func() { p.RunWhole(4, 2, a, bias, x, y, 0, 32, ts, uint(phasePairs)) },
 	} {
 		func() {
 			defer func() {
