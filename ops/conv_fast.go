@@ -119,8 +119,11 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 	w := &shared.tracker
 	var wb, bb []float32 // the run's weights and bias, for pack
 	pack := func() error { return c.PackWeights(args.Packed, wb, bb) }
-	if c.Winograd() {
+	switch {
+	case c.Winograd():
 		path = "+winograd"
+	case c.Pointwise():
+		path = "+pointwise"
 	}
 	return sizeChecked(nd, func(ins []tensor.Tensor, out tensor.Tensor) error {
 		var b []float32

@@ -81,7 +81,8 @@ func overlapsAny(y []float32, xs ...[]float32) bool {
 // times input patches packed straight into its B panels, one tile of
 // output columns at a time; stride-1 convolutions whose output rows are
 // whole panels skip the packing and read the patches in place
-// (conv_direct.go). Tiles (batch × group × row block × column block,
+// (conv_direct.go), as 1×1 ones over planes of whole segments do on the
+// phase product (conv_point.go). Tiles (batch × group × row block × column block,
 // chosen by shape: conv_tiles.go) are spread over par; each worker owns
 // its panel buffer.
 type Conv2D struct {
@@ -94,7 +95,8 @@ type Conv2D struct {
 	oyLo, oyHi, oxLo, oxHi []int
 	pooled                 // set by NewConv2DPool2x2
 
-	convGemm // the GEMM path's plan (unused when depthwise)
+	convGemm            // the GEMM path's plan (unused when depthwise or pointwise)
+	point    *convPoint // the pointwise path's plan (conv_point.go), or nil
 	own      ConvWeights
 
 	dw convDepthwise // the depthwise path's plan (conv_depthwise.go)
@@ -181,6 +183,9 @@ func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par 
 	if c.cpg == 1 {
 		c.depthwise = true
 		c.prepareDepthwise(par, depthwiseFor(k))
+		return c, nil
+	}
+	if c.point = c.planPoint(par); c.point != nil {
 		return c, nil
 	}
 	c.prepareGemm(par)

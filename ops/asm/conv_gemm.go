@@ -192,6 +192,10 @@ func (c *Conv2D) prepareGemm(par Par) {
 // zeros past the group's rows), then the mgemv rows past them as they
 // are, each ktot long.
 func (c *Conv2D) packA(pw *ConvWeights, w, b []float32) {
+	if c.point != nil {
+		c.packPoint(pw, w, b)
+		return
+	}
 	if c.direct {
 		c.packDirect(pw, w, b)
 		return

@@ -152,6 +152,10 @@ func (c *Conv2D) packShared(_, lo, hi int) {
 // runTiles runs the tiles, after packing the shared patches when the
 // plan has them.
 func (c *Conv2D) runTiles() {
+	if c.point != nil {
+		c.runPoint()
+		return
+	}
 	if c.winoG != nil && c.run.wino && c.runWinoGemm() {
 		return
 	}

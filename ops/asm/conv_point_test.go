@@ -1,0 +1,250 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kilnml/kiln/internal/approx"
+)
+
+// pointCases are 1×1 convolutions the pointwise path takes: every last
+// panel height (M mod 12 of 0 to 11, one channel to a hundred), planes of
+// one to 784 segments (odd counts: the last tile's segment twice) and
+// planes that end mid-segment, depth from two channels to 200 (blocks of
+// one tile), two images.
+var pointCases = []tgeom{
+	{N: 1, C: 2, H: 16, W: 16, M: 1, KH: 1, KW: 1},
+	{N: 1, C: 3, H: 23, W: 23, M: 14, KH: 1, KW: 1}, // 529 positions: 33 segments and one ending at 529
+	{N: 2, C: 9, H: 14, W: 19, M: 8, KH: 1, KW: 1},  // 266: 16 and one
+	{N: 1, C: 3, H: 16, W: 17, M: 5, KH: 1, KW: 1},
+	{N: 2, C: 7, H: 17, W: 17, M: 12, KH: 1, KW: 1}, // 289: 18 and one, an odd count of tiles
+	{N: 1, C: 16, H: 16, W: 20, M: 13, KH: 1, KW: 1},
+	{N: 1, C: 32, H: 28, W: 28, M: 16, KH: 1, KW: 1},
+	{N: 2, C: 24, H: 20, W: 15, M: 22, KH: 1, KW: 1},
+	{N: 1, C: 200, H: 16, W: 18, M: 36, KH: 1, KW: 1},
+	{N: 1, C: 5, H: 112, W: 112, M: 3, KH: 1, KW: 1},
+	{N: 1, C: 96, H: 24, W: 24, M: 100, KH: 1, KW: 1},
+}
+
+// TestConvPointwise checks the pointwise path against the float64
+// definition on every variant with a vector phase product, and on the
+// pure-Go variant given the Go twin of the phase kernel (so the path's
+// own logic is tested on every machine), with and without bias, with the
+// epilogue (activation, residual, post-residual activation) and NaN,
+// ±Inf in the input and weights; serially and on three workers, whose
+// bits must agree; the output's guards untouched, the inputs unchanged.
+// Variants without a phase product must decline the path.
+func TestConvPointwise(t *testing.T) {
+	convKernelsGo.phase = convPhaseGo
+	defer func() { convKernelsGo.phase = nil }()
+	for _, pair := range convPairs() {
+		k, gv := rowVariantNamed(pair[0]), GemmVariantNamed(pair[1])
+		if convKernelsFor(gv.Feature).phase == nil {
+			c, err := NewConv2D(pointCases[0].normalised(), true, k, gv, Par{})
+			if err != nil || c.Pointwise() {
+				t.Errorf("%s, with no phase product, took the pointwise path (%v)", gv.Name, err)
+			}
+			continue
+		}
+		for i, tg := range pointCases {
+			g := tg.normalised()
+			for mode := range 4 {
+				bias, epi := mode&1 != 0, mode&2 != 0
+				t.Run(fmt.Sprintf("%s/%d/mode=%d", gv.Name, i, mode), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(i), uint64(mode)))
+					x, w, b := convOperands(r, g, bias)
+					if mode == 3 {
+						x[r.IntN(len(x))] = float32(math.NaN())
+						x[r.IntN(len(x))] = float32(math.Inf(1))
+						w[r.IntN(len(w))] = float32(math.Inf(-1))
+					}
+					ny := g.N * g.M * g.OH * g.OW
+					var res []float32
+					if epi {
+						res = randFloats(r, ny)
+					}
+					ins := [][]float32{slices.Clone(x), slices.Clone(w), slices.Clone(b), slices.Clone(res)}
+					var first []float32
+					for _, threads := range []int{1, 3} {
+						c, err := NewConv2D(g, bias, k, gv, goPar(threads))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !c.Pointwise() {
+							t.Fatalf("%+v on %s did not take the pointwise path", g, gv.Name)
+						}
+						out := newGuarded(ny, 1)
+						args := &ConvArgs{X: x, W: w, B: b, Y: out.Data, Residual: res}
+						if epi {
+							args.Act, args.PostAct = ActRelu, ActTanh
+						}
+						for range 2 { // a second run must not depend on the first
+							if err := c.RunArgs(args); err != nil {
+								t.Fatal(err)
+							}
+						}
+						out.check(t, "pointwise")
+						if first == nil {
+							first = out.Data
+						} else if !slices.EqualFunc(out.Data, first, dwSameBits) {
+							t.Fatalf("%d threads differ from one", threads)
+						}
+					}
+					for j, s := range [][]float32{x, w, b, res} {
+						if !slices.EqualFunc(s, ins[j], dwSameBits) {
+							t.Fatalf("input %d changed", j)
+						}
+					}
+					want, mag := convRef(g, x, w, b)
+					for j, got := range first {
+						wv, m := want[j], mag[j]
+						if epi {
+							wv = math.Tanh(max(wv, 0) + float64(res[j]))
+							m += math.Abs(float64(res[j]))
+						}
+						if approx.Far(float64(got), wv, 1e-5*m+1e-30) {
+							t.Fatalf("%+v: element %d = %v, want %v", g, j, got, wv)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestConvPointwiseDeclines: convolutions the path does not fit take the
+// GEMM path (and still compute right: checkConv), and the path's choice
+// does not depend on the workers.
+func TestConvPointwiseDeclines(t *testing.T) {
+	for i, tg := range []tgeom{
+		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                         // a small plane
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},               // stride
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1}, // padding
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                  // groups
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // 3×3
+	} {
+		g := tg.normalised()
+		c, err := NewConv2D(g, true, nil, nil, goPar(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Pointwise() {
+			t.Errorf("case %d %+v took the pointwise path", i, g)
+		}
+		checkConv(t, BestRows(), BestGemm(), goPar(2), g, true, rand.New(rand.NewPCG(uint64(i), 5)))
+	}
+	g := pointCases[6].normalised()
+	for _, threads := range []int{1, 2, 5} {
+		c, err := NewConv2D(g, true, nil, nil, goPar(threads))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Pointwise() != HasPhaseProduct() {
+			t.Errorf("%d threads: pointwise %v, phase product %v", threads, c.Pointwise(), HasPhaseProduct())
+		}
+	}
+}
+
+// TestConvPointwiseAgainstGemm: the pointwise path and the GEMM path
+// (convPointOn off) agree to rounding on MobileNetV2's 1×1 shapes, with
+// ReLU6's clamp as the activation.
+func TestConvPointwiseAgainstGemm(t *testing.T) {
+	if !HasPhaseProduct() {
+		t.Skip("no vector phase product on this CPU")
+	}
+	for _, tg := range []tgeom{
+		{N: 1, C: 32, H: 112, W: 112, M: 16, KH: 1, KW: 1},
+		{N: 1, C: 96, H: 56, W: 56, M: 24, KH: 1, KW: 1},
+		{N: 1, C: 144, H: 28, W: 28, M: 32, KH: 1, KW: 1},
+	} {
+		g := tg.normalised()
+		r := rand.New(rand.NewPCG(uint64(g.C), 9))
+		x, w, b := convOperands(r, g, true)
+		var outs [2][]float32
+		for i, on := range []bool{true, false} {
+			convPointOn = on
+			c, err := NewConv2D(g, true, nil, nil, goPar(2))
+			convPointOn = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Pointwise() != on {
+				t.Fatalf("%+v: pointwise %v with the path on = %v", g, c.Pointwise(), on)
+			}
+			outs[i] = make([]float32, g.N*g.M*g.OH*g.OW)
+			clamp := func(seg []float32) {
+				for j, v := range seg {
+					seg[j] = min(max(v, 0), 6)
+				}
+			}
+			if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: outs[i], ActFunc: clamp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := range outs[0] {
+			if approx.Far(float64(outs[0][j]), float64(outs[1][j]), 1e-5*(1+math.Abs(float64(outs[1][j])))) {
+				t.Fatalf("%+v: element %d: pointwise %v, GEMM %v", g, j, outs[0][j], outs[1][j])
+			}
+		}
+	}
+}
+
+// TestConvPointwiseNoAllocs: a run with packed weights allocates nothing.
+func TestConvPointwiseNoAllocs(t *testing.T) {
+	g := pointCases[5].normalised()
+	c, err := NewConv2D(g, true, nil, nil, Par{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w, b := convOperands(rand.New(rand.NewPCG(2, 3)), g, true)
+	var pw ConvWeights
+	if err := c.PackWeights(&pw, w, b); err != nil {
+		t.Fatal(err)
+	}
+	args := &ConvArgs{X: x, Y: make([]float32, g.N*g.M*g.OH*g.OW), Packed: &pw, Act: ActRelu}
+	if n := testing.AllocsPerRun(10, func() {
+		if err := c.RunArgs(args); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a run", n)
+	}
+}
+
+// TestPointTiles: the tiles cover a plane's positions in order, every
+// position in exactly one segment but where the plane ends mid-segment
+// (then the last segment, ending at the plane's end, overlaps only the
+// one it shares its tile with), each segment inside the plane.
+func TestPointTiles(t *testing.T) {
+	for p := 16; p <= 200; p++ {
+		tiles := pointTiles(p)
+		covered := make([]int, p)
+		prev := -1
+		for i, tl := range tiles {
+			for u, s := range tl {
+				if s < 0 || s+16 > p {
+					t.Fatalf("p %d: tile %d segment at %d", p, i, s)
+				}
+				if s < prev && !(u == 1 && i == len(tiles)-1) {
+					t.Fatalf("p %d: tile %d segment at %d after %d", p, i, s, prev)
+				}
+				if u == 1 && s == tl[0] {
+					continue // a lone segment, computed twice
+				}
+				for j := s; j < s+16; j++ {
+					covered[j]++
+				}
+				prev = s
+			}
+		}
+		for j, n := range covered {
+			overlap := p%16 != 0 && j >= p-16 && j < (p/16)*16
+			if n != 1 && !(overlap && n == 2) {
+				t.Fatalf("p %d: position %d in %d segments (tiles %v)", p, j, n, tiles)
+			}
+		}
+	}
+}
