@@ -122,6 +122,8 @@ func prepareConvAsm(nd, conv *graph.Node, env Env, k *asm.RowKernels, gv *asm.Ge
 	switch {
 	case c.Winograd():
 		path = "+winograd"
+	case c.Strided():
+		path = "+strided"
 	case c.Pointwise():
 		path = "+pointwise"
 	}

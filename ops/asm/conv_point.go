@@ -1,34 +1,48 @@
 package asm
 
-// The pointwise path. A 1×1 convolution at stride 1, without padding or
-// groups, over planes of at least 256 positions (MobileNet's expand and
-// project steps at 28² and up, the 1×1 steps of DenseNet and YOLO
-// necks) runs on the vector
-// phase product (conv_phase.go), its rows stored whole
-// (PhaseProduct.RunWhole): the input channels are its steps, step q
-// reading a segment's sixteen positions in place at q·H·W floats from
-// them, so no patch panel is packed. The GEMM path copied every input
-// value into its B panels before the products, a pass as long as the
-// products themselves where the depth is a few dozen channels: on Zen 5
-// (one thread) MobileNetV2's 32 → 16 step at 112² ran at 80 GFLOP/s
-// through it and 108 through the phase product, its 96 → 24 step at 56²
-// at 129 against 174.
+// The phase-product paths. Where the convolution kernels have a vector
+// phase product (conv_phase.go: AVX-512), two kinds of convolution run
+// on it, its rows stored whole (PhaseProduct.RunWhole), each step of its
+// depth (input channel and tap) a read of sixteen consecutive inputs at
+// that step's offset from a segment's first, so no patch panel is
+// packed:
 //
-// Output channels go in panels of 12 rows (the last of 4, 8 or 12,
-// PhaseRows), positions in blocks of two-segment tiles sized so that a
-// block's inputs stay in L1 across the panels (pointBlockBytes). Workers
-// take blocks (workClaims: contiguous shares, as the GEMM path's column
-// blocks, so consecutive steps split positions alike) and apply the
-// epilogue to a panel's rows of a block as soon as they are computed.
+//   - pointwise: 1×1 at stride 1 without padding, reading the input in
+//     place (step q: channel q, at q·H·W floats). The GEMM path copied
+//     every input value into its B panels before the products, a pass as
+//     long as the products themselves where the depth is a few dozen
+//     channels: on Zen 5 (one thread) MobileNetV2's 32 → 16 step at 112²
+//     ran at 80 GFLOP/s through it and 108 through the phase product,
+//     its 96 → 24 step at 56² at 129 against 174.
+//   - strided: stride 1 or 2 with any kernel but 1×1, padding and
+//     dilation, and a depth of at most pointMaxDepth (the stems of
+//     MobileNet, SqueezeNet and YOLO-style detectors), reading a copy of
+//     the input split
+//     into stride phases and zero-padded as the depthwise path splits a
+//     plane (depthwiseLoad): tap (ky, kx) of output (oy, ox) is phase
+//     (ky·DH mod SH, kx·DW mod SW) at (oy + ky·DH/SH, ox + kx·DW/SW), so
+//     each step is one offset from a segment's (oy, ox). Segments run
+//     along output rows; a row that ends mid-segment ends with one ending
+//     at its end (pointTiles). Stride-1 3×3 convolutions keep Winograd.
+//
+// Both take groups of one, planes of at least pointMinPositions and (the
+// strided one) output rows of at least sixteen. Output channels go in
+// panels of 12 rows (the last of 4, 8 or 12, PhaseRows), positions in
+// blocks of two-segment tiles sized so that a block's inputs stay in L1
+// across the panels (pointBlockBytes). Workers take blocks (workClaims:
+// contiguous shares, as the GEMM path's column blocks, so consecutive
+// steps split positions alike) and clamp in registers (a Relu or ReLU6
+// epilogue) or apply the epilogue to a panel's rows of a block as soon as
+// they are computed.
 
-// convPointOn enables the pointwise path (a variable for the tests and
-// benchmarks that compare it with the GEMM path).
+// convPointOn enables the phase-product paths (a variable for the tests
+// and benchmarks that compare them with the GEMM path).
 var convPointOn = true
 
 // pointBlockBytes bounds a block's inputs: under Zen 5's 48 KiB L1D.
 const pointBlockBytes = 32 << 10
 
-// pointMinPositions is the smallest plane the path takes. On smaller
+// pointMinPositions is the smallest plane the paths take. On smaller
 // ones the weights outweigh the input: every block reads all of them,
 // where the GEMM path splits them over the workers (row blocks) and
 // fetches them far ahead when they stream from memory. MobileNetV2's
@@ -37,14 +51,32 @@ const pointBlockBytes = 32 << 10
 // faster at one thread and 15-50% at two (Zen 5).
 const pointMinPositions = 256
 
-// convPoint is the pointwise path's plan.
+// pointMaxDepth bounds the strided path's depth (channels × taps):
+// what it saves is the packing of the patches, which costs the GEMM path
+// about as much at any depth while the products grow with it. On Zen 5
+// (one thread, BenchmarkConvStrided) stems of 27 steps ran 1.07-1.20×
+// the GEMM path's rate, ResNet's 7×7 stem (147) 0.99×, a detector's 3×3
+// stride-2 step from 16 channels (144) 0.88× and ResNet's from 64 (576)
+// 1.00×. The path also declines rows whose segments waste more than 15%
+// (a row of 40 computes 48), and 1×1 kernels at stride 2, which read a
+// quarter of the phase copy they would make.
+const pointMaxDepth = 64
+
+// convPoint is the phase-product paths' plan.
 type convPoint struct {
 	prod   *PhaseProduct
 	panels []pointPanel
 	tiles  []*PhaseTiles // per block of positions
 	pos    []int         // block b's positions: [pos[b], pos[b+1])
 	size   int           // floats of the packed weights
-	claims workClaims    // the run's (image, block) items
+	claims workClaims    // the run's blocks, of the image in progress
+	// The strided path's phase copy (split nil: the input is read in
+	// place): each channel's SH·SW phase planes of plane floats (the
+	// depthwise path's geometry, c.dw), per image.
+	split  *Chunks
+	buf    []float32 // the run's copy
+	plane  int
+	phases int
 }
 
 // pointPanel is output channels [m0, m0+n) computed as rows rows (n
@@ -52,60 +84,111 @@ type convPoint struct {
 // packing, step-major (a[q·rows + r]), its bias after them.
 type pointPanel struct{ m0, n, rows, at int }
 
-// planPoint returns the pointwise plan of c, or nil where the path does
-// not apply: not such a convolution, a plane of fewer than
-// pointMinPositions, or a GEMM variant whose convolution kernels have no
-// vector phase product.
-// It depends on the geometry and the variant only, never on par (so
-// plans for any number of workers share their packing).
+// planPoint returns the phase-product plan of c, or nil where neither
+// path applies. It depends on the geometry and the variant only, never
+// on par (so plans for any number of workers share their packing).
 func (c *Conv2D) planPoint(par Par) *convPoint {
 	g := &c.g
-	if !convPointOn || c.pooled.on || g.Groups != 1 || g.C < 2 || g.KH != 1 || g.KW != 1 || g.SH != 1 || g.SW != 1 ||
-		g.PT != 0 || g.PL != 0 || g.OH != g.H || g.OW != g.W || c.ohw < pointMinPositions || g.M == 0 {
+	if !convPointOn || c.pooled.on || g.Groups != 1 || g.C < 2 || g.M == 0 || c.ohw < pointMinPositions {
 		return nil
 	}
 	k := convKernelsFor(c.v.Feature)
 	if k.phase == nil {
 		return nil
 	}
-	off := make([]int, g.C)
-	for q := range off {
-		off[q] = q * c.hw
+	inPlace := g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W
+	winograd := g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && g.DW == 1
+	if !inPlace && (winograd || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || g.OW < 16 || c.kk > pointMaxDepth ||
+		20*16*((g.OW+15)/16) > 23*g.OW) {
+		return nil
+	}
+	p := &convPoint{}
+	// Steps, and each output row's segments (tiles) at their inputs.
+	off := make([]int, 0, c.kk)
+	rowTiles := pointTiles(c.ohw)
+	xRow := 0 // floats between output rows' inputs (0: one row, in place)
+	if inPlace {
+		for ci := range g.C {
+			off = append(off, ci*c.hw)
+		}
+	} else {
+		c.preparePhases()
+		d := &c.dw
+		p.plane, p.phases, xRow = d.plane, g.SH*g.SW, d.wq
+		for ci := range g.C {
+			for ky := range g.KH {
+				for kx := range g.KW {
+					dy, dx := ky*g.DH, kx*g.DW
+					phase := (dy%g.SH)*g.SW + dx%g.SW
+					off = append(off, (ci*p.phases+phase)*p.plane+dy/g.SH*d.wq+dx/g.SW)
+				}
+			}
+		}
+		rowTiles = pointTiles(g.OW)
+		p.split = NewChunks(par, g.C, max(1, (1<<14)/(p.phases*p.plane)), c.splitPhases)
 	}
 	prod, err := newPhaseProduct(k.phase, off)
 	if err != nil {
 		return nil
 	}
-	p := &convPoint{prod: prod}
+	p.prod = prod
 	for m0 := 0; m0 < g.M; m0 += 12 {
 		n := min(12, g.M-m0)
 		rows := (n + 3) &^ 3 // 4, 8 or 12
 		p.panels = append(p.panels, pointPanel{m0: m0, n: n, rows: rows, at: p.size})
-		p.size += rows * (g.C + 1)
+		p.size += rows * (c.kk + 1)
 	}
-	// Blocks of consecutive two-segment tiles, in position order.
-	tiles := pointTiles(c.ohw)
-	per := max(1, pointBlockBytes/(4*32*g.C))
+	// Tiles in position order (a row's, then the next's), in blocks.
+	type tile struct{ x0, x1, o0, o1 int }
+	var tiles []tile
+	if inPlace {
+		for _, t := range rowTiles {
+			tiles = append(tiles, tile{t[0], t[1], t[0], t[1]})
+		}
+	} else {
+		for oy := range g.OH {
+			for _, t := range rowTiles {
+				tiles = append(tiles, tile{oy*xRow + t[0], oy*xRow + t[1], oy*g.OW + t[0], oy*g.OW + t[1]})
+			}
+		}
+	}
+	per := max(1, pointBlockBytes/(4*32*c.kk))
+	if !inPlace { // whole output rows a block
+		per = max(1, per/len(rowTiles)) * len(rowTiles)
+	}
 	for t0 := 0; t0 < len(tiles); t0 += per {
 		var at []int
 		for _, t := range tiles[t0:min(t0+per, len(tiles))] {
-			at = append(at, t[0], t[1], t[0], t[1])
+			at = append(at, t.x0, t.x1, t.o0, t.o1)
 		}
 		ts, err := NewPhaseTiles(at)
 		if err != nil {
 			return nil
 		}
 		p.tiles = append(p.tiles, ts)
-		p.pos = append(p.pos, tiles[t0][0])
+		p.pos = append(p.pos, tiles[t0].o0)
 	}
 	p.pos = append(p.pos, c.ohw)
 	threads := max(1, par.Threads)
-	c.c = NewChunks(par, min(threads, g.N*len(p.tiles)), 1, c.pointBlocks)
+	c.c = NewChunks(par, min(threads, len(p.tiles)), 1, c.pointBlocks)
 	p.claims = newWorkClaims(c.c.N())
 	return p
 }
 
-// pointTiles pairs the sixteen-position segments of a plane of p >= 16
+// preparePhases sets the depthwise path's plane geometry up (c.dw: hq,
+// wq, plane and kernels) for the strided path's phase copy.
+func (c *Conv2D) preparePhases() {
+	g, d := &c.g, &c.dw
+	hp := max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
+	wp := max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
+	d.k = depthwiseFor(c.k)
+	d.hq, d.wq = (hp+g.SH-1)/g.SH, (wp+g.SW-1)/g.SW
+	// The last segment of the last row reads up to hq·wq floats of its
+	// phase, and a few floats more where a phase's rows are uneven.
+	d.plane = roundUp(d.hq*d.wq+16, 16)
+}
+
+// pointTiles pairs the sixteen-position segments of a row of p >= 16
 // positions into tiles, in order: segments from 0, 16, ... while whole,
 // and where p is not a multiple of 16 a last one ending at p, which
 // overlaps the one before it; the two always share the last tile, whose
@@ -132,54 +215,90 @@ func pointTiles(p int) [][2]int {
 	return tiles
 }
 
-// Pointwise reports whether runs take the pointwise path.
+// Pointwise reports whether runs take a phase-product path (pointwise or
+// strided).
 func (c *Conv2D) Pointwise() bool { return c.point != nil }
 
-// packPoint packs w [M,C] and b [M] (nil: zeros) as the plan's panels.
+// Strided reports whether runs take the strided phase-product path.
+func (c *Conv2D) Strided() bool { return c.point != nil && c.point.split != nil }
+
+// packPoint packs w [M,C,KH,KW] and b [M] (nil: zeros) as the plan's
+// panels.
 func (c *Conv2D) packPoint(pw *ConvWeights, w, b []float32) {
-	g, p := &c.g, c.point
+	p, kk := c.point, c.kk
 	if cap(pw.data) < p.size {
 		pw.data = make([]float32, p.size)
 	}
 	pw.data = pw.data[:p.size]
 	clear(pw.data)
 	for _, pn := range p.panels {
-		a := pw.data[pn.at:][:pn.rows*(g.C+1)]
+		a := pw.data[pn.at:][:pn.rows*(kk+1)]
 		for r := range pn.n {
-			for q, v := range w[(pn.m0+r)*g.C:][:g.C] {
+			for q, v := range w[(pn.m0+r)*kk:][:kk] {
 				a[q*pn.rows+r] = v
 			}
 			if b != nil {
-				a[g.C*pn.rows+r] = b[pn.m0+r]
+				a[kk*pn.rows+r] = b[pn.m0+r]
 			}
 		}
 	}
 }
 
-// runPoint runs the pointwise path over every image.
+// runPoint runs the plan image by image: the phase copy first where
+// there is one, then the blocks.
 func (c *Conv2D) runPoint() {
-	c.point.claims.reset(c.g.N * len(c.point.tiles))
-	c.c.Do()
+	g, p := &c.g, c.point
+	x, y, res := c.run.x, c.run.y, c.run.res
+	if p.split != nil {
+		p.buf = convPadFree.take(g.C * p.phases * p.plane)
+		defer func() { convPadFree.give(p.buf); p.buf = nil }()
+	}
+	for n := range g.N {
+		c.run.x = x[n*g.C*c.hw:][:g.C*c.hw]
+		c.run.y = y[n*g.M*c.ohw:][:g.M*c.ohw]
+		if res != nil {
+			c.run.res = res[n*g.M*c.ohw:][:g.M*c.ohw]
+		}
+		if p.split != nil {
+			p.split.Do()
+		}
+		p.claims.reset(len(p.tiles))
+		c.c.Do()
+	}
+	c.run.x, c.run.y, c.run.res = x, y, res
 }
 
-// pointBlocks is the body of worker ch: it takes (image, block) items
-// and computes every panel of each, each panel's rows through the
-// epilogue right after.
+// splitPhases writes channels [lo, hi) of the image in progress into
+// the run's phase copy: each channel's planes cleared, then its input
+// cells written (depthwiseLoad).
+func (c *Conv2D) splitPhases(_, lo, hi int) {
+	p := c.point
+	for ci := lo; ci < hi; ci++ {
+		w := dwWorker{pad: p.buf[ci*p.phases*p.plane:][:p.phases*p.plane]}
+		clear(w.pad)
+		c.depthwiseLoad(&w, c.run.x[ci*c.hw:][:c.hw], 0, c.g.H)
+	}
+}
+
+// pointBlocks is the body of worker ch: it takes blocks of the image in
+// progress and computes every panel of each, each panel's rows through
+// the epilogue right after.
 func (c *Conv2D) pointBlocks(ch, _, _ int) {
-	g, p, r := &c.g, c.point, &c.run
-	blocks := len(p.tiles)
+	p, r := c.point, &c.run
+	x := r.x
+	if p.split != nil {
+		x = p.buf
+	}
 	for {
-		it, ok := p.claims.next(ch)
+		b, ok := p.claims.next(ch)
 		if !ok {
 			return
 		}
-		n, b := it/blocks, it%blocks
-		x := r.x[n*g.C*c.hw:][:g.C*c.hw]
 		p0, p1 := p.pos[b], p.pos[b+1]
 		for _, pn := range p.panels {
-			a := r.a[pn.at:][:pn.rows*(g.C+1)]
-			base := (n*g.M + pn.m0) * c.ohw
-			p.prod.RunWhole(pn.rows, pn.n, a[:g.C*pn.rows], a[g.C*pn.rows:], x, r.y, base, c.ohw, p.tiles[b], r.clamp)
+			a := r.a[pn.at:][:pn.rows*(c.kk+1)]
+			base := pn.m0 * c.ohw
+			p.prod.RunWhole(pn.rows, pn.n, a[:c.kk*pn.rows], a[c.kk*pn.rows:], x, r.y, base, c.ohw, p.tiles[b], r.clamp)
 			if r.clamp != 0 || !r.finishes() {
 				continue
 			}

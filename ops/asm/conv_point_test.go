@@ -30,26 +30,52 @@ var pointCases = []tgeom{
 }
 
 // TestConvPointwise checks the pointwise path against the float64
-// definition on every variant with a vector phase product, and on the
-// pure-Go variant given the Go twin of the phase kernel (so the path's
-// own logic is tested on every machine), with and without bias, with the
-// epilogue (activation, residual, post-residual activation) and NaN,
-// ±Inf in the input and weights; serially and on three workers, whose
-// bits must agree; the output's guards untouched, the inputs unchanged.
-// Variants without a phase product must decline the path.
-func TestConvPointwise(t *testing.T) {
+// definition (checkPhasePaths).
+func TestConvPointwise(t *testing.T) { checkPhasePaths(t, pointCases, false) }
+
+// stridedCases are convolutions the strided path takes: stems (3×3 at
+// stride 2), 4×4 and 5×5 at stride 2, stride-1 kernels Winograd does not
+// take (5×5, dilated 3×3), dilation at stride 2, strides that differ,
+// padding on one side only, output rows that end mid-segment (113, 31)
+// or are whole segments, depth 18 to 63, two images.
+var stridedCases = []tgeom{
+	{N: 1, C: 3, H: 64, W: 64, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 2, H: 40, W: 64, M: 16, KH: 4, KW: 4, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 2, C: 2, H: 34, W: 34, M: 24, KH: 5, KW: 5, SH: 2, SW: 2, PT: 1, PL: 2},
+	{N: 1, C: 2, H: 4, W: 113, M: 13, KH: 5, KW: 5, PT: 2, PL: 2, PB: 2, PR: 2}, // rows of 113
+	{N: 1, C: 5, H: 22, W: 48, M: 8, KH: 3, KW: 3, DH: 2, DW: 2, PT: 2, PL: 2, PB: 2, PR: 2},
+	{N: 1, C: 6, H: 45, W: 63, M: 7, KH: 3, KW: 3, SH: 2, SW: 2, DH: 2, DW: 2, PT: 2, PL: 2, PB: 2, PR: 2},
+	{N: 1, C: 3, H: 33, W: 64, M: 12, KH: 3, KW: 3, SH: 1, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
+	{N: 1, C: 7, H: 35, W: 63, M: 20, KH: 3, KW: 3, SH: 2, SW: 2, PB: 1, PR: 1}, // TF "same", rows of 31
+	{N: 2, C: 4, H: 36, W: 64, M: 14, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
+}
+
+// TestConvStrided checks the strided path against the float64
+// definition (checkPhasePaths).
+func TestConvStrided(t *testing.T) { checkPhasePaths(t, stridedCases, true) }
+
+// checkPhasePaths runs cases on every variant with a vector phase
+// product, and on the pure-Go variant given the Go twin of the phase
+// kernel (so the paths' own logic is tested on every machine), with and
+// without bias, with the epilogue (activation, residual, post-residual
+// activation) and NaN, ±Inf in the input and weights; serially and on
+// three workers, whose bits must agree; the output's guards untouched,
+// the inputs unchanged. Every case must take the phase-product path,
+// strided or not as strided says; variants without a phase product
+// must decline it.
+func checkPhasePaths(t *testing.T, cases []tgeom, strided bool) {
 	convKernelsGo.phase = convPhaseGo
 	defer func() { convKernelsGo.phase = nil }()
 	for _, pair := range convPairs() {
 		k, gv := rowVariantNamed(pair[0]), GemmVariantNamed(pair[1])
 		if convKernelsFor(gv.Feature).phase == nil {
-			c, err := NewConv2D(pointCases[0].normalised(), true, k, gv, Par{})
+			c, err := NewConv2D(cases[0].normalised(), true, k, gv, Par{})
 			if err != nil || c.Pointwise() {
-				t.Errorf("%s, with no phase product, took the pointwise path (%v)", gv.Name, err)
+				t.Errorf("%s, with no phase product, took a phase-product path (%v)", gv.Name, err)
 			}
 			continue
 		}
-		for i, tg := range pointCases {
+		for i, tg := range cases {
 			g := tg.normalised()
 			for mode := range 4 {
 				bias, epi := mode&1 != 0, mode&2 != 0
@@ -73,8 +99,8 @@ func TestConvPointwise(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if !c.Pointwise() {
-							t.Fatalf("%+v on %s did not take the pointwise path", g, gv.Name)
+						if !c.Pointwise() || c.Strided() != strided {
+							t.Fatalf("%+v on %s: phase-product path %v, strided %v", g, gv.Name, c.Pointwise(), c.Strided())
 						}
 						out := newGuarded(ny, 1)
 						args := &ConvArgs{X: x, W: w, B: b, Y: out.Data, Residual: res}
@@ -86,7 +112,7 @@ func TestConvPointwise(t *testing.T) {
 								t.Fatal(err)
 							}
 						}
-						out.check(t, "pointwise")
+						out.check(t, "phase-product conv")
 						if first == nil {
 							first = out.Data
 						} else if !slices.EqualFunc(out.Data, first, dwSameBits) {
@@ -120,11 +146,16 @@ func TestConvPointwise(t *testing.T) {
 // does not depend on the workers.
 func TestConvPointwiseDeclines(t *testing.T) {
 	for i, tg := range []tgeom{
-		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                         // a small plane
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},               // stride
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1}, // padding
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                  // groups
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // 3×3
+		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                           // a small plane
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},                 // stride
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1},   // padding
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                    // groups
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},   // 3×3 (Winograd's)
+		{N: 1, C: 4, H: 40, W: 30, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},               // rows of 14
+		{N: 1, C: 4, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 3, SW: 3},               // stride 3
+		{N: 1, C: 8, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},               // depth 72
+		{N: 1, C: 4, H: 48, W: 80, M: 4, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, // rows of 40: 48 computed
+		{N: 1, C: 16, H: 48, W: 48, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},              // 1×1 at stride 2
 	} {
 		g := tg.normalised()
 		c, err := NewConv2D(g, true, nil, nil, goPar(2))

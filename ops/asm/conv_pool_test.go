@@ -64,11 +64,12 @@ func checkConvPooled(t *testing.T, k *RowKernels, gv *GemmVariant, par Par, g Co
 			t.Fatalf("%s/%s %+v bias=%v act=%v: element %d = %v, want %v", k.Name, gv.Name, g, bias, act, i, v, want[i])
 		}
 	}
-	// The pooled conv has no Winograd path: compare it with the same sums.
-	save := convWinoOn
-	convWinoOn = false
+	// The pooled conv has no Winograd or phase-product path: compare it
+	// with the same sums.
+	saveWino, savePoint := convWinoOn, convPointOn
+	convWinoOn, convPointOn = false, false
 	plain, err := NewConv2D(g, bias, k, gv, par)
-	convWinoOn = save
+	convWinoOn, convPointOn = saveWino, savePoint
 	if err != nil {
 		t.Fatal(err)
 	}
