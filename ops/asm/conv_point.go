@@ -25,8 +25,9 @@ package asm
 //     along output rows; a row that ends mid-segment ends with one ending
 //     at its end (pointTiles). Stride-1 3×3 convolutions keep Winograd.
 //
-// Both take groups of one, planes of at least pointMinPositions and (the
-// strided one) output rows of at least sixteen. Output channels go in
+// Both take groups of one, planes of at least pointMinPositions (the
+// pointwise one: and twice its channels) and (the strided one) output
+// rows of at least sixteen. Output channels go in
 // panels of 12 rows (the last of 4, 8 or 12, PhaseRows), positions in
 // blocks of two-segment tiles sized so that a block's inputs stay in L1
 // across the panels (pointBlockBytes). Workers take blocks (workClaims:
@@ -48,8 +49,11 @@ const pointBlockBytes = 32 << 10
 // fetches them far ahead when they stream from memory. MobileNetV2's
 // 1×1 steps at 14² and 7² ran 10-40% slower on the phase product at one
 // thread and up to twice as long at two, those at 28² and up 10-45%
-// faster at one thread and 15-50% at two (Zen 5).
-const pointMinPositions = 256
+// faster at one thread and 15-50% at two (Zen 5); DenseNet's at 16² ran
+// 0-5% slower. Nor does the pointwise path take planes of fewer
+// positions than twice its depth, where the GEMM path's packing is
+// amortised over the most output channels.
+const pointMinPositions = 512
 
 // pointMaxDepth bounds the strided path's depth (channels × taps):
 // what it saves is the packing of the patches, which costs the GEMM path
@@ -97,6 +101,9 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 		return nil
 	}
 	inPlace := g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W
+	if inPlace && c.ohw < 2*g.C {
+		return nil // deep and small: see pointMinPositions
+	}
 	winograd := g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && g.DW == 1
 	if !inPlace && (winograd || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || g.OW < 16 || c.kk > pointMaxDepth ||
 		20*16*((g.OW+15)/16) > 23*g.OW) {

@@ -12,19 +12,19 @@ import (
 
 // pointCases are 1×1 convolutions the pointwise path takes: every last
 // panel height (M mod 12 of 0 to 11, one channel to a hundred), planes of
-// one to 784 segments (odd counts: the last tile's segment twice) and
-// planes that end mid-segment, depth from two channels to 200 (blocks of
+// 32 to 784 segments (odd counts: the last tile's segment twice) and
+// planes that end mid-segment, depth from two channels to 144 (blocks of
 // one tile), two images.
 var pointCases = []tgeom{
-	{N: 1, C: 2, H: 16, W: 16, M: 1, KH: 1, KW: 1},
+	{N: 1, C: 2, H: 16, W: 32, M: 1, KH: 1, KW: 1},
 	{N: 1, C: 3, H: 23, W: 23, M: 14, KH: 1, KW: 1}, // 529 positions: 33 segments and one ending at 529
-	{N: 2, C: 9, H: 14, W: 19, M: 8, KH: 1, KW: 1},  // 266: 16 and one
-	{N: 1, C: 3, H: 16, W: 17, M: 5, KH: 1, KW: 1},
-	{N: 2, C: 7, H: 17, W: 17, M: 12, KH: 1, KW: 1}, // 289: 18 and one, an odd count of tiles
-	{N: 1, C: 16, H: 16, W: 20, M: 13, KH: 1, KW: 1},
+	{N: 2, C: 9, H: 19, W: 28, M: 8, KH: 1, KW: 1},  // 532: 33 and one
+	{N: 1, C: 3, H: 16, W: 33, M: 5, KH: 1, KW: 1},  // 528: 33, an odd count
+	{N: 2, C: 7, H: 17, W: 31, M: 12, KH: 1, KW: 1}, // 527: 32 and one, an odd count of tiles
+	{N: 1, C: 16, H: 20, W: 32, M: 13, KH: 1, KW: 1},
 	{N: 1, C: 32, H: 28, W: 28, M: 16, KH: 1, KW: 1},
-	{N: 2, C: 24, H: 20, W: 15, M: 22, KH: 1, KW: 1},
-	{N: 1, C: 200, H: 16, W: 18, M: 36, KH: 1, KW: 1},
+	{N: 2, C: 24, H: 24, W: 25, M: 22, KH: 1, KW: 1},
+	{N: 1, C: 144, H: 18, W: 32, M: 36, KH: 1, KW: 1},
 	{N: 1, C: 5, H: 112, W: 112, M: 3, KH: 1, KW: 1},
 	{N: 1, C: 96, H: 24, W: 24, M: 100, KH: 1, KW: 1},
 }
@@ -41,8 +41,8 @@ func TestConvPointwise(t *testing.T) { checkPhasePaths(t, pointCases, false) }
 var stridedCases = []tgeom{
 	{N: 1, C: 3, H: 64, W: 64, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 1, C: 2, H: 40, W: 64, M: 16, KH: 4, KW: 4, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
-	{N: 2, C: 2, H: 34, W: 34, M: 24, KH: 5, KW: 5, SH: 2, SW: 2, PT: 1, PL: 2},
-	{N: 1, C: 2, H: 4, W: 113, M: 13, KH: 5, KW: 5, PT: 2, PL: 2, PB: 2, PR: 2}, // rows of 113
+	{N: 2, C: 2, H: 66, W: 66, M: 24, KH: 5, KW: 5, SH: 2, SW: 2, PT: 1, PL: 2},
+	{N: 1, C: 2, H: 5, W: 113, M: 13, KH: 5, KW: 5, PT: 2, PL: 2, PB: 2, PR: 2}, // rows of 113
 	{N: 1, C: 5, H: 22, W: 48, M: 8, KH: 3, KW: 3, DH: 2, DW: 2, PT: 2, PL: 2, PB: 2, PR: 2},
 	{N: 1, C: 6, H: 45, W: 63, M: 7, KH: 3, KW: 3, SH: 2, SW: 2, DH: 2, DW: 2, PT: 2, PL: 2, PB: 2, PR: 2},
 	{N: 1, C: 3, H: 33, W: 64, M: 12, KH: 3, KW: 3, SH: 1, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
@@ -147,6 +147,7 @@ func checkPhasePaths(t *testing.T, cases []tgeom, strided bool) {
 func TestConvPointwiseDeclines(t *testing.T) {
 	for i, tg := range []tgeom{
 		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                           // a small plane
+		{N: 1, C: 300, H: 24, W: 24, M: 64, KH: 1, KW: 1},                          // deeper than half the plane
 		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},                 // stride
 		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1},   // padding
 		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                    // groups
