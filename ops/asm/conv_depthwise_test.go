@@ -559,18 +559,25 @@ func TestDepthwiseNoAllocs(t *testing.T) {
 	g := dwChanCases[3].normalised()
 	for _, p := range dwPaths {
 		c := newDepthwisePath(t, g, true, false, bestDepthwise(), Par{}, p.path)
-		x, w, b := convOperands(rand.New(rand.NewPCG(2, 3)), g, true)
-		var pw ConvWeights
-		if err := c.PackWeights(&pw, w, b); err != nil {
-			t.Fatal(err)
-		}
-		args := &ConvArgs{X: x, Y: make([]float32, g.N*g.M*g.OH*g.OW), Packed: &pw, Act: ActRelu}
-		if n := testing.AllocsPerRun(10, func() {
-			if err := c.RunArgs(args); err != nil {
-				t.Fatal(err)
-			}
-		}); n != 0 {
+		if n := convRunAllocs(t, c, g); n != 0 {
 			t.Errorf("%s path: %v allocations a run", p.name, n)
 		}
 	}
+}
+
+// convRunAllocs is how many allocations a run of c (geometry g, its
+// weights packed, a Relu epilogue) makes, after a first run.
+func convRunAllocs(t *testing.T, c *Conv2D, g ConvGeom) float64 {
+	t.Helper()
+	x, w, b := convOperands(rand.New(rand.NewPCG(2, 3)), g, true)
+	var pw ConvWeights
+	if err := c.PackWeights(&pw, w, b); err != nil {
+		t.Fatal(err)
+	}
+	args := &ConvArgs{X: x, Y: make([]float32, g.N*g.M*g.OH*g.OW), Packed: &pw, Act: ActRelu}
+	return testing.AllocsPerRun(10, func() {
+		if err := c.RunArgs(args); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -224,25 +224,19 @@ func TestConvPointwiseAgainstGemm(t *testing.T) {
 	}
 }
 
-// TestConvPointwiseNoAllocs: a run with packed weights allocates nothing.
+// TestConvPointwiseNoAllocs: a run with packed weights allocates
+// nothing, on either phase-product path (the strided one's phase copy
+// comes from the free list).
 func TestConvPointwiseNoAllocs(t *testing.T) {
-	g := pointCases[5].normalised()
-	c, err := NewConv2D(g, true, nil, nil, Par{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, w, b := convOperands(rand.New(rand.NewPCG(2, 3)), g, true)
-	var pw ConvWeights
-	if err := c.PackWeights(&pw, w, b); err != nil {
-		t.Fatal(err)
-	}
-	args := &ConvArgs{X: x, Y: make([]float32, g.N*g.M*g.OH*g.OW), Packed: &pw, Act: ActRelu}
-	if n := testing.AllocsPerRun(10, func() {
-		if err := c.RunArgs(args); err != nil {
+	for _, tg := range []tgeom{pointCases[5], stridedCases[2]} {
+		g := tg.normalised()
+		c, err := NewConv2D(g, true, nil, nil, Par{})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}); n != 0 {
-		t.Errorf("%v allocations a run", n)
+		if n := convRunAllocs(t, c, g); n != 0 {
+			t.Errorf("%+v: %v allocations a run", g, n)
+		}
 	}
 }
 
