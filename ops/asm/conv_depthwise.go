@@ -215,9 +215,7 @@ func (c *Conv2D) prepareDepthwise(par Par, k *depthwiseKernels) {
 func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 	g, d := &c.g, &c.dw
 	*d = convDepthwise{k: k}
-	hp := max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
-	wp := max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
-	d.hq, d.wq = (hp+g.SH-1)/g.SH, (wp+g.SW-1)/g.SW
+	d.hq, d.wq = phaseDims(g)
 	if path == dwChans || path == dwAuto && dwUseChan(g, c.pooled.on, d.hq, d.wq) {
 		if c.pooled.on {
 			panic("asm: depthwise: the interleaved path does not pool")
@@ -268,6 +266,17 @@ func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// phaseDims is the rows and columns of each stride phase of g's input
+// zero-padded to every cell a tap reads: phase (py, px) holds padded
+// cells (SH·r + py, SW·c + px). Tap (ky, kx) of output (oy, ox) reads
+// phase (ky·DH mod SH, kx·DW mod SW) at (oy + ky·DH/SH, ox + kx·DW/SW),
+// inside it for every output.
+func phaseDims(g *ConvGeom) (hq, wq int) {
+	hp := max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
+	wp := max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
+	return (hp + g.SH - 1) / g.SH, (wp + g.SW - 1) / g.SW
+}
 
 // depthwisePlanes computes output planes [lo, hi), numbered over (n, m),
 // of worker ch, a band of rows at a time. Consecutive planes of one input

@@ -183,16 +183,14 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 }
 
 // preparePhases sets the depthwise path's plane geometry up (c.dw: hq,
-// wq, plane and kernels) for the strided path's phase copy.
+// wq, plane and kernels) for the strided path's phase copy: every read
+// of a segment, the last row's last one too, lies in its phase's hq×wq
+// cells (phaseDims).
 func (c *Conv2D) preparePhases() {
-	g, d := &c.g, &c.dw
-	hp := max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
-	wp := max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
+	d := &c.dw
 	d.k = depthwiseFor(c.k)
-	d.hq, d.wq = (hp+g.SH-1)/g.SH, (wp+g.SW-1)/g.SW
-	// The last segment of the last row reads up to hq·wq floats of its
-	// phase, and a few floats more where a phase's rows are uneven.
-	d.plane = roundUp(d.hq*d.wq+16, 16)
+	d.hq, d.wq = phaseDims(&c.g)
+	d.plane = roundUp(d.hq*d.wq, 16)
 }
 
 // pointTiles pairs the sixteen-position segments of a row of p >= 16

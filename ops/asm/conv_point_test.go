@@ -274,3 +274,50 @@ func TestPointTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestConvStridedRandom runs random convolutions the strided path takes
+// (channels, kernel, strides, dilations and each side's padding drawn,
+// those it declines skipped) on the best variant against the float64
+// definition: every tap's read of the phase copy, up to the last row's
+// last segment, must land on the padded input's cell (run panics where a
+// read leaves the copy).
+func TestConvStridedRandom(t *testing.T) {
+	if !HasPhaseProduct() {
+		t.Skip("no vector phase product on this CPU")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	taken := 0
+	for trial := 0; trial < 400 && taken < 120; trial++ {
+		g := tgeom{
+			N: 1 + r.IntN(2), C: 2 + r.IntN(5), H: 8 + r.IntN(60), W: 16 + r.IntN(80), M: 1 + r.IntN(30),
+			KH: 1 + r.IntN(5), KW: 1 + r.IntN(5), SH: 1 + r.IntN(2), SW: 1 + r.IntN(2),
+			DH: 1 + r.IntN(2), DW: 1 + r.IntN(2), PT: r.IntN(4), PL: r.IntN(4), PB: r.IntN(4), PR: r.IntN(4),
+		}.normalised()
+		if g.OH == 0 || g.OW == 0 {
+			continue
+		}
+		c, err := NewConv2D(g, true, nil, nil, goPar(1+r.IntN(3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Strided() {
+			continue
+		}
+		taken++
+		x, w, b := convOperands(r, g, true)
+		y := newGuarded(g.N*g.M*g.OH*g.OW, 1)
+		if err := c.Run(y.Data, x, w, b); err != nil {
+			t.Fatal(err)
+		}
+		y.check(t, "strided")
+		want, mag := convRef(g, x, w, b)
+		for j, got := range y.Data {
+			if approx.Far(float64(got), want[j], 1e-5*mag[j]+1e-30) {
+				t.Fatalf("%+v: element %d = %v, want %v", g, j, got, want[j])
+			}
+		}
+	}
+	if taken < 30 {
+		t.Errorf("only %d random convolutions took the strided path", taken)
+	}
+}
