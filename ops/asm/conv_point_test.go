@@ -296,7 +296,8 @@ func TestConvStridedRandom(t *testing.T) {
 		if g.OH == 0 || g.OW == 0 {
 			continue
 		}
-		c, err := NewConv2D(g, true, nil, nil, goPar(1+r.IntN(3)))
+		par := goPar(1 + r.IntN(3))
+		c, err := NewConv2D(g, true, nil, nil, par)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,18 +305,7 @@ func TestConvStridedRandom(t *testing.T) {
 			continue
 		}
 		taken++
-		x, w, b := convOperands(r, g, true)
-		y := newGuarded(g.N*g.M*g.OH*g.OW, 1)
-		if err := c.Run(y.Data, x, w, b); err != nil {
-			t.Fatal(err)
-		}
-		y.check(t, "strided")
-		want, mag := convRef(g, x, w, b)
-		for j, got := range y.Data {
-			if approx.Far(float64(got), want[j], 1e-5*mag[j]+1e-30) {
-				t.Fatalf("%+v: element %d = %v, want %v", g, j, got, want[j])
-			}
-		}
+		checkConv(t, BestRows(), BestGemm(), par, g, true, r)
 	}
 	if taken < 30 {
 		t.Errorf("only %d random convolutions took the strided path", taken)
