@@ -48,6 +48,14 @@ func pairedMedians(b *testing.B, serial bool, op, ref func()) (opSec, refSec flo
 	return median(to), median(tr)
 }
 
+// benchParEnv returns the Env of threads workers the benchmarks run
+// parallel kernels on: the runtime's worker pool (exec.Pool, whose
+// persistent workers claim a loop's chunks as a model's steps run),
+// set by bench_pool_test.go, which as package ops_test may import exec.
+// parEnv, a goroutine a chunk started each loop, would start the second
+// chunk ~16 µs late (Zen 5) and time that start, which no model pays.
+var benchParEnv = parEnv
+
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
@@ -64,7 +72,7 @@ func benchAgainstCopy(b *testing.B, n *graph.Node, threads int) (op, ref float64
 	b.Helper()
 	env = Serial
 	if threads > 1 {
-		env = parEnv(threads)
+		env = benchParEnv(threads)
 	}
 	k, variant, err := PrepareFast(n, env)
 	if err != nil || variant == "reference" {

@@ -20,7 +20,8 @@ import (
 // input cells, K = input channels per group) and the ratio to the plain
 // GEMM of the same M×N×K batch, the two run alternately and compared by
 // their median times (pairedMedians: thread CPU time at one worker, wall
-// time at two; the host is shared). Weights come two ways: as an input
+// time at two, both on the runtime's worker pool, benchParEnv; the host
+// is shared). Weights come two ways: as an input
 // (weights=input: computed at run time, so every run packs them), against
 // the GEMM of op(A) = Wᵀ by the input, which packs its A each run; and as
 // a param (weights=param, as models hold them: packed once while they do
@@ -53,7 +54,7 @@ func BenchmarkConvTranspose(b *testing.B) {
 					n := g.ConvTranspose(g.Input("x", tensor.F32, c.x...), w, nil, c.o)
 					env := Serial
 					if threads > 1 {
-						env = parEnv(threads)
+						env = benchParEnv(threads)
 					}
 					k, variant, err := PrepareFast(n, env)
 					if err != nil || variant == "reference" {
