@@ -221,17 +221,17 @@ GLOBL ewc512<>(SB), RODATA|NOPTR, $328
 
 // EXPRED: range reduction of ewExpCore. R = H clamped to [EXPMIN,
 // EXPMAX] (VMAXPS/VMINPS return their second source, H, when it is NaN),
-// N = round(R·log2e) and R = (R - N·ln2Hi) - N·ln2Lo. The first step is
-// one FNMADD: N·ln2Hi and the difference are exact (see ewExpCore), so
-// rounding once gives the twin's value. H is clobbered; S is scratch.
+// N = round(R·log2e) and R = (R - N·ln2Hi) - N·ln2Lo, each step one
+// FNMADD: N·ln2Hi and the difference are exact (see ewExpCore), and the
+// second rounds once, as the twin's ewFMA. H is clobbered; S is not
+// used (kept for the callers' symmetry with the AVX2 macros).
 #define EXPRED(H, N, R, S) \
 	VMAXPS          H, EXPMIN, H         \ // max(h, EXPMIN)
 	VMINPS          H, EXPMAX, R         \ // h = min(.., EXPMAX)
 	VMULPS.BCST     K(C_LOG2E), R, N     \ // h·log2e
 	VRNDSCALEPS     $0, N, N             \ // n: nearest, ties to even (as VROUNDPS $0)
 	VFNMADD231PS.BCST K(C_LN2HI), N, R   \ // r = h - n·ln2Hi (exact)
-	VMULPS.BCST     K(C_LN2LO), N, S     \ // n·ln2Lo
-	VSUBPS          S, R, R              // r -= n·ln2Lo
+	VFNMADD231PS.BCST K(C_LN2LO), N, R   // r -= n·ln2Lo, rounded once
 
 // EXPREDNEG is EXPRED for an H that is never positive (-|x|, -z²/2): the
 // upper clamp would leave it unchanged, so it is skipped (and H is kept).
@@ -240,24 +240,20 @@ GLOBL ewc512<>(SB), RODATA|NOPTR, $328
 	VMULPS.BCST     K(C_LOG2E), R, N     \ // h·log2e
 	VRNDSCALEPS     $0, N, N             \ // n: nearest, ties to even (as VROUNDPS $0)
 	VFNMADD231PS.BCST K(C_LN2HI), N, R   \ // r = h - n·ln2Hi (exact)
-	VMULPS.BCST     K(C_LN2LO), N, S     \ // n·ln2Lo
-	VSUBPS          S, R, R              // r -= n·ln2Lo
+	VFNMADD231PS.BCST K(C_LN2LO), N, R   // r -= n·ln2Lo, rounded once
 
 // EXPPOLY: P = ((R·R)·Q + R) + 1 with Q = c0 + c1·R + ... + c4·R⁴ in
-// Horner form. Q and S are scratch.
+// Horner form, every multiply-add fused (rounded once, as ewFMA). R is
+// kept; Q and S are scratch.
 #define EXPPOLY(R, P, Q, S) \
-	VMULPS.BCST K(C_EXPC4), R, Q \ // c4·r
-	VADDPS.BCST K(C_EXPC3), Q, Q \ // + c3
-	VMULPS      R, Q, Q          \
-	VADDPS.BCST K(C_EXPC2), Q, Q \
-	VMULPS      R, Q, Q          \
-	VADDPS.BCST K(C_EXPC1), Q, Q \
-	VMULPS      R, Q, Q          \
-	VADDPS.BCST K(C_EXPC0), Q, Q \ // q
-	VMULPS      R, R, S          \ // s = r²
-	VMULPS      Q, S, Q          \ // s·q
-	VADDPS      R, Q, Q          \ // + r
-	VADDPS      ONE, Q, P        // + 1
+	VBROADCASTSS     K(C_EXPC4), Q    \ // c4
+	VFMADD213PS.BCST K(C_EXPC3), R, Q \ // c4·r + c3
+	VFMADD213PS.BCST K(C_EXPC2), R, Q \
+	VFMADD213PS.BCST K(C_EXPC1), R, Q \
+	VFMADD213PS.BCST K(C_EXPC0), R, Q \ // q
+	VMULPS           R, R, S          \ // s = r²
+	VFMADD213PS      R, S, Q          \ // s·q + r
+	VADDPS           ONE, Q, P        // + 1
 
 // SCALE: D = V·2^N for the integral N of EXPRED, rounded once: as the
 // twin's ewScale, whose first factor 2^(k>>1) leaves V·2^(k>>1) exact

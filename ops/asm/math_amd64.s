@@ -192,7 +192,8 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 
 // EXPRED: range reduction of ewExpCore. Clamps H to [EXPMIN, EXPMAX] in
 // place (VMAXPS/VMINPS return their second source, H, when it is NaN),
-// then N = round(H·log2e) and R = (H - N·ln2Hi) - N·ln2Lo. S is scratch.
+// then N = round(H·log2e) and R = (H - N·ln2Hi) - N·ln2Lo, the last
+// step one FNMADD (rounded once, as the twin's ewFMA). S is scratch.
 #define EXPRED(H, N, R, S) \
 	LDC(C_EXPMIN, S)           \
 	VMAXPS H, S, H             \
@@ -202,8 +203,7 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 	VROUNDPS $0, N, N          \
 	VMULPS K(C_LN2HI), N, R    \
 	VSUBPS R, H, R             \
-	VMULPS K(C_LN2LO), N, S    \
-	VSUBPS S, R, R
+	VFNMADD231PS K(C_LN2LO), N, R
 
 // EXPREDNEG is EXPRED for an H that is never positive (-|x|, -z²/2): the
 // upper clamp would leave it unchanged, so it is skipped.
@@ -214,24 +214,20 @@ GLOBL ewc<>(SB), RODATA|NOPTR, $2528
 	VROUNDPS $0, N, N          \
 	VMULPS K(C_LN2HI), N, R    \
 	VSUBPS R, H, R             \
-	VMULPS K(C_LN2LO), N, S    \
-	VSUBPS S, R, R
+	VFNMADD231PS K(C_LN2LO), N, R
 
 // EXPPOLY: P = ((R·R)·Q + R) + 1 with Q = c0 + c1·R + ... + c4·R⁴ in
-// Horner form. Q and S are scratch.
+// Horner form, every multiply-add fused (rounded once, as ewFMA). R is
+// kept; Q and S are scratch.
 #define EXPPOLY(R, P, Q, S) \
-	VMULPS K(C_EXPC4), R, Q \
-	VADDPS K(C_EXPC3), Q, Q \
-	VMULPS R, Q, Q          \
-	VADDPS K(C_EXPC2), Q, Q \
-	VMULPS R, Q, Q          \
-	VADDPS K(C_EXPC1), Q, Q \
-	VMULPS R, Q, Q          \
-	VADDPS K(C_EXPC0), Q, Q \
-	VMULPS R, R, S          \
-	VMULPS Q, S, Q          \
-	VADDPS R, Q, Q          \
-	VADDPS K(C_ONE), Q, P
+	LDC(C_EXPC4, Q)               \
+	VFMADD213PS K(C_EXPC3), R, Q  \
+	VFMADD213PS K(C_EXPC2), R, Q  \
+	VFMADD213PS K(C_EXPC1), R, Q  \
+	VFMADD213PS K(C_EXPC0), R, Q  \
+	VMULPS      R, R, S           \
+	VFMADD213PS R, S, Q           \
+	VADDPS      K(C_ONE), Q, P
 
 // SCALE: D = (V·2^k1)·2^k2 with k = int(N), k1 = k>>1, k2 = k-k1, the
 // powers built in the exponent bits (ewScale). D may be V; T1 and T2 are

@@ -125,25 +125,25 @@ TEXT ewexp4<>(SB), NOSPLIT|NOFRAME, $0-0
 	WORD $0x4ebdf400 // fmin v0.4s, v0.4s, v29.4s
 	WORD $0x6e3cdc05 // fmul v5.4s, v0.4s, v28.4s
 	WORD $0x4e2188a5 // frintn v5.4s, v5.4s
-	// r = ((h - n·ln2Hi) - n·ln2Lo) + l
+	// r = ((h - n·ln2Hi) - n·ln2Lo) + l, the second step fused (ewFMA)
 	WORD $0x6e3bdca6 // fmul v6.4s, v5.4s, v27.4s
 	WORD $0x4ea6d400 // fsub v0.4s, v0.4s, v6.4s
-	WORD $0x6e3adca6 // fmul v6.4s, v5.4s, v26.4s
-	WORD $0x4ea6d400 // fsub v0.4s, v0.4s, v6.4s
+	WORD $0x4ebacca0 // fmls v0.4s, v5.4s, v26.4s
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	// q = c0 + c1·r + ... + c4·r⁴ (Horner); p = ((r·r)·q + r) + 1
-	WORD $0x6e20dea1 // fmul v1.4s, v21.4s, v0.4s
-	WORD $0x4e36d421 // fadd v1.4s, v1.4s, v22.4s
-	WORD $0x6e20dc21 // fmul v1.4s, v1.4s, v0.4s
-	WORD $0x4e37d421 // fadd v1.4s, v1.4s, v23.4s
-	WORD $0x6e20dc21 // fmul v1.4s, v1.4s, v0.4s
-	WORD $0x4e38d421 // fadd v1.4s, v1.4s, v24.4s
-	WORD $0x6e20dc21 // fmul v1.4s, v1.4s, v0.4s
-	WORD $0x4e39d421 // fadd v1.4s, v1.4s, v25.4s
+	// q = c0 + c1·r + ... + c4·r⁴ (Horner, each step a copy of the
+	// constant and one fused FMLA); p = fma(r·r, q, r) + 1
+	WORD $0x4eb61ec1 // mov v1.16b, v22.16b
+	WORD $0x4e20cea1 // fmla v1.4s, v21.4s, v0.4s
+	WORD $0x4eb71ee6 // mov v6.16b, v23.16b
+	WORD $0x4e20cc26 // fmla v6.4s, v1.4s, v0.4s
+	WORD $0x4eb81f01 // mov v1.16b, v24.16b
+	WORD $0x4e20ccc1 // fmla v1.4s, v6.4s, v0.4s
+	WORD $0x4eb91f26 // mov v6.16b, v25.16b
+	WORD $0x4e20cc26 // fmla v6.4s, v1.4s, v0.4s
 	WORD $0x6e20dc02 // fmul v2.4s, v0.4s, v0.4s
-	WORD $0x6e21dc42 // fmul v2.4s, v2.4s, v1.4s
-	WORD $0x4e20d442 // fadd v2.4s, v2.4s, v0.4s
-	WORD $0x4e3fd442 // fadd v2.4s, v2.4s, v31.4s
+	WORD $0x4ea01c01 // mov v1.16b, v0.16b
+	WORD $0x4e26cc41 // fmla v1.4s, v2.4s, v6.4s
+	WORD $0x4e3fd422 // fadd v2.4s, v1.4s, v31.4s
 	// k = int(n), k1 = k>>1, k2 = k - k1; 2^k = (k + 127)<<23
 	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
 	WORD $0x4f3f04a6 // sshr v6.4s, v5.4s, #1

@@ -6,13 +6,14 @@ import "math"
 // reference loops of the assembly in math_amd64.s, which computes the same
 // steps in the same order on 8 lanes, so the two agree bit for bit.
 //
-// Only two kinds of operation are used, so that Go reproduces the
+// Only three kinds of operation are used, so that Go reproduces the
 // assembly exactly on every architecture: plain float32 operations, each
 // rounded once (products are written float32(a*b) so that no compiler
-// fuses them into an FMA), and fused multiply-adds whose exact result is
-// a float32 by construction (the error term of a product, the residual of
+// fuses them into an FMA); fused multiply-adds whose exact result is a
+// float32 by construction (the error term of a product, the residual of
 // a division), which ewFMAExact computes in float64 without a second
-// rounding.
+// rounding; and fused multiply-adds rounded once (the exponential's
+// polynomial and reduction), which ewFMA computes as VFMADD and FMLA do.
 //
 // Range reductions and the minimax coefficients are kiln's own, fitted
 // with the Remez exchange in _math_fit/ (fit.py prints every set, with
@@ -47,6 +48,53 @@ func ewFMAExact(a, b, c float32) float32 {
 	return float32(float64(a)*float64(b) + float64(c))
 }
 
+// ewFMA is a·b + c rounded once to float32, as VFMADD and FMLA round it.
+// a·b is exact in float64 and the sum is rounded to float64 first; the
+// conversion to float32 then rounds once more, which gives the
+// once-rounded result unless the float64 sum lies exactly halfway
+// between two float32s (its 29 bits below float32's precision 1000...0,
+// in float32's normal range), where the exact sum may not: ewFMATie
+// settles those and the sums outside the normal range.
+func ewFMA(a, b, c float32) float32 {
+	p, cc := float64(a)*float64(b), float64(c)
+	s := p + cc
+	bits := math.Float64bits(s)
+	if e := bits >> 52 & 0x7ff; bits&(1<<29-1) != 1<<28 && e >= 1023-126 && e < 1023+128 {
+		return float32(s)
+	}
+	return ewFMATie(p, cc, s)
+}
+
+// ewFMATie is float32(p + cc) rounded once, for the float64 sum s =
+// p + cc: where s lies halfway between two float32s, the sum's error term
+// (TwoSum, exact) says on which side the exact sum lies.
+func ewFMATie(p, cc, s float64) float32 {
+	r := float32(s)
+	if float64(r) == s || s != s {
+		return r // exact (the error term is below half a float32 ulp), or NaN
+	}
+	bv := s - p
+	e := (p - (s - bv)) + (cc - bv) // p + cc = s + e exactly
+	if math.IsInf(float64(r), 0) {  // s at or past the largest float32's rounding boundary
+		if edge := math.Copysign(math.MaxFloat32+0x1p103, s); s == edge && e*s < 0 {
+			return float32(math.Copysign(math.MaxFloat32, s))
+		}
+		return r
+	}
+	toward := float32(math.Inf(1))
+	if s < float64(r) {
+		toward = -toward
+	}
+	other := math.Nextafter32(r, toward) // s lies between r and other
+	if s != (float64(r)+float64(other))/2 || e == 0 {
+		return r // not a tie, or a true one (to even, as the conversion did)
+	}
+	if e > 0 {
+		return max(r, other)
+	}
+	return min(r, other)
+}
+
 // ewRound rounds to the nearest integer, ties to even (VROUNDPS $0).
 func ewRound(x float32) float32 { return float32(math.RoundToEven(float64(x))) }
 
@@ -61,14 +109,14 @@ func ewExpCore(h, l float32) (p, n float32) {
 	h = min(max(h, ewExpMin), ewExpMax)
 	n = ewRound(float32(h * ewLog2e))
 	r := h - float32(n*ewLn2Hi) // exact
-	r -= float32(n * ewLn2Lo)
+	r = ewFMA(-n, ewLn2Lo, r)
 	r += l
-	q := float32(ewExpC4*r) + ewExpC3
-	q = float32(q*r) + ewExpC2
-	q = float32(q*r) + ewExpC1
-	q = float32(q*r) + ewExpC0
+	q := ewFMA(ewExpC4, r, ewExpC3)
+	q = ewFMA(q, r, ewExpC2)
+	q = ewFMA(q, r, ewExpC1)
+	q = ewFMA(q, r, ewExpC0)
 	s := float32(r * r)
-	p = float32(float32(s*q)+r) + 1
+	p = ewFMA(s, q, r) + 1
 	return p, n
 }
 
