@@ -347,6 +347,8 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 	switch {
 	case clamps:
 		c.finishRest(y, ldy, yoff, m0, m1, p1, cols)
+	case c.run.finishes() && cols == ldy: // the rows are contiguous: one call (a squeeze-excitation's 1×1 planes)
+		c.finish(y[yoff+m0*ldy:][:(m1-m0)*ldy], yoff+m0*ldy)
 	case c.run.finishes():
 		for m := m0; m < m1; m++ {
 			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)

@@ -7,7 +7,8 @@ import "github.com/kilnml/kiln/ops/cpuid"
 // The AVX-512 elementwise kernels (ew512_amd64.s, math512_amd64.s): the
 // AVX2 kernels' steps on 16 lanes, with the same bits as the Go twins.
 // Each processes n elements, n a multiple of 16 (the EwKernels methods
-// check lengths and run the rest through the Go twins). With stream set,
+// check lengths and run the rest as the last whole block, Unary, or
+// through the Go twins). With stream set,
 // dst must be 64-byte aligned (EwKernels.split aligns it to a block):
 // results are written with non-temporal stores (and fenced).
 //

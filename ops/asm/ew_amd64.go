@@ -6,7 +6,8 @@ import "github.com/kilnml/kiln/ops/cpuid"
 
 // The AVX2+FMA elementwise kernels (ew_amd64.s, math_amd64.s).
 // Each processes n elements, n a multiple of 8 (the EwKernels methods
-// check lengths and run the rest through the Go twins), and computes the
+// check lengths and run the rest as the last whole block, Unary, or
+// through the Go twins), and computes the
 // same bits as its twin: see the twin for the loop. With stream set, dst
 // must be 32-byte aligned: results are written with non-temporal stores
 // (and fenced), which spares reading the output lines into the cache.

@@ -10,7 +10,8 @@ import (
 
 // The NEON elementwise kernels (ew_arm64.s, math_arm64.s). Each processes
 // n elements, n a multiple of 4 (the EwKernels methods check lengths and
-// run the rest through the Go twins), and computes the same bits as its
+// run the rest as the last whole block, Unary, or through the Go twins),
+// and computes the same bits as its
 // twin. The stream flag is ignored: non-temporal stores are an x86
 // feature here, and arm64 stores normally.
 
