@@ -61,6 +61,10 @@ type depthwiseKernels struct {
 	// fewer accumulators leave the FMAs' latency exposed.
 	block int
 	taps  dwTapsKernel
+	// rows3, where the variant has it, computes a 3×3 stride-1
+	// convolution's output rows four at a time, with taps's sums to the
+	// bit (dwRows3Kernel).
+	rows3 dwRows3Kernel
 	// split2 deinterleaves rows rows of m floats (both >= 1) from src
 	// (lds apart) into e and o (ldd apart): for r < rows, j < m,
 	// (e if j is even, else o)[r·ldd + j/2] = src[r·lds + j]. The caller
@@ -85,6 +89,23 @@ type depthwiseKernels struct {
 	chanIn   func(dst *float32, dpos *int, src *float32, roff *int, n int)
 	chanOut  func(dst *float32, ldd int, src *float32, n, lanes int)
 }
+
+// dwRows3Kernel computes groups·4 output rows of a 3×3 stride-1
+// depthwise convolution whose rows are wq floats apart (in x, the padded
+// plane, and in y), 16·vecs columns a row (16·vecs >= wq: the columns
+// past wq are the next row's first, with the same sums):
+//
+//	y[(4g+r)·wq + c] = bias + Σ_{ky,kx < 3} w[3ky+kx]·x[(4g+r+ky)·wq + kx + c]
+//
+// summed as dwTapsKernel sums the taps ky·wq + kx (fused, 3ky+kx
+// ascending), so the bits are the same. Each input vector it loads
+// feeds every output row that reads it (up to three), where the taps
+// kernel loads it once a tap: a third of the loads, which bound that
+// kernel (MobileNetV2's 112² and 56² planes).
+type dwRows3Kernel func(y, x, w *float32, wq, groups, vecs int, bias float32)
+
+// dwRowsOn lets tests and benchmarks turn the rows kernel off.
+var dwRowsOn = true
 
 // dwBandFloats is about how many outputs a band computes.
 const dwBandFloats = 2048
@@ -145,6 +166,16 @@ func (k *depthwiseKernels) run(y, x []float32, t *dwTaps, w []float32, bias floa
 	k.taps(&y[0], &x[0], &t.off[0], &w[0], taps, n/k.block, bias)
 }
 
+// runRows3 runs rows3 over groups·4 rows of wq floats from y and x,
+// checking every length first.
+func (k *depthwiseKernels) runRows3(y, x, w []float32, wq, groups int, bias float32) {
+	vecs := (wq + 15) / 16
+	if groups <= 0 || wq <= 0 || len(w) != 9 || len(y) < (4*groups-1)*wq+16*vecs || len(x) < (4*groups+1)*wq+16*vecs+2 {
+		panic("asm: depthwise: bad rows run lengths")
+	}
+	k.rows3(&y[0], &x[0], &w[0], wq, groups, vecs, bias)
+}
+
 // splitRows deinterleaves rows rows of m floats from src (lds apart)
 // into e and o (ldd apart): the even columns to e, the odd ones to o.
 func (k *depthwiseKernels) splitRows(e, o []float32, ldd int, src []float32, lds int, rows, m int) {
@@ -177,10 +208,11 @@ func (k *depthwiseKernels) copyRows(dst []float32, ldd int, src []float32, lds i
 // convDepthwise is the depthwise path's plan.
 type convDepthwise struct {
 	k      *depthwiseKernels
-	hq, wq int // a phase plane's rows and columns
-	plane  int // floats a phase plane takes in the scratch (padded: see prepareDepthwise)
-	rows   int // output rows computed: OH, or the pooled ones
-	band   int // output rows a band (pooled: even)
+	hq, wq int  // a phase plane's rows and columns
+	plane  int  // floats a phase plane takes in the scratch (padded: see prepareDepthwise)
+	rows3  bool // the 3×3 stride-1 rows kernel runs groups of four rows (depthwiseRun)
+	rows   int  // output rows computed: OH, or the pooled ones
+	band   int  // output rows a band (pooled: even)
 	taps   dwTaps
 	ws     []dwWorker
 	ch     dwChan // the channel-interleaved path's plan, when it runs (conv_depthwise_chan.go)
@@ -246,6 +278,7 @@ func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 		}
 	}
 	d.taps = newDwTaps(off)
+	d.rows3 = dwRowsOn && k.rows3 != nil && g.SH == 1 && g.SW == 1 && g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1
 	items := g.N * g.M
 	if d.rows == 0 || g.OW == 0 {
 		items = 0
@@ -258,7 +291,7 @@ func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 	for i := range d.ws {
 		w := &d.ws[i]
 		w.pad = make([]float32, g.SH*g.SW*d.plane)
-		w.out = make([]float32, roundUp(d.band*d.wq, k.block))
+		w.out = make([]float32, d.band*d.wq+k.block+16) // the taps' last block and the rows' last vector reach past
 		if c.pooled.on {
 			w.yp = make([]float32, d.band*g.OW)
 		}
@@ -307,9 +340,8 @@ func (c *Conv2D) depthwisePlanes(ch, lo, hi int) {
 				c.depthwiseLoad(w, x, loaded, need)
 				loaded = max(loaded, need)
 			}
-			out := w.out[:roundUp((oy1-oy0)*d.wq, d.k.block)]
-			d.k.run(out, w.pad[oy0*d.wq:], &d.taps, wt, b)
 			rows := oy1 - oy0
+			out := c.depthwiseRun(w, oy0, rows, wt, b)
 			if c.pooled.on {
 				yp := w.yp[:rows*g.OW]
 				d.k.copyRows(yp, g.OW, out, d.wq, rows, g.OW, 0)
@@ -334,6 +366,23 @@ func (c *Conv2D) depthwisePlanes(ch, lo, hi int) {
 			c.depthwiseLoad(w, x, loaded, g.H) // the rest, for the next plane of the channel
 		}
 	}
+}
+
+// depthwiseRun computes output rows [oy0, oy0+rows) of the plane in w's
+// scratch into w.out, wq a row: groups of four on the rows kernel where
+// the plan takes it, the rest (or all) on the taps kernel. It returns
+// w.out.
+func (c *Conv2D) depthwiseRun(w *dwWorker, oy0, rows int, wt []float32, b float32) []float32 {
+	d := &c.dw
+	done := 0
+	if groups := rows / 4; d.rows3 && groups > 0 {
+		d.k.runRows3(w.out, w.pad[oy0*d.wq:], wt, d.wq, groups, b)
+		done = 4 * groups
+	}
+	if done < rows {
+		d.k.run(w.out[done*d.wq:][:roundUp((rows-done)*d.wq, d.k.block)], w.pad[(oy0+done)*d.wq:], &d.taps, wt, b)
+	}
+	return w.out
 }
 
 // dwClamp is the run's in-register clamp (convRun.clamp) where the

@@ -18,6 +18,22 @@ import "github.com/kilnml/kiln/ops/cpuid"
 //go:noescape
 func dwTaps128AVX512(y, x *float32, off *int, w *float32, taps, blocks int, bias float32)
 
+// dwRows3x3AVX512 is the AVX-512 dwRows3Kernel (conv_depthwise.go): a
+// 3×3 stride-1 convolution four output rows at a time, the rows wq
+// floats apart in x and y, sixteen accumulators (four rows by 64
+// columns), each input vector loaded once for the up to three rows whose
+// taps read it:
+//
+//	for g < groups, r < 4, c < 16·vecs:
+//	    y[(4g+r)·wq + c] = bias + Σ_{ky,kx < 3} w[3ky+kx]·x[(4g+r+ky)·wq + kx + c]   (fused, 3ky+kx ascending)
+//
+// the sums of dwTaps128AVX512 over the taps ky·wq + kx, to the bit. It
+// reads x[0 : (4·groups+1)·wq + 16·vecs + 2] and writes y[0 : (4·groups-1)·wq
+// + 16·vecs] (depthwiseKernels.runRows3 checks both).
+//
+//go:noescape
+func dwRows3x3AVX512(y, x, w *float32, wq, groups, vecs int, bias float32)
+
 // dwTaps64AVX2 is dwTaps128AVX512 with eight ymm accumulators: blocks of
 // 64 outputs, the same sums to the bit.
 //
@@ -141,6 +157,7 @@ func init() {
 	depthwiseFamily.add(
 		&depthwiseKernels{
 			name: "avx512", feature: cpuid.AVX512, block: 128, taps: dwTaps128AVX512,
+			rows3:  dwRows3x3AVX512,
 			split2: dwSplit2AVX512,
 			copy2:  dwCopy2AVX512, copyClamp: dwCopyClampAVX512,
 			chanTaps: dwChanTapsAVX512, chanIn: dwChanInAVX512, chanOut: dwChanOutAVX512,
