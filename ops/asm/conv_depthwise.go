@@ -269,16 +269,8 @@ func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 	// output.
 	reach := (g.KH-1)*g.DH/g.SH*d.wq + (g.KW-1)*g.DW/g.SW
 	d.plane = roundUp(max(d.hq*d.wq, d.rows*d.wq+k.block+reach), 16)
-	off := make([]int, 0, g.KH*g.KW)
-	for ky := range g.KH {
-		for kx := range g.KW {
-			dy, dx := ky*g.DH, kx*g.DW
-			phase := (dy%g.SH)*g.SW + dx%g.SW
-			off = append(off, phase*d.plane+dy/g.SH*d.wq+dx/g.SW)
-		}
-	}
-	d.taps = newDwTaps(off)
-	d.rows3 = dwRowsOn && k.rows3 != nil && g.SH == 1 && g.SW == 1 && g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1
+	d.taps = newDwTaps(phaseTaps(g, d.plane, d.wq))
+	d.rows3 = dwRowsOn && k.rows3 != nil && g.is3x3S1()
 	items := g.N * g.M
 	if d.rows == 0 || g.OW == 0 {
 		items = 0
@@ -286,7 +278,7 @@ func (c *Conv2D) prepareDepthwisePath(par Par, k *depthwiseKernels, path int) {
 	if c.pooled.on {
 		c.taps = convKernelsFor(c.k.Feature)
 	}
-	c.c = NewChunks(par, items, max(1, (1<<15)/max(1, c.ohw*len(off))), c.depthwisePlanes)
+	c.c = NewChunks(par, items, max(1, (1<<15)/max(1, c.ohw*len(d.taps.off))), c.depthwisePlanes)
 	d.ws = make([]dwWorker, c.c.N())
 	for i := range d.ws {
 		w := &d.ws[i]
@@ -309,6 +301,28 @@ func phaseDims(g *ConvGeom) (hq, wq int) {
 	hp := max(g.PT+g.H, (g.OH-1)*g.SH+(g.KH-1)*g.DH+1)
 	wp := max(g.PL+g.W, (g.OW-1)*g.SW+(g.KW-1)*g.DW+1)
 	return (hp + g.SH - 1) / g.SH, (wp + g.SW - 1) / g.SW
+}
+
+// phaseTaps is each tap's offset (ky·KW + kx order) from output (0, 0)'s
+// cell in a copy of one channel split into its stride phases (phaseDims),
+// each plane floats long with rows wq apart: phase (ky·DH mod SH,
+// kx·DW mod SW) at (ky·DH/SH, kx·DW/SW).
+func phaseTaps(g *ConvGeom, plane, wq int) []int {
+	off := make([]int, 0, g.KH*g.KW)
+	for ky := range g.KH {
+		for kx := range g.KW {
+			dy, dx := ky*g.DH, kx*g.DW
+			phase := (dy%g.SH)*g.SW + dx%g.SW
+			off = append(off, phase*plane+dy/g.SH*wq+dx/g.SW)
+		}
+	}
+	return off
+}
+
+// is3x3S1 reports whether g's kernel is 3×3 at stride 1 without
+// dilation (Winograd's shape, and the depthwise rows kernel's).
+func (g *ConvGeom) is3x3S1() bool {
+	return g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && g.DW == 1
 }
 
 // depthwisePlanes computes output planes [lo, hi), numbered over (n, m),

@@ -123,13 +123,9 @@ func (c *Conv2D) prepareChan(par Par) {
 		}
 	}
 	ch.dpos = newDwIdx(dpos)
-	off := make([]int, 0, g.KH*g.KW)
-	for ky := range g.KH {
-		for kx := range g.KW {
-			dy, dx := ky*g.DH, kx*g.DW
-			phase := (dy%g.SH)*g.SW + dx%g.SW
-			off = append(off, (phase*planeQ+dy/g.SH*d.wq+dx/g.SW)*dwLanes)
-		}
+	off := phaseTaps(g, planeQ, d.wq)
+	for i := range off {
+		off[i] *= dwLanes // sixteen channels a cell
 	}
 	ch.taps = newDwTaps(off)
 	ch.wAt = g.M * len(off)

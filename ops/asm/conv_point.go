@@ -104,8 +104,7 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	if inPlace && c.ohw < 2*g.C {
 		return nil // deep and small: see pointMinPositions
 	}
-	winograd := g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && g.DW == 1
-	if !inPlace && (winograd || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || g.OW < 16 || c.kk > pointMaxDepth ||
+	if !inPlace && (g.is3x3S1() || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || g.OW < 16 || c.kk > pointMaxDepth ||
 		20*16*((g.OW+15)/16) > 23*g.OW) {
 		return nil
 	}
@@ -122,13 +121,10 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 		c.preparePhases()
 		d := &c.dw
 		p.plane, p.phases, xRow = d.plane, g.SH*g.SW, d.wq
+		taps := phaseTaps(g, p.plane, d.wq)
 		for ci := range g.C {
-			for ky := range g.KH {
-				for kx := range g.KW {
-					dy, dx := ky*g.DH, kx*g.DW
-					phase := (dy%g.SH)*g.SW + dx%g.SW
-					off = append(off, (ci*p.phases+phase)*p.plane+dy/g.SH*d.wq+dx/g.SW)
-				}
+			for _, t := range taps {
+				off = append(off, ci*p.phases*p.plane+t)
 			}
 		}
 		rowTiles = pointTiles(g.OW)

@@ -68,8 +68,7 @@ const winoBlockFloats = 80 << 10
 // and transforms in assembly for the feature.
 func (c *Conv2D) planWino(threads int) *convWino {
 	g := &c.g
-	if !convWinoOn || !c.direct || c.pooled.on || g.Groups != 1 || g.KH != 3 || g.KW != 3 ||
-		g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 || g.OH%2 != 0 || g.OW%16 != 0 || g.C < 8 || g.M < 8 {
+	if !convWinoOn || !c.direct || c.pooled.on || g.Groups != 1 || !g.is3x3S1() || g.OH%2 != 0 || g.OW%16 != 0 || g.C < 8 || g.M < 8 {
 		return nil
 	}
 	wk := winoKernelsFor(c.v.Feature)

@@ -142,8 +142,7 @@ type winoGemmGeom struct {
 // after padding the tiles.
 func (c *Conv2D) winoGemmShape() (winoGemmGeom, bool) {
 	g := &c.g
-	if !convWinoOn || c.direct || c.pooled.on || g.Groups != 1 || g.KH != 3 || g.KW != 3 ||
-		g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 ||
+	if !convWinoOn || c.direct || c.pooled.on || g.Groups != 1 || !g.is3x3S1() ||
 		g.C < 8 || g.M < 8 || c.v.nr != 16 || winoKernelsFor(c.v.Feature) == nil {
 		return winoGemmGeom{}, false
 	}
