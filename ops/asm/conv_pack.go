@@ -76,6 +76,9 @@ func (c *Conv2D) preparePad(par Par) {
 		p.copy = false
 	} else {
 		p.c = NewChunks(par, g.N*g.C, max(1, (1<<14)/(p.hp*p.wp)), c.padPlanes)
+		if g.Groups == 1 {
+			p.c = NewChunks(par, g.N*p.hp, max(1, (1<<14)/(g.C*p.wp)), c.padBands)
+		}
 		if p.rows = c.taps.padRows; p.rows != nil {
 			p.masks = padMasks(g.W, p.wp, g.PL)
 		}
@@ -127,6 +130,35 @@ func (c *Conv2D) padPlanes(_, lo, hi int) {
 		clear(dst[:g.PT*p.wp])
 		c.padRows(dst[g.PT*p.wp:], src, g.H)
 		clear(dst[(g.PT+g.H)*p.wp:])
+	}
+}
+
+// padBands writes padded rows [lo, hi), numbered over (image, padded
+// row), of every channel. An ungrouped convolution's workers take its
+// tiles (output rows, all channels) in contiguous shares, so a worker
+// padding the band of rows its own tiles read then reads it from its
+// own cache; split by planes, each tile read every worker's lines, and
+// the next run's padding took back the lines the other core had read:
+// a 3-channel stem at 128² ran 220 µs on one thread and on two.
+func (c *Conv2D) padBands(_, lo, hi int) {
+	g, p := &c.g, &c.pad
+	for it := lo; it < hi; {
+		n, r0 := it/p.hp, it%p.hp
+		r1 := min(p.hp, r0+hi-it) // this image's rows of the band
+		mid0, mid1 := max(r0, g.PT), min(r1, g.PT+g.H)
+		for ch := range g.C {
+			plane := n*g.C + ch
+			dst := p.buf[plane*p.hp*p.wp:][:p.hp*p.wp]
+			if mid0 >= mid1 {
+				clear(dst[r0*p.wp : r1*p.wp])
+				continue
+			}
+			clear(dst[r0*p.wp : mid0*p.wp])
+			src := p.x[plane*c.hw:][:c.hw]
+			c.padRows(dst[mid0*p.wp:], src[(mid0-g.PT)*g.W:], mid1-mid0)
+			clear(dst[mid1*p.wp : r1*p.wp])
+		}
+		it += r1 - r0
 	}
 }
 

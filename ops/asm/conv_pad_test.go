@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -44,5 +45,51 @@ func TestPadRows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPadBands checks the padded copy written in bands of rows (the
+// chunks of an ungrouped convolution's padding) against the one written
+// plane by plane: random geometries of one to three images, every float
+// written (the buffer starts as NaNs), and the rows cut into random
+// bands, some crossing from one image into the next, written in random
+// order.
+func TestPadBands(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	nan := float32(math.NaN())
+	for i := range 200 {
+		k := 1 + 2*r.IntN(3)
+		tg := tgeom{N: 1 + r.IntN(3), C: 1 + r.IntN(5), H: 1 + r.IntN(20), W: 1 + r.IntN(40), M: 4, KH: k, KW: k,
+			SH: 1 + r.IntN(2), SW: 1 + r.IntN(2), PT: r.IntN(3), PL: r.IntN(3), PB: r.IntN(3), PR: r.IntN(3)}
+		g := tg.normalised()
+		if g.OH < 1 || g.OW < 1 {
+			continue
+		}
+		c, err := NewConv2D(g, false, nil, nil, goPar(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.pad.copy {
+			continue
+		}
+		x := randFloats(r, g.N*g.C*g.H*g.W)
+		buf := c.padInput(x, false)
+		fill(buf, nan)
+		c.padPlanes(0, 0, g.N*g.C)
+		want := slices.Clone(buf)
+		fill(buf, nan)
+		rows := g.N * c.pad.hp
+		cuts := []int{0, rows}
+		for range r.IntN(6) {
+			cuts = append(cuts, r.IntN(rows+1))
+		}
+		slices.Sort(cuts)
+		for _, j := range r.Perm(len(cuts) - 1) {
+			c.padBands(0, cuts[j], cuts[j+1])
+		}
+		if !slicesBitsEq(buf, want) {
+			t.Fatalf("case %d %+v, bands %v: the bands' copy differs from the planes'", i, tg, cuts)
+		}
+		c.releasePad()
 	}
 }
