@@ -50,6 +50,7 @@ type convTWorker struct {
 	col    []float32
 	calls  []zipCall // a run's ZipSumRows calls
 	err    error     // the first product that failed in this run
+	_      [128]byte // written during runs: kept out of the next worker's cache lines (asm's workerPad)
 }
 
 type convTBlocks struct {

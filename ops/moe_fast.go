@@ -54,7 +54,8 @@ type moeItem struct{ e, lo, hi, c0, n int }
 type moeWorker struct {
 	gu, dn *asm.Gemm // gate and up: [rows, F] = [rows, H]·[H, F]; down: [rows, H] = [rows, F]·[F, H]
 	args   asm.GemmArgs
-	err    error // the phase's first failure on this worker
+	err    error     // the phase's first failure on this worker
+	_      [128]byte // written during runs: kept out of the next worker's cache lines (asm's workerPad)
 }
 
 // moeFast is a prepared OpMoE kernel.

@@ -227,6 +227,7 @@ type dwWorker struct {
 	// (here, not on the stack: the kernel call through a func value
 	// would move it to the heap every run)
 	roff [dwLanes]int
+	_    workerPad
 }
 
 // The depthwise paths a plan may be forced to (tests, benchmarks).

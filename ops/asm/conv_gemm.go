@@ -67,6 +67,7 @@ type convWorker struct {
 	// progress, whose products are all whole tiles of one depth block; 0
 	// otherwise.
 	clamp uint
+	_     workerPad
 }
 
 // convFarBytes is the size of packed weights past which a pass over them

@@ -48,6 +48,7 @@ type convWino struct {
 type winoWorker struct {
 	v, m []float32 // transformed inputs [16][tb/16][C][16], products [16][M][tb] (ξ strides vs, ms)
 	acc  [8]float32
+	_    workerPad
 }
 
 // winoSkew pads the ξ stride of the V and M buffers by a cache line:
