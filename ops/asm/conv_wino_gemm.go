@@ -110,7 +110,8 @@ type winoBand struct {
 	n, ty0 int
 	v, m   []float32
 	rows   []float32 // the band's padded input rows, when workers pad their own (padRows)
-	_      [64]byte  // workers' bands in separate cache lines
+	buf    []float32 // v, m and rows, taken from convWinoOwnFree for the run
+	_      workerPad
 }
 
 // winoInScratch is an input-transform chunk's: the sums the transforms
@@ -123,8 +124,22 @@ type winoInScratch struct {
 	tail [128]float32
 }
 
-// convWinoFree holds the V and M buffers of runs not in progress.
+// convWinoFree holds the V and M buffers of the split passes' runs not in
+// progress.
 var convWinoFree freeList
+
+// convWinoOwnFree holds, per chunk, the buffers (V, M and padded rows) of
+// workers that run whole bands: chunk i's band buffer of every Winograd
+// step comes from list i, so that the bytes a worker writes are those it
+// wrote in the step before, whatever the steps' band sizes. Cut from one
+// buffer, chunk 1's V of a 32-channel step at 64² lay over chunk 0's of
+// the 64-channel step at 32² before it, so steps began by taking
+// megabytes of lines from the other core's cache: at times when the
+// 2-vCPU Zen 5 VM's cores pass lines slowly (a 460-520 ns round trip),
+// bench/onnx's CNN's Winograd steps ran at 0.95-0.97× their one-thread
+// time on two threads, and 1.41-1.54× with a buffer per chunk (the
+// model 1.67 → 1.35 ms; alike at times when lines pass fast).
+var convWinoOwnFree [64]freeList
 
 // winoGemmGeom is the tiling of the packing path's Winograd runs.
 type winoGemmGeom struct {
@@ -269,18 +284,23 @@ func (c *Conv2D) runWinoGemm() bool {
 			padRows = g.C * c.padRowsPlane()
 		}
 	}
-	buf := convWinoFree.take(bufs * (band + padRows))
 	w.bias = c.run.a[len(c.run.a)-g.M:]
 	w.bad.Store(false)
 	if w.local {
 		for i := range bufs {
-			b, own := &w.own[i], buf[i*(band+padRows):]
+			b, own := &w.own[i], convWinoOwnFree[i%len(convWinoOwnFree)].take(band+padRows)
 			b.v, b.m = own[:16*w.vs], own[16*w.vs:][:16*w.ms]
 			b.rows = own[band:][:padRows]
+			b.buf = own
 		}
 		w.claims.reset(g.N * w.bands)
 		w.bandsC.Do()
+		for i := range bufs {
+			convWinoOwnFree[i%len(convWinoOwnFree)].give(w.own[i].buf)
+			w.own[i].buf = nil
+		}
 	} else {
+		buf := convWinoFree.take(band)
 		b := &w.shared
 		b.v, b.m = buf[:16*w.vs], buf[16*w.vs:]
 	bands:
@@ -298,8 +318,8 @@ func (c *Conv2D) runWinoGemm() bool {
 				w.out.Do()
 			}
 		}
+		convWinoFree.give(buf)
 	}
-	convWinoFree.give(buf)
 	for i := range w.own {
 		w.own[i].v, w.own[i].m, w.own[i].rows = nil, nil, nil
 	}
