@@ -17,7 +17,11 @@
 # results.png), both titled with the host (host.py: CPU model, SIMD level,
 # cores). The whole sweep runs ROUNDS times (default 3): on a shared
 # machine one round's ratio can move by 15%, so the table gives medians
-# over rounds and each round's ratio to ONNX Runtime. -quick runs one
+# over rounds and each round's ratio to ONNX Runtime. Around each case's
+# two-thread runs bench/cores records where the host ran the two threads
+# (two cores, or one core's two hardware threads, which a VM's vCPUs get
+# at times; and how fast the cores pass cache lines), and the speed-up
+# table gives the medians over the rounds on two cores beside all. -quick runs one
 # round of 3 runs each. KILN_BENCH_CASES="model set runs warmup;..."
 # replaces the case list (e.g. "mobilenet_v3_small b1 20 3", which
 # export_models.py builds only when named).
@@ -71,7 +75,7 @@ fi
 if [ ! -d "$here/node_modules/onnxruntime-node" ]; then
   (cd "$here" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent)
 fi
-(cd "$root" && go build -o "$tmp/kiln" ./cmd/kiln)
+(cd "$root" && go build -o "$tmp/kiln" ./cmd/kiln && go build -o "$tmp/cores" ./bench/cores)
 
 results=$here/results.jsonl
 py "$here/host.py" "$tmp/kiln" >"$results" # first line: the host, for the titles
@@ -140,9 +144,14 @@ for round in $(seq "$rounds"); do
         torch_env["$model $set $threads"]=$(calibrate_torch "$model" "$set" "$threads" $((runs > 5 ? (runs + 1) / 2 : 3)) "$warmup")
         echo "PyTorch, $model $set threads $threads: ${torch_env["$model $set $threads"]}"
       fi
+      # Where the host ran the two threads (bench/cores), before and after.
+      [ "$threads" = 2 ] && before=$("$tmp/cores" || echo null)
       k=$("$tmp/kiln" bench "$dir/model.onnx" $(inputs "$model" "$set") --threads "$threads" --runs "$runs" --warmup "$warmup" --json --progress off)
       o=$(node "$here/ort_bench.js" "$dir/model.onnx" "$dir/$set" "$threads" "$runs" "$warmup")
       t=$(py "$here/torch_bench.py" "$model" "$dir/$set" "$threads" "$runs" "$warmup" "${torch_env["$model $set $threads"]}")
+      if [ "$threads" = 2 ]; then
+        printf '{"round":%s,"case":"%s %s","kind":"cores","before":%s,"after":%s}\n' "$round" "$model" "$set" "$before" "$("$tmp/cores" || echo null)" >>"$results"
+      fi
       for pair in "kiln:$k" "ort:$o" "torch:$t"; do
         printf '{"round":%s,"case":"%s %s","threads":%s,"runtime":"%s","result":%s}\n' "$round" "$model" "$set" "$threads" "${pair%%:*}" "${pair#*:}" >>"$results"
       done

@@ -53,28 +53,56 @@ def short_setting(s):
     return ", ".join(words)
 
 
-def speedups(per):
+def placement(rec):
+    """Where bench/cores found the two threads of a case's round, from its
+    probes before and after the runtimes ran: "two" (two cores both
+    times), "one" (one core's hardware threads both times), "moved" (the
+    host moved them in between) or None (no probe); and the slower of
+    the two line round trips."""
+    if rec is None or not rec.get("before") or not rec.get("after"):
+        return None, None
+    b, a = rec["before"]["cores"], rec["after"]["cores"]
+    return (b if b == a else "moved"), max(rec["before"]["rtt_ns"], rec["after"]["rtt_ns"])
+
+
+def speedups(per, cores):
     """Prints each runtime's two-thread speed-up per case: its one-thread
     over its two-thread median latency of the same round (the two ran
-    minutes apart at most), the median over rounds, and each round's."""
+    minutes apart at most), the median over all rounds and over the
+    rounds whose two threads ran on two cores (cores: bench/cores' probes
+    per (case, round)), then kiln's in each round with where it ran."""
     cases = [case for case, threads in per if threads == 1 and (case, 2) in per]
     if not cases:
         return
     print("## Two-thread speed-up\n")
     print("Each runtime's one-thread latency over its two-thread latency in the same round (median over rounds;")
     print("then kiln's per round). A host whose second core or memory is busy with other tenants lowers every")
-    print("runtime's figure; the runtimes ran interleaved, so they met the same conditions.\n")
-    print("| model | kiln | ONNX Runtime | PyTorch | kiln per round |")
-    print("|---|---:|---:|---:|---|")
+    print("runtime's figure; the runtimes ran interleaved, so they met the same conditions. A virtual machine's")
+    print("two vCPUs may also run on the two hardware threads of one core, which share its FMA units (bench/cores,")
+    print("run before and after each case's two-thread runs, tells: `1c` beside a round), or on cores of different")
+    print("dies, which pass each cache line one hands the other in 400-600 ns instead of 100-200 (the slower probe's")
+    print("round trip in ns beside each round); the `two cores` columns take the rounds on two cores both times.\n")
+    print("| model | kiln | ONNX Runtime | PyTorch | kiln, two cores | ONNX Runtime, two cores | kiln per round |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for case in cases:
         one, two = per[(case, 1)], per[(case, 2)]
         rounds = [r for r in one if r in two]
-        med = {}
-        for rt in ("kiln", "ort", "torch"):
-            xs = [one[r][rt] / two[r][rt] for r in rounds if rt in one[r] and rt in two[r]]
-            med[rt] = f"{statistics.median(xs):.2f}×" if xs else "?"
-        kiln = " ".join(f"{one[r]['kiln'] / two[r]['kiln']:.2f}" for r in rounds if "kiln" in one[r] and "kiln" in two[r])
-        print(f"| {case} | {med['kiln']} | {med['ort']} | {med['torch']} | {kiln} |")
+        where = {r: placement(cores.get((case, r))) for r in rounds}
+
+        def med(rt, rs):
+            xs = [one[r][rt] / two[r][rt] for r in rs if rt in one[r] and rt in two[r]]
+            return f"{statistics.median(xs):.2f}×" if xs else "–"
+
+        both = [r for r in rounds if where[r][0] == "two"]
+        marks = []
+        for r in rounds:
+            if "kiln" not in one[r] or "kiln" not in two[r]:
+                continue
+            at, rtt = where[r]
+            note = {"two": f" ({rtt:.0f})", "one": " (1c)", "moved": " (moved)"}.get(at, "")
+            marks.append(f"{one[r]['kiln'] / two[r]['kiln']:.2f}{note}")
+        print(f"| {case} | {med('kiln', rounds)} | {med('ort', rounds)} | {med('torch', rounds)} "
+              f"| {med('kiln', both)} | {med('ort', both)} | {', '.join(marks)} |")
     print()
 
 
@@ -87,6 +115,7 @@ def main():
     runs = {}
     settings = {}  # (case, threads) -> PyTorch's setting
     calib = collections.defaultdict(list)  # (case, threads) -> calibration records
+    cores = {}  # (case, round) -> bench/cores' probes around its two-thread runs
     machine = None
     for line in open(path):
         r = json.loads(line)
@@ -96,6 +125,9 @@ def main():
             continue
         if kind == "torch-calibration":
             calib[(r["case"], r["threads"])].append(r)
+            continue
+        if kind == "cores":
+            cores[(r["case"], r.get("round", 1))] = r
             continue
         key = (r["case"], r["threads"])
         per[key][r.get("round", 1)][r["runtime"]] = r["result"]["median_ms"]
@@ -137,7 +169,7 @@ def main():
               f"| {short_setting(settings.get((case, threads)))} |")
     print("<!-- table end -->")
     print()
-    speedups(per)
+    speedups(per, cores)
     print("PyTorch env: the environment PyTorch ran in, the fastest of a calibration run per case (below): default")
     print("(nothing set), passive (`OMP_WAIT_POLICY=PASSIVE`: OpenMP workers sleep instead of spinning), OpenBLAS N")
     print("(`OPENBLAS_NUM_THREADS=N`), or both.")

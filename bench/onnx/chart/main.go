@@ -23,8 +23,9 @@ import (
 )
 
 // record is one line of results.jsonl: a measurement, or with Kind
-// "host" the host's description, or with Kind "torch-calibration" one of
-// PyTorch's calibration runs (not drawn).
+// "host" the host's description, with Kind "torch-calibration" one of
+// PyTorch's calibration runs, or with Kind "cores" where the host ran a
+// case's two threads (bench/cores; neither is drawn).
 type record struct {
 	Kind    string `json:"kind"`
 	Title   string `json:"title"`

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kilnml/kiln/ops/asm"
+)
+
+// probe is what cores prints.
+type probe struct {
+	FMA1       float64 `json:"fma_1t_gflops"`
+	FMA2       float64 `json:"fma_2t_gflops_per_thread"`
+	FMARatio   float64 `json:"fma_ratio"`
+	RTTNs      float64 `json:"rtt_ns"`
+	Cores      string  `json:"cores"`
+	FMAVariant string  `json:"fma_variant"`
+}
+
+// fmaIters is each FMA window's iterations: about 20 ms on a core.
+const fmaIters = 4_000_000
+
+func main() {
+	if runtime.NumCPU() < 2 {
+		fmt.Fprintln(os.Stderr, "cores: one logical CPU: nothing to compare")
+		os.Exit(1)
+	}
+	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2))
+	var p probe
+	if f, v := asm.FMAPeak(1); f == 0 {
+		fmt.Fprintln(os.Stderr, "cores: no FMA loop for this CPU")
+		os.Exit(1)
+	} else {
+		p.FMAVariant = string(v)
+	}
+	// Best of three windows each: the question is what the cores can do,
+	// not what other tenants left of them in one window.
+	for range 3 {
+		p.FMA1 = max(p.FMA1, fmaRate(1))
+		p.FMA2 = max(p.FMA2, fmaRate(2))
+	}
+	p.FMARatio = p.FMA2 / p.FMA1
+	p.RTTNs = roundTrip()
+	p.Cores = placement(p.FMARatio)
+	if err := json.NewEncoder(os.Stdout).Encode(p); err != nil {
+		fmt.Fprintln(os.Stderr, "cores:", err)
+		os.Exit(1)
+	}
+}
+
+// placement names the cores two threads ran on from the per-thread FMA
+// rate of two at once over one alone: "two" from 0.75 up, else "one"
+// (hardware threads of one core share its FMA units: about 0.5).
+func placement(fmaRatio float64) string {
+	if fmaRatio >= 0.75 {
+		return "two"
+	}
+	return "one"
+}
+
+// fmaRate runs the FMA loop on threads OS threads at once and returns the
+// GFLOP/s of each (their mean).
+func fmaRate(threads int) float64 {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	secs := make([]float64, threads)
+	flops := 0.0
+	for i := range threads {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			<-start
+			t := time.Now()
+			f, _ := asm.FMAPeak(fmaIters)
+			secs[i] = time.Since(t).Seconds()
+			if i == 0 {
+				flops = f
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	sum := 0.0
+	for _, s := range secs {
+		sum += flops / s / 1e9
+	}
+	return sum / float64(threads)
+}
+
+// roundTrip is the median over trials of a cache line's round trip
+// between two OS threads (on a 2-CPU machine the scheduler puts two
+// busy threads on its two CPUs).
+func roundTrip() float64 {
+	const trips, trials = 20000, 5
+	var rtts []float64
+	for range trials {
+		var line atomic.Int64
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for i := int64(1); i <= trips; i++ {
+				for line.Load() != 2*i-1 {
+				}
+				line.Store(2 * i)
+			}
+		})
+		runtime.LockOSThread()
+		t := time.Now() // the partner's start, amortised over the trips
+		for i := int64(1); i <= trips; i++ {
+			line.Store(2*i - 1)
+			for line.Load() != 2*i {
+			}
+		}
+		rtts = append(rtts, float64(time.Since(t).Nanoseconds())/trips)
+		runtime.UnlockOSThread()
+		wg.Wait()
+	}
+	slices.Sort(rtts)
+	return rtts[len(rtts)/2]
+}
