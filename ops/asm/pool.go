@@ -54,7 +54,7 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 	if p.avg2 = poolFamily.forFeature(k.Feature).avg2; !p.avg2On() {
 		p.avg2 = nil
 	}
-	p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
+	p.c = NewChunks(par, g.N*g.OH, max(1, (1<<13)/max(1, g.C*g.W*g.KH)), p.bands)
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
 		switch {
@@ -84,6 +84,26 @@ func (p *Pool2D) Run(y, x []float32) error {
 	p.c.Do()
 	p.x, p.y = nil, nil
 	return nil
+}
+
+// bands computes output rows [lo, hi), numbered over (image, output
+// row), of every channel: workers take bands of rows, as convolutions
+// deal their tiles, so that a worker pools the rows it computed as the
+// previous step's output and writes those the next step's tiles give it.
+// Split by channels, ResNet-18's max pooling between its stem and its
+// first convolution read half of the stem's 3 MiB from the other core
+// and handed half of its output back.
+func (p *Pool2D) bands(ch, lo, hi int) {
+	g := &p.g
+	for it := lo; it < hi; {
+		n, oy0 := it/g.OH, it%g.OH
+		oy1 := min(g.OH, oy0+hi-it) // this image's rows of the band
+		for c := range g.C {
+			plane := n*g.C + c
+			p.rows(ch, plane*g.OH+oy0, plane*g.OH+oy1)
+		}
+		it += oy1 - oy0
+	}
 }
 
 // wide reports whether a max pooling's rows go through windowMax: a

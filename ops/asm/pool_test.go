@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -46,15 +47,23 @@ func poolRef(g ConvGeom, x []float32, isMax, countPad bool) []float64 {
 	return y
 }
 
+// randPoolGeom is a random pooling of up to images images: windows of
+// 1-4 by 1-4 with padding short of a window, strides 1-3, 1-4 channels;
+// false when it has no output.
+func randPoolGeom(r *rand.Rand, images int) (ConvGeom, bool) {
+	kh, kw := 1+r.IntN(4), 1+r.IntN(4)
+	c := 1 + r.IntN(4)
+	g := tgeom{N: 1 + r.IntN(images), C: c, M: c, H: 1 + r.IntN(40), W: 1 + r.IntN(60), KH: kh, KW: kw,
+		SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), PT: r.IntN(kh), PL: r.IntN(kw), PB: r.IntN(kh), PR: r.IntN(kw)}.normalised()
+	return g, g.OH > 0 && g.OW > 0
+}
+
 func TestPool2DRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, k := range RowVariants() {
 		for trial := range 300 {
-			kh, kw := 1+r.IntN(4), 1+r.IntN(4)
-			c := 1 + r.IntN(4)
-			g := tgeom{N: 1 + r.IntN(2), C: c, M: c, H: 1 + r.IntN(40), W: 1 + r.IntN(60), KH: kh, KW: kw,
-				SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), PT: r.IntN(kh), PL: r.IntN(kw), PB: r.IntN(kh), PR: r.IntN(kw)}.normalised()
-			if g.OH == 0 || g.OW == 0 {
+			g, ok := randPoolGeom(r, 2)
+			if !ok {
 				continue
 			}
 			isMax, countPad := r.IntN(2) == 0, r.IntN(2) == 0
@@ -117,6 +126,45 @@ func BenchmarkPool2DMax(b *testing.B) {
 	for b.Loop() {
 		if err := p.Run(y, x); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPool2DBands checks the bands of rows (image, output row; every
+// channel) that workers take against the plane-by-plane rows over the
+// whole output: random poolings of one to three images, the rows cut
+// into random bands, some crossing images, run in random order, every
+// output written (the buffer starts as NaNs that no max or average
+// here gives).
+func TestPool2DBands(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	for trial := range 200 {
+		g, ok := randPoolGeom(r, 3)
+		if !ok {
+			continue
+		}
+		p, err := NewPool2D(g, r.IntN(2) == 0, r.IntN(2) == 0, nil, Par{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randFloats(r, g.N*g.C*g.H*g.W)
+		want, got := make([]float32, g.N*g.C*g.OH*g.OW), make([]float32, g.N*g.C*g.OH*g.OW)
+		fill(want, float32(math.NaN()))
+		fill(got, float32(math.NaN()))
+		p.x, p.y = x, want
+		p.rows(0, 0, g.N*g.C*g.OH)
+		rows := g.N * g.OH
+		cuts := []int{0, rows}
+		for range r.IntN(6) {
+			cuts = append(cuts, r.IntN(rows+1))
+		}
+		slices.Sort(cuts)
+		p.y = got
+		for _, j := range r.Perm(len(cuts) - 1) {
+			p.bands(0, cuts[j], cuts[j+1])
+		}
+		if !slicesBitsEq(got, want) {
+			t.Fatalf("trial %d %+v, bands %v: the bands' output differs from the rows'", trial, g, cuts)
 		}
 	}
 }
