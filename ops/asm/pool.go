@@ -55,6 +55,9 @@ func NewPool2D(g ConvGeom, isMax, countPad bool, k *RowKernels, par Par) (*Pool2
 		p.avg2 = nil
 	}
 	p.c = NewChunks(par, g.N*g.OH, max(1, (1<<13)/max(1, g.C*g.W*g.KH)), p.bands)
+	if g.N*g.OH < 4*max(par.Threads, 1) { // too few rows to deal: split the planes
+		p.c = NewChunks(par, g.N*g.C*g.OH, max(1, (1<<13)/max(1, g.W*g.KH)), p.rows)
+	}
 	p.ws = make([]poolScratch, p.c.N())
 	for i := range p.ws {
 		switch {
