@@ -21,6 +21,8 @@
 //     hands from one worker to the other pays.
 //   - cores: "two" where fma_ratio is at least 0.75, else "one".
 //
+// Run it on an otherwise idle machine: other busy threads take turns with
+// its own and read as one core (and as slow lines).
 // bench/onnx/compare.sh runs it around every two-thread measurement and
 // reports speed-ups over the rounds that ran on two cores beside those
 // over all rounds.

@@ -9,7 +9,10 @@
 #   ROUNDS=5 SHAPES=sq1024:1024x1024x1024 bench/gemm/compare.sh
 #
 # OpenBLAS runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, so it
-# picks its kernel for this CPU itself.
+# picks its kernel for this CPU itself. Before each round's two-thread
+# runs bench/cores says where the host runs two threads (a VM's two vCPUs
+# may share one core, whose FMA units two threads then split); its lines
+# follow the cpu line.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,7 +25,7 @@ PY=${PY:-/usr/bin/python3}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && go build -o "$tmp/kiln" ./bench/gemm/kiln)
+(cd "$root" && go build -o "$tmp/kiln" ./bench/gemm/kiln && go build -o "$tmp/cores" ./bench/cores)
 (cd "$here/gonum" && go build -o "$tmp/gonum" .)
 
 out="$tmp/lines"
@@ -31,6 +34,8 @@ r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	for t in $THREADS; do
 		echo "round $r/$ROUNDS, $t thread(s)" >&2
+		# where the host runs two threads this round (bench/cores)
+		[ "$t" = 1 ] || "$tmp/cores" | "$PY" -c 'import json,sys; p=json.load(sys.stdin); print("round %s: %s core(s), two-thread FMAs %.2f of one, line round trip %.0f ns" % (sys.argv[1], p["cores"], p["fma_ratio"], p["rtt_ns"]))' "$r" >>"$tmp/cores.txt" || true
 		"$tmp/kiln" -threads "$t" -shapes "$SHAPES" -budget "${BUDGET}s" -windows "$WINDOWS" >>"$out"
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$t" \
 			"$PY" "$here/openblas.py" "$SHAPES" "$BUDGET" "$WINDOWS" >>"$out"
@@ -39,4 +44,5 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) logical CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ ! -s "$tmp/cores.txt" ] || cat "$tmp/cores.txt"
 "$PY" "$here/table.py" <"$out"
