@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/kilnml/kiln/graph"
 	"github.com/kilnml/kiln/ops/asm"
@@ -27,7 +28,10 @@ import (
 // a param (weights=param, as models hold them: packed once while they do
 // not change), against the same product as a model's MatMul with
 // constant weights runs it, input cells by Cin times W [Cin × M] with W
-// packed once (asm.PackedB).
+// packed once (asm.PackedB). Both rates are also given over the FMA
+// peak of as many cores (asm.FMAPeakRate, measured after them: the
+// clock the host gave them): ×peak for the ConvTranspose, gemm×peak for
+// the GEMM, which shows how much room either leaves.
 func BenchmarkConvTranspose(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -81,6 +85,10 @@ func BenchmarkConvTranspose(b *testing.B) {
 					b.ReportMetric(flops/op/1e9, "GFLOP/s")
 					b.ReportMetric(flops/refT/1e9, "gemmGFLOP/s")
 					b.ReportMetric(refT/op, "×gemm")
+					if peak := asm.FMAPeakRate(50 * time.Millisecond); peak > 0 {
+						b.ReportMetric(flops/op/1e9/(peak*float64(threads)), "×peak")
+						b.ReportMetric(flops/refT/1e9/(peak*float64(threads)), "gemm×peak")
+					}
 				})
 			}
 		}

@@ -38,7 +38,7 @@ var depthwiseBenchConvs = []struct {
 func BenchmarkConvDepthwise(b *testing.B) {
 	pool := newGemmPool(2)
 	defer pool.close()
-	peak := fmaPeakGMACs()
+	peak := FMAPeakRate(50*time.Millisecond) / 2 // GMAC/s: two flops a lane
 	for _, s := range depthwiseBenchConvs {
 		g := s.g.normalised()
 		for _, threads := range []int{1, 2} {
@@ -74,21 +74,6 @@ func BenchmarkConvDepthwise(b *testing.B) {
 			})
 		}
 	}
-}
-
-// fmaPeakGMACs is one core's FMA throughput in GMAC/s (FMA lanes a
-// second), from FMAPeak run for about 50 ms; 0 where there is none.
-func fmaPeakGMACs() float64 {
-	start := time.Now()
-	var flops float64
-	for time.Since(start) < 50*time.Millisecond {
-		f, _ := FMAPeak(1 << 14)
-		if f == 0 {
-			return 0
-		}
-		flops += f
-	}
-	return flops / 2 / time.Since(start).Seconds() / 1e9
 }
 
 // BenchmarkConvDepthwisePaths runs depthwise convolutions of growing

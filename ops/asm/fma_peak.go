@@ -1,6 +1,10 @@
 package asm
 
-import "github.com/kilnml/kiln/ops/cpuid"
+import (
+	"time"
+
+	"github.com/kilnml/kiln/ops/cpuid"
+)
 
 // fmaPeak is a loop of register-only FMAs of one feature: the core's
 // single-precision FMA throughput, against which kernels are read.
@@ -21,4 +25,22 @@ func FMAPeak(n int) (flops float64, v cpuid.Variant) {
 	}
 	p.run(n)
 	return 2 * float64(p.fmas) * float64(max(n, 0)), p.feature
+}
+
+// FMAPeakRate is one core's FMA throughput in GFLOP/s: FMAPeak's loop
+// run for about window, in slices of 16 Ki iterations (a fraction of a
+// millisecond); 0 where there is no loop. Benchmarks print their rate
+// over it (×peak), measured next to them: the clock the core runs at
+// under load is the one they met.
+func FMAPeakRate(window time.Duration) float64 {
+	start := time.Now()
+	var flops float64
+	for time.Since(start) < window {
+		f, _ := FMAPeak(1 << 14)
+		if f == 0 {
+			return 0
+		}
+		flops += f
+	}
+	return flops / time.Since(start).Seconds() / 1e9
 }
