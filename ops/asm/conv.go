@@ -180,6 +180,9 @@ func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par 
 	if pool {
 		c.pooled = pooled{on: true, ph: g.OH / 2, pw: g.OW / 2}
 	}
+	if c.cpg > 1 {
+		par = convWorkers(par, 2*g.N*g.M*c.ohw*c.kk)
+	}
 	if c.cpg == 1 {
 		c.depthwise = true
 		c.prepareDepthwise(par, depthwiseFor(k))
@@ -190,6 +193,35 @@ func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par 
 	}
 	c.prepareGemm(par)
 	return c, nil
+}
+
+// convParMinFlops is the least work (flops) of a convolution worth each
+// worker beyond the first: 2 Mflop, about 10 µs of one Zen 5 core's
+// AVX-512 products (the GEMMs' parMinFlops is a quarter of it: a
+// convolution's workers also read input rows the other core wrote, a
+// few KiB that the prefetchers do not ramp up for). DenseNet-121 at 64²
+// (120 convolutions, 84 under two workers' worth: at 8², 4² and 2²) ran
+// on two workers no faster than on one (4.04 ms, median of six rounds;
+// one worker 3.8-3.9), and in 3.52 with those on one (alternated
+// builds, cores that pass a line in 460-490 ns); YOLO-style, SqueezeNet,
+// U-Net, DCGAN, ShuffleNetV2, MobileNetV2 and EfficientNet-B0 alike.
+// Depthwise convolutions are not held to it: their few flops a byte make
+// them memory-bound, and MobileNetV2's small ones on one worker made the
+// model 12% slower. (A variable: the package's tests send small
+// convolutions down the parallel paths, TestMain.)
+var convParMinFlops = convParMinFlopsDefault
+
+const convParMinFlopsDefault = 1 << 21
+
+// convWorkers is par cut to the workers a convolution of flops work
+// keeps busy (convParMinFlops each): serial below two workers' worth.
+func convWorkers(par Par, flops int) Par {
+	t := min(par.Threads, max(1, flops/convParMinFlops))
+	if t <= 1 {
+		return Par{}
+	}
+	par.Threads = t
+	return par
 }
 
 // PackWeights packs w [M,C/G,KH,KW] and b [M] (nil without a bias) into

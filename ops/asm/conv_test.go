@@ -267,3 +267,41 @@ func TestConv2DErrors(t *testing.T) {
 		t.Error("output overlapping the input accepted")
 	}
 }
+
+// TestConvWorkers: a convolution gets a worker per convParMinFlops of
+// work, up to those it is given, and none to share below two workers'
+// worth (a serial plan: one chunk); depthwise convolutions keep every
+// worker.
+func TestConvWorkers(t *testing.T) {
+	defer func(v int) { convParMinFlops = v }(convParMinFlops)
+	convParMinFlops = convParMinFlopsDefault
+	par := goPar(4)
+	for _, c := range []struct {
+		flops, want int
+	}{{0, 1}, {convParMinFlopsDefault - 1, 1}, {2*convParMinFlopsDefault - 1, 1}, {2 * convParMinFlopsDefault, 2},
+		{3*convParMinFlopsDefault + 5, 3}, {100 * convParMinFlopsDefault, 4}} {
+		got := convWorkers(par, c.flops)
+		if threads := max(got.Threads, 1); threads != c.want || (c.want == 1) != (got.For == nil) {
+			t.Errorf("%d flops: %d threads (For set %v), want %d", c.flops, got.Threads, got.For != nil, c.want)
+		}
+	}
+	// DenseNet's 1×1 from 512 channels to 128 at 2×2 (1 Mflop): serial.
+	small := tgeom{N: 1, C: 512, H: 2, W: 2, M: 128, KH: 1, KW: 1}.normalised()
+	// ResNet-18's 3×3 at 56², 64 channels (231 Mflop): every worker.
+	big := tgeom{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}.normalised()
+	// A depthwise 3×3 over 128 channels of 14² (0.45 Mflop): every worker.
+	dw := tgeom{N: 1, C: 128, H: 14, W: 14, M: 128, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 128}.normalised()
+	for _, c := range []struct {
+		name   string
+		g      ConvGeom
+		chunks int
+	}{{"small", small, 1}, {"big", big, 4}, {"depthwise", dw, 4}} {
+		conv, err := NewConv2D(c.g, true, nil, nil, par)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := conv.c.N(); n != c.chunks {
+			t.Errorf("%s: %d chunks, want %d", c.name, n, c.chunks)
+		}
+	}
+}
