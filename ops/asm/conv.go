@@ -197,9 +197,9 @@ func newConv2D(g ConvGeom, bias, pool bool, k *RowKernels, gv *GemmVariant, par 
 
 // convParMinFlops is the least work (flops) of a convolution worth each
 // worker beyond the first: 2 Mflop, about 10 µs of one Zen 5 core's
-// AVX-512 products (the GEMMs' parMinFlops is a quarter of it: a
-// convolution's workers also read input rows the other core wrote, a
-// few KiB that the prefetchers do not ramp up for). DenseNet-121 at 64²
+// AVX-512 products (the GEMMs' parMinFlops is a quarter of it; a
+// convolution's workers also read input the other core wrote, which a
+// small one does not amortise). DenseNet-121 at 64²
 // (120 convolutions, 84 under two workers' worth: at 8², 4² and 2²) ran
 // on two workers no faster than on one (4.04 ms, median of six rounds;
 // one worker 3.8-3.9), and in 3.52 with those on one (alternated
