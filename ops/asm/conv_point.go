@@ -16,14 +16,15 @@ package asm
 //     its 96 → 24 step at 56² at 129 against 174.
 //   - strided: stride 1 or 2 with any kernel but 1×1, padding and
 //     dilation, and a depth of at most pointMaxDepth (the stems of
-//     MobileNet, SqueezeNet and YOLO-style detectors), reading a copy of
-//     the input split
-//     into stride phases and zero-padded as the depthwise path splits a
-//     plane (depthwiseLoad): tap (ky, kx) of output (oy, ox) is phase
-//     (ky·DH mod SH, kx·DW mod SW) at (oy + ky·DH/SH, ox + kx·DW/SW), so
-//     each step is one offset from a segment's (oy, ox). Segments run
+//     MobileNet, SqueezeNet, ResNet and YOLO-style detectors, and the
+//     detectors' shallow stride-2 steps), reading a copy of the input
+//     split into stride phases and zero-padded as the depthwise path
+//     splits a plane (depthwiseLoad): tap (ky, kx) of output (oy, ox) is
+//     phase (ky·DH mod SH, kx·DW mod SW) at (oy + ky·DH/SH, ox + kx·DW/SW),
+//     so each step is one offset from a segment's (oy, ox). Segments run
 //     along output rows; a row that ends mid-segment ends with one ending
-//     at its end (pointTiles). Stride-1 3×3 convolutions keep Winograd.
+//     at its end, and tiles pair segments across rows (rowTiles). Stride-1
+//     3×3 convolutions keep Winograd.
 //
 // Both take groups of one, planes of at least pointMinPositions (the
 // pointwise one: and twice its channels) and (the strided one) output
@@ -58,13 +59,15 @@ const pointMinPositions = 512
 // pointMaxDepth bounds the strided path's depth (channels × taps):
 // what it saves is the packing of the patches, which costs the GEMM path
 // about as much at any depth while the products grow with it. On Zen 5
-// (one thread, BenchmarkConvStrided) stems of 27 steps ran 1.07-1.20×
-// the GEMM path's rate, ResNet's 7×7 stem (147) 0.99×, a detector's 3×3
-// stride-2 step from 16 channels (144) 0.88× and ResNet's from 64 (576)
-// 1.00×. The path also declines rows whose segments waste more than 15%
-// (a row of 40 computes 48), and 1×1 kernels at stride 2, which read a
-// quarter of the phase copy they would make.
-const pointMaxDepth = 64
+// (one thread, BenchmarkConvStrided and its deeper cases) the stems of
+// 27 steps ran 1.21-1.40× the GEMM path's rate, ResNet's 7×7 stem (147)
+// 1.12-1.13×, a detector's 3×3 stride-2 steps from 16 and 32 channels
+// (144, 288) 1.24× and 1.10×; from 64 and 128 channels (576, 1152) both
+// paths ran alike (0.98-1.02×). The path also declines rows whose
+// segments waste more than 15% (a row of 40 computes 48), and 1×1
+// kernels at stride 2, which read a quarter of the phase copy they
+// would make.
+const pointMaxDepth = 320
 
 // convPoint is the phase-product paths' plan.
 type convPoint struct {
@@ -109,10 +112,8 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 		return nil
 	}
 	p := &convPoint{}
-	// Steps, and each output row's segments (tiles) at their inputs.
+	// Steps.
 	off := make([]int, 0, c.kk)
-	rowTiles := pointTiles(c.ohw)
-	xRow := 0 // floats between output rows' inputs (0: one row, in place)
 	if inPlace {
 		for ci := range g.C {
 			off = append(off, ci*c.hw)
@@ -120,14 +121,13 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	} else {
 		c.preparePhases()
 		d := &c.dw
-		p.plane, p.phases, xRow = d.plane, g.SH*g.SW, d.wq
+		p.plane, p.phases = d.plane, g.SH*g.SW
 		taps := phaseTaps(g, p.plane, d.wq)
 		for ci := range g.C {
 			for _, t := range taps {
 				off = append(off, ci*p.phases*p.plane+t)
 			}
 		}
-		rowTiles = pointTiles(g.OW)
 		p.split = NewChunks(par, g.C, max(1, (1<<14)/(p.phases*p.plane)), c.splitPhases)
 	}
 	prod, err := newPhaseProduct(k.phase, off)
@@ -141,35 +141,48 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 		p.panels = append(p.panels, pointPanel{m0: m0, n: n, rows: rows, at: p.size})
 		p.size += rows * (c.kk + 1)
 	}
-	// Tiles in position order (a row's, then the next's), in blocks.
-	type tile struct{ x0, x1, o0, o1 int }
-	var tiles []tile
+	// Blocks of positions, each its tiles' segment starts: in place, runs
+	// of the plane's tiles; strided, whole output rows (their segments
+	// read rows of the phase copy, d.wq apart).
+	per := max(1, pointBlockBytes/(4*32*c.kk)) // tiles a block
 	if inPlace {
-		for _, t := range rowTiles {
-			tiles = append(tiles, tile{t[0], t[1], t[0], t[1]})
-		}
-	} else {
-		for oy := range g.OH {
-			for _, t := range rowTiles {
-				tiles = append(tiles, tile{oy*xRow + t[0], oy*xRow + t[1], oy*g.OW + t[0], oy*g.OW + t[1]})
+		tiles := pointTiles(c.ohw)
+		for t0 := 0; t0 < len(tiles); t0 += per {
+			var at []int
+			for _, t := range tiles[t0:min(t0+per, len(tiles))] {
+				at = append(at, t[0], t[1], t[0], t[1])
+			}
+			if !p.addBlock(at, tiles[t0][0]) {
+				return nil
 			}
 		}
-	}
-	per := max(1, pointBlockBytes/(4*32*c.kk))
-	if !inPlace { // whole output rows a block
-		per = max(1, per/len(rowTiles)) * len(rowTiles)
-	}
-	for t0 := 0; t0 < len(tiles); t0 += per {
-		var at []int
-		for _, t := range tiles[t0:min(t0+per, len(tiles))] {
-			at = append(at, t.x0, t.x1, t.o0, t.o1)
+	} else {
+		segs := len(rowSegments(g.OW))
+		rows, single := max(1, 2*per/segs), segs // rows a block; segments of a row paired across rows
+		if g.OW%16 != 0 {
+			single -= 2
 		}
-		ts, err := NewPhaseTiles(at)
-		if err != nil {
-			return nil
+		if rows*single%2 != 0 {
+			// An even number of lone segments, none computed twice, for
+			// a block a little past pointBlockBytes: ResNet's 7×7 stem in
+			// blocks of one row (seven segments) computed eight, and ran
+			// at 0.98× the GEMM path's rate against 1.12× (Zen 5).
+			rows++
 		}
-		p.tiles = append(p.tiles, ts)
-		p.pos = append(p.pos, tiles[t0].o0)
+		for oy0 := 0; oy0 < g.OH; oy0 += rows {
+			var at []int
+			for _, t := range rowTiles(g.OW, min(rows, g.OH-oy0)) {
+				for u := range 2 {
+					at = append(at, (oy0+t[u][0])*c.dw.wq+t[u][1])
+				}
+				for u := range 2 {
+					at = append(at, (oy0+t[u][0])*g.OW+t[u][1])
+				}
+			}
+			if !p.addBlock(at, oy0*g.OW) {
+				return nil
+			}
+		}
 	}
 	p.pos = append(p.pos, c.ohw)
 	threads := max(1, par.Threads)
@@ -212,6 +225,70 @@ func pointTiles(p int) [][2]int {
 	}
 	if last >= 0 {
 		tiles = append(tiles, [2]int{16 * (whole - 1), last})
+	}
+	return tiles
+}
+
+// addBlock appends a block of tiles (NewPhaseTiles' offsets) whose
+// positions start at pos, reporting false where the offsets are bad.
+func (p *convPoint) addBlock(at []int, pos int) bool {
+	ts, err := NewPhaseTiles(at)
+	if err != nil {
+		return false
+	}
+	p.tiles = append(p.tiles, ts)
+	p.pos = append(p.pos, pos)
+	return true
+}
+
+// rowSegments returns the starts of the sixteen-position segments of an
+// output row of w >= 16 positions: 0, 16, ... while whole, and where w
+// is not a multiple of 16 a last one ending at w, which overlaps the one
+// before it.
+func rowSegments(w int) []int {
+	var s []int
+	for at := 0; at+16 <= w; at += 16 {
+		s = append(s, at)
+	}
+	if w%16 != 0 {
+		s = append(s, w-16)
+	}
+	return s
+}
+
+// rowTiles pairs the segments of rows [0, rows) of w positions into
+// tiles, each segment as (row, start), in order and across rows: a
+// row's whole segments pair with the next whole ones, its own or the
+// next row's, so that a row of an odd number of segments computes none
+// twice (stems of 112 outputs a row computed 128 in tiles of one row),
+// but a row's overlapping last segment always shares its tile with the
+// one it overlaps, so one worker stores the overlap before its
+// epilogue. A lone segment left at the end is computed twice, the same
+// sums to the same place.
+func rowTiles(w, rows int) [][2][2]int {
+	segs := rowSegments(w)
+	single := segs
+	if w%16 != 0 {
+		single = segs[:len(segs)-2]
+	}
+	var tiles [][2][2]int
+	pending, have := [2]int{}, false
+	for r := range rows {
+		for _, s := range single {
+			if !have {
+				pending, have = [2]int{r, s}, true
+				continue
+			}
+			tiles = append(tiles, [2][2]int{pending, {r, s}})
+			have = false
+		}
+		if w%16 != 0 {
+			n := len(segs)
+			tiles = append(tiles, [2][2]int{{r, segs[n-2]}, {r, segs[n-1]}})
+		}
+	}
+	if have {
+		tiles = append(tiles, [2][2]int{pending, pending})
 	}
 	return tiles
 }

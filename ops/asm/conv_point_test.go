@@ -311,3 +311,61 @@ func TestConvStridedRandom(t *testing.T) {
 		t.Errorf("only %d random convolutions took the strided path", taken)
 	}
 }
+
+// TestRowTiles: the tiles of a block of output rows cover every
+// position of each row once, but a row's overlapping last segment (its
+// overlap twice, in the tile of the segment it overlaps) and one lone
+// segment at the block's end (computed twice in its own tile); segments
+// lie inside their rows and pair across rows where a row's whole
+// segments are odd in number.
+func TestRowTiles(t *testing.T) {
+	for w := 16; w <= 130; w++ {
+		for rows := 1; rows <= 4; rows++ {
+			tiles := rowTiles(w, rows)
+			covered := make([]int, rows*w)
+			lone := 0
+			for i, tl := range tiles {
+				for u, sg := range tl {
+					r, s := sg[0], sg[1]
+					if r < 0 || r >= rows || s < 0 || s+16 > w {
+						t.Fatalf("w %d rows %d: tile %d segment %v outside", w, rows, i, sg)
+					}
+					if u == 1 && sg == tl[0] {
+						lone++
+						continue
+					}
+					for j := s; j < s+16; j++ {
+						covered[r*w+j]++
+					}
+				}
+				if w%16 == 0 {
+					continue
+				}
+				// A row's overlapping last segment and the one it overlaps: one tile.
+				for u, sg := range tl {
+					if sg[1] == w-16 && tl[1-u] != [2]int{sg[0], (w/16 - 1) * 16} {
+						t.Fatalf("w %d rows %d: tile %d holds the overlapping segment %v without the one it overlaps", w, rows, i, sg)
+					}
+				}
+			}
+			if last := tiles[len(tiles)-1]; lone > 1 || lone == 1 && last[0] != last[1] {
+				t.Fatalf("w %d rows %d: %d lone segments (tiles %v)", w, rows, lone, tiles)
+			}
+			for j, n := range covered {
+				c := j % w
+				overlap := w%16 != 0 && c >= w-16 && c < w/16*16
+				if n != 1 && !(overlap && n == 2) {
+					t.Fatalf("w %d rows %d: position %d in %d segments (tiles %v)", w, rows, j, n, tiles)
+				}
+			}
+			segs, whole := len(rowSegments(w)), w/16
+			want := (rows*whole + 1) / 2
+			if w%16 != 0 {
+				want = (rows*(whole-1)+1)/2 + rows // the overlapping pairs, one tile a row
+			}
+			if len(tiles) != want {
+				t.Errorf("w %d (%d segments) rows %d: %d tiles, want %d", w, segs, rows, len(tiles), want)
+			}
+		}
+	}
+}
