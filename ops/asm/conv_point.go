@@ -23,8 +23,13 @@ package asm
 //     phase (ky·DH mod SH, kx·DW mod SW) at (oy + ky·DH/SH, ox + kx·DW/SW),
 //     so each step is one offset from a segment's (oy, ox). Segments run
 //     along output rows; a row that ends mid-segment ends with one ending
-//     at its end, and tiles pair segments across rows (rowTiles). Stride-1
-//     3×3 convolutions keep Winograd.
+//     at its end, and tiles pair segments across rows (rowTiles). Where
+//     that wastes more (rows of 40 compute 48), segments run over the
+//     phase copy's grid instead, whose rows are wq cells wide, all of
+//     them computed (a block's sums go through scratch, its output cells
+//     copied out: a detector's 16 → 32 channel step at 32×40 ran at 1.12×
+//     the GEMM path's rate so, Zen 5, one thread). Stride-1 3×3
+//     convolutions keep Winograd.
 //
 // Both take groups of one, planes of at least pointMinPositions (the
 // pointwise one: and twice its channels) and (the strided one) output
@@ -63,7 +68,9 @@ const pointMinPositions = 512
 // 27 steps ran 1.21-1.40× the GEMM path's rate, ResNet's 7×7 stem (147)
 // 1.12-1.13×, a detector's 3×3 stride-2 steps from 16 and 32 channels
 // (144, 288) 1.24× and 1.10×; from 64 and 128 channels (576, 1152) both
-// paths ran alike (0.98-1.02×). The path also declines rows whose
+// paths ran alike (0.98-1.02×; ResNet's 64 → 128 step at 28² on the
+// phase grid too, 0.99-1.00×: the steps' inputs outgrow L1, where the
+// GEMM path's packed panels do not). The path also declines rows whose
 // segments waste more than 15% (a row of 40 computes 48), and 1×1
 // kernels at stride 2, which read a quarter of the phase copy they
 // would make.
@@ -84,6 +91,12 @@ type convPoint struct {
 	buf    []float32 // the run's copy
 	plane  int
 	phases int
+	// On the phase grid (gridRows > 0: rows that end mid-segment),
+	// blocks of gridRows output rows compute every cell of their rows of
+	// the phase copy's grid (wq wide) into the worker's scratch, gridLd
+	// floats a panel row, and copy each row's output cells out.
+	gridRows, gridLd, wq int
+	scratch              [][]float32 // per worker
 }
 
 // pointPanel is output channels [m0, m0+n) computed as rows rows (n
@@ -107,11 +120,29 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	if inPlace && c.ohw < 2*g.C {
 		return nil // deep and small: see pointMinPositions
 	}
-	if !inPlace && (g.is3x3S1() || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || g.OW < 16 || c.kk > pointMaxDepth ||
-		20*16*((g.OW+15)/16) > 23*g.OW) {
+	if !inPlace && (g.is3x3S1() || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || c.kk > pointMaxDepth) {
 		return nil
 	}
+	per := max(1, pointBlockBytes/(4*32*c.kk)) // tiles a block
 	p := &convPoint{}
+	if !inPlace && g.OW%16 != 0 {
+		// Rows that end mid-segment: the phase grid where it wastes less
+		// than segments ending at each row's end (and its copy-out, about
+		// two hundredths), else those; neither where both waste more than
+		// 15% (a row of 40 computes 48 on rows, 49 of 48·wq/40 on the grid).
+		_, wq := phaseDims(g)
+		rowWaste := float64(16*((g.OW+15)/16))/float64(g.OW) - 1
+		if g.OW < 16 {
+			rowWaste = 1 // no whole segment
+		}
+		rows, waste := gridRows(g.OH, g.OW, wq, max(1, 32*per/wq))
+		switch {
+		case waste+0.02 < rowWaste && waste <= 0.15:
+			p.gridRows = rows
+		case rowWaste > 0.15:
+			return nil
+		}
+	}
 	// Steps.
 	off := make([]int, 0, c.kk)
 	if inPlace {
@@ -121,7 +152,13 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	} else {
 		c.preparePhases()
 		d := &c.dw
-		p.plane, p.phases = d.plane, g.SH*g.SW
+		if p.gridRows > 0 {
+			// A grid segment reads up to sixteen cells past its row's
+			// last, the grid's last row's into the next plane: room for
+			// the last plane's.
+			d.plane = roundUp(d.hq*d.wq+d.wq+16, 16)
+		}
+		p.plane, p.phases, p.wq = d.plane, g.SH*g.SW, d.wq
 		taps := phaseTaps(g, p.plane, d.wq)
 		for ci := range g.C {
 			for _, t := range taps {
@@ -144,8 +181,8 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	// Blocks of positions, each its tiles' segment starts: in place, runs
 	// of the plane's tiles; strided, whole output rows (their segments
 	// read rows of the phase copy, d.wq apart).
-	per := max(1, pointBlockBytes/(4*32*c.kk)) // tiles a block
-	if inPlace {
+	switch {
+	case inPlace:
 		tiles := pointTiles(c.ohw)
 		for t0 := 0; t0 < len(tiles); t0 += per {
 			var at []int
@@ -156,7 +193,9 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 				return nil
 			}
 		}
-	} else {
+	case p.gridRows > 0:
+		p.gridBlocks(g)
+	default:
 		segs := len(rowSegments(g.OW))
 		rows, single := max(1, 2*per/segs), segs // rows a block; segments of a row paired across rows
 		if g.OW%16 != 0 {
@@ -188,6 +227,12 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	threads := max(1, par.Threads)
 	c.c = NewChunks(par, min(threads, len(p.tiles)), 1, c.pointBlocks)
 	p.claims = newWorkClaims(c.c.N())
+	if p.gridRows > 0 {
+		p.scratch = make([][]float32, c.c.N())
+		for i := range p.scratch {
+			p.scratch[i] = make([]float32, 12*p.gridLd)
+		}
+	}
 	return p
 }
 
@@ -293,6 +338,44 @@ func rowTiles(w, rows int) [][2][2]int {
 	return tiles
 }
 
+// gridRows returns the output rows of a block on the phase grid (wq
+// cells a row, ow of them outputs) and the share of the block's computed
+// cells that are not outputs: the least number of rows from r0 whose
+// segments waste at most 5%, else the least wasteful, up to a quarter of
+// the oh rows (blocks for the workers).
+func gridRows(oh, ow, wq, r0 int) (rows int, waste float64) {
+	hi := max(1, oh/4)
+	rows, waste = 0, 2.0
+	for r := min(r0, hi); r <= hi; r++ {
+		w := float64(16*((r*wq+15)/16))/float64(r*ow) - 1
+		if w < waste-1e-9 {
+			rows, waste = r, w
+		}
+		if waste <= 0.05 {
+			break
+		}
+	}
+	return rows, waste
+}
+
+// gridBlocks makes the blocks on the phase grid: each gridRows output
+// rows (the last fewer), its segments sixteen consecutive grid cells
+// from its first row's, in pairs, their sums at the same cells of the
+// scratch (the last segment reaching past the block's rows into cells
+// no output takes).
+func (p *convPoint) gridBlocks(g *ConvGeom) {
+	for oy0 := 0; oy0 < g.OH; oy0 += p.gridRows {
+		cells := min(p.gridRows, g.OH-oy0) * p.wq
+		var at []int
+		for s := 0; s < cells; s += 32 {
+			s1 := min(s+16, (cells-1)/16*16) // a lone last segment twice
+			at = append(at, oy0*p.wq+s, oy0*p.wq+s1, s, s1)
+		}
+		p.addBlock(at, oy0*g.OW) // offsets >= 0: never fails
+		p.gridLd = max(p.gridLd, (cells+15)/16*16)
+	}
+}
+
 // Pointwise reports whether runs take a phase-product path (pointwise or
 // strided).
 func (c *Conv2D) Pointwise() bool { return c.point != nil }
@@ -376,7 +459,11 @@ func (c *Conv2D) pointBlocks(ch, _, _ int) {
 		for _, pn := range p.panels {
 			a := r.a[pn.at:][:pn.rows*(c.kk+1)]
 			base := pn.m0 * c.ohw
-			p.prod.RunWhole(pn.rows, pn.n, a[:c.kk*pn.rows], a[c.kk*pn.rows:], x, r.y, base, c.ohw, p.tiles[b], r.clamp)
+			if p.gridRows > 0 {
+				c.gridPanel(ch, pn, a, x, b)
+			} else {
+				p.prod.RunWhole(pn.rows, pn.n, a[:c.kk*pn.rows], a[c.kk*pn.rows:], x, r.y, base, c.ohw, p.tiles[b], r.clamp)
+			}
 			if r.clamp != 0 || !r.finishes() {
 				continue
 			}
@@ -384,6 +471,22 @@ func (c *Conv2D) pointBlocks(ch, _, _ int) {
 				at := base + i*c.ohw + p0
 				c.finish(r.y[at:at+p1-p0], at)
 			}
+		}
+	}
+}
+
+// gridPanel computes panel pn of grid block b into worker ch's scratch
+// and copies each of the block's output rows out of it.
+func (c *Conv2D) gridPanel(ch int, pn pointPanel, a, x []float32, b int) {
+	p, r, ow := c.point, &c.run, c.g.OW
+	scr := p.scratch[ch]
+	p.prod.RunWhole(pn.rows, pn.n, a[:c.kk*pn.rows], a[c.kk*pn.rows:], x, scr, 0, p.gridLd, p.tiles[b], r.clamp)
+	oy0, oy1 := p.pos[b]/ow, p.pos[b+1]/ow
+	for i := range pn.n {
+		y := r.y[(pn.m0+i)*c.ohw+oy0*ow:][:(oy1-oy0)*ow]
+		src := scr[i*p.gridLd:][:p.gridLd]
+		for oy := range oy1 - oy0 {
+			copy(y[oy*ow:][:ow], src[oy*p.wq:][:ow])
 		}
 	}
 }
