@@ -32,13 +32,16 @@ package asm
 //     convolutions keep Winograd.
 //
 // Both take groups of one, planes of at least pointMinPositions (the
-// pointwise one: and twice its channels) and (the strided one) output
-// rows of at least sixteen. Output channels go in
+// pointwise one: and twice its channels; the strided one also smaller
+// planes where its weights are small, pointSmallWeights). Output
+// channels go in
 // panels of 12 rows (the last of 4, 8 or 12, PhaseRows), positions in
 // blocks of two-segment tiles sized so that a block's inputs stay in L1
 // across the panels (pointBlockBytes). Workers take blocks (workClaims:
 // contiguous shares, as the GEMM path's column blocks, so consecutive
-// steps split positions alike) and clamp in registers (a Relu or ReLU6
+// steps split positions alike), on the strided path each into a phase
+// copy of its own, which it fills with the rows its blocks read as it
+// takes them (copyBlockRows), and clamp in registers (a Relu or ReLU6
 // epilogue) or apply the epilogue to a panel's rows of a block as soon as
 // they are computed.
 
@@ -60,6 +63,14 @@ const pointBlockBytes = 32 << 10
 // positions than twice its depth, where the GEMM path's packing is
 // amortised over the most output channels.
 const pointMinPositions = 512
+
+// pointSmallWeights bounds the weights (bytes) of a strided convolution
+// the path takes on a plane below pointMinPositions (but of at least
+// four segments): weights every block reads from L1 or L2. A detector's
+// 32 → 32 channel 3×3 stride-2 step at 16×20 (36 KiB) ran at 1.28× the
+// GEMM path's rate on it, a 32 → 64 one at 16×16 (72 KiB) 1.10× (Zen 5,
+// one thread).
+const pointSmallWeights = 128 << 10
 
 // pointMaxDepth bounds the strided path's depth (channels × taps):
 // what it saves is the packing of the patches, which costs the GEMM path
@@ -84,11 +95,13 @@ type convPoint struct {
 	pos    []int         // block b's positions: [pos[b], pos[b+1])
 	size   int           // floats of the packed weights
 	claims workClaims    // the run's blocks, of the image in progress
-	// The strided path's phase copy (split nil: the input is read in
+	// The strided path's phase copy (split false: the input is read in
 	// place): each channel's SH·SW phase planes of plane floats (the
-	// depthwise path's geometry, c.dw), per image.
-	split  *Chunks
-	buf    []float32 // the run's copy
+	// depthwise path's geometry, c.dw), a copy a worker, holding the rows
+	// its blocks read (copyBlockRows).
+	split  bool
+	buf    []float32 // the run's copies
+	have   []copied  // per worker: the padded rows its copy holds
 	plane  int
 	phases int
 	// On the phase grid (gridRows > 0: rows that end mid-segment),
@@ -97,6 +110,13 @@ type convPoint struct {
 	// floats a panel row, and copy each row's output cells out.
 	gridRows, gridLd, wq int
 	scratch              [][]float32 // per worker
+}
+
+// copied is the padded input rows [lo, hi) a worker's phase copy holds
+// for the image in progress.
+type copied struct {
+	lo, hi int
+	_      workerPad
 }
 
 // pointPanel is output channels [m0, m0+n) computed as rows rows (n
@@ -109,18 +129,20 @@ type pointPanel struct{ m0, n, rows, at int }
 // on par (so plans for any number of workers share their packing).
 func (c *Conv2D) planPoint(par Par) *convPoint {
 	g := &c.g
-	if !convPointOn || c.pooled.on || g.Groups != 1 || g.C < 2 || g.M == 0 || c.ohw < pointMinPositions {
+	if !convPointOn || c.pooled.on || g.Groups != 1 || g.C < 2 || g.M == 0 || c.ohw < 64 {
 		return nil
 	}
+	small := c.ohw < pointMinPositions
 	k := convKernelsFor(c.v.Feature)
 	if k.phase == nil {
 		return nil
 	}
 	inPlace := g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W
-	if inPlace && c.ohw < 2*g.C {
+	if inPlace && (small || c.ohw < 2*g.C) {
 		return nil // deep and small: see pointMinPositions
 	}
-	if !inPlace && (g.is3x3S1() || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || c.kk > pointMaxDepth) {
+	if !inPlace && (g.is3x3S1() || g.KH*g.KW == 1 || g.SH > 2 || g.SW > 2 || c.kk > pointMaxDepth ||
+		small && 4*c.kk*g.M > pointSmallWeights) {
 		return nil
 	}
 	per := max(1, pointBlockBytes/(4*32*c.kk)) // tiles a block
@@ -158,14 +180,13 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 			// the last plane's.
 			d.plane = roundUp(d.hq*d.wq+d.wq+16, 16)
 		}
-		p.plane, p.phases, p.wq = d.plane, g.SH*g.SW, d.wq
+		p.plane, p.phases, p.wq, p.split = d.plane, g.SH*g.SW, d.wq, true
 		taps := phaseTaps(g, p.plane, d.wq)
 		for ci := range g.C {
 			for _, t := range taps {
 				off = append(off, ci*p.phases*p.plane+t)
 			}
 		}
-		p.split = NewChunks(par, g.C, max(1, (1<<14)/(p.phases*p.plane)), c.splitPhases)
 	}
 	prod, err := newPhaseProduct(k.phase, off)
 	if err != nil {
@@ -227,6 +248,7 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	threads := max(1, par.Threads)
 	c.c = NewChunks(par, min(threads, len(p.tiles)), 1, c.pointBlocks)
 	p.claims = newWorkClaims(c.c.N())
+	p.have = make([]copied, c.c.N())
 	if p.gridRows > 0 {
 		p.scratch = make([][]float32, c.c.N())
 		for i := range p.scratch {
@@ -381,7 +403,7 @@ func (p *convPoint) gridBlocks(g *ConvGeom) {
 func (c *Conv2D) Pointwise() bool { return c.point != nil }
 
 // Strided reports whether runs take the strided phase-product path.
-func (c *Conv2D) Strided() bool { return c.point != nil && c.point.split != nil }
+func (c *Conv2D) Strided() bool { return c.point != nil && c.point.split }
 
 // packPoint packs w [M,C,KH,KW] and b [M] (nil: zeros) as the plan's
 // panels.
@@ -410,8 +432,8 @@ func (c *Conv2D) packPoint(pw *ConvWeights, w, b []float32) {
 func (c *Conv2D) runPoint() {
 	g, p := &c.g, c.point
 	x, y, res := c.run.x, c.run.y, c.run.res
-	if p.split != nil {
-		p.buf = convPadFree.take(g.C * p.phases * p.plane)
+	if p.split {
+		p.buf = convPadFree.take(c.c.N() * g.C * p.phases * p.plane)
 		defer func() { convPadFree.give(p.buf); p.buf = nil }()
 	}
 	for n := range g.N {
@@ -420,25 +442,64 @@ func (c *Conv2D) runPoint() {
 		if res != nil {
 			c.run.res = res[n*g.M*c.ohw:][:g.M*c.ohw]
 		}
-		if p.split != nil {
-			p.split.Do()
-		}
 		p.claims.reset(len(p.tiles))
+		clear(p.have) // the copies hold nothing of this image
+		if p.split && c.c.N() == 1 {
+			c.copyPaddedRows(0, 0, c.dw.hq*g.SH) // all of it, ahead of the blocks
+		}
 		c.c.Do()
 	}
 	c.run.x, c.run.y, c.run.res = x, y, res
 }
 
-// splitPhases writes channels [lo, hi) of the image in progress into
-// the run's phase copy: each channel's planes cleared, then its input
-// cells written (depthwiseLoad).
-func (c *Conv2D) splitPhases(_, lo, hi int) {
-	p := c.point
-	for ci := lo; ci < hi; ci++ {
-		w := dwWorker{pad: p.buf[ci*p.phases*p.plane:][:p.phases*p.plane]}
-		clear(w.pad)
-		c.depthwiseLoad(&w, c.run.x[ci*c.hw:][:c.hw], 0, c.g.H)
+// copyBlockRows brings worker ch's phase copy up to the rows block b
+// reads: of every channel, the phase rows of the block's padded rows it
+// does not hold yet, cleared, then the input rows among them
+// (depthwiseLoad). Each worker copies what its blocks read, as it takes
+// them (the next block's rows mostly follow the last's: only those past
+// them are copied), so the run has no pass of its own for the copy,
+// which, split over the workers, handed the cells each block reads
+// between cores and cost a second start of the workers: a detector's
+// 16 → 32 channel step at 32×40 ran at 1.10× its one-thread rate on two
+// threads so, against 1.4× on the GEMM path (Zen 5).
+func (c *Conv2D) copyBlockRows(ch, b int) []float32 {
+	p, g, d := c.point, &c.g, &c.dw
+	oy0, oy1 := p.pos[b]/g.OW, (p.pos[b+1]+g.OW-1)/g.OW
+	// The block's first padded row and one past its last.
+	return c.copyPaddedRows(ch, oy0*g.SH, min((oy1-1)*g.SH+(g.KH-1)*g.DH+1, d.hq*g.SH))
+}
+
+// copyPaddedRows brings worker ch's phase copy up to padded rows [a, z)
+// and returns the copy.
+func (c *Conv2D) copyPaddedRows(ch, a, z int) []float32 {
+	p, g, d := c.point, &c.g, &c.dw
+	size := g.C * p.phases * p.plane
+	buf := p.buf[ch*size:][:size]
+	h := &p.have[ch]
+	if h.hi > h.lo && a >= h.lo && a <= h.hi {
+		a = max(a, h.hi) // the rows past those held
+		h.hi = max(h.hi, z)
+	} else {
+		h.lo, h.hi = a, z
 	}
+	if a >= z {
+		return buf
+	}
+	iy0, iy1 := min(max(a-g.PT, 0), g.H), min(max(z-g.PT, 0), g.H) // the input rows among them
+	for ci := range g.C {
+		planes := buf[ci*p.phases*p.plane:][:p.phases*p.plane]
+		for py := range g.SH {
+			j0, j1 := min((a-py+g.SH-1)/g.SH, d.hq), min((z-py+g.SH-1)/g.SH, d.hq)
+			for px := range g.SW {
+				clear(planes[(py*g.SW+px)*p.plane:][j0*d.wq : j1*d.wq])
+			}
+		}
+		if iy1 > iy0 {
+			w := dwWorker{pad: planes}
+			c.depthwiseLoad(&w, c.run.x[ci*c.hw:][:c.hw], iy0, iy1)
+		}
+	}
+	return buf
 }
 
 // pointBlocks is the body of worker ch: it takes blocks of the image in
@@ -447,13 +508,13 @@ func (c *Conv2D) splitPhases(_, lo, hi int) {
 func (c *Conv2D) pointBlocks(ch, _, _ int) {
 	p, r := c.point, &c.run
 	x := r.x
-	if p.split != nil {
-		x = p.buf
-	}
 	for {
 		b, ok := p.claims.next(ch)
 		if !ok {
 			return
+		}
+		if p.split {
+			x = c.copyBlockRows(ch, b)
 		}
 		p0, p1 := p.pos[b], p.pos[b+1]
 		for _, pn := range p.panels {

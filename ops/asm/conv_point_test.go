@@ -38,7 +38,8 @@ func TestConvPointwise(t *testing.T) { checkPhasePaths(t, pointCases, false) }
 // take (5×5, dilated 3×3), dilation at stride 2, strides that differ,
 // padding on one side only, output rows that end mid-segment (113, 31)
 // or are whole segments, depth 27 to 75, two images; and on the phase
-// grid, rows of 28 (3×3 and 5×5), 40 and 10.
+// grid, rows of 28 (3×3 and 5×5), 40, 10 and 14 (a plane below
+// pointMinPositions with small weights).
 var stridedCases = []tgeom{
 	{N: 1, C: 3, H: 64, W: 64, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
 	{N: 1, C: 2, H: 40, W: 64, M: 16, KH: 4, KW: 4, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},
@@ -53,6 +54,7 @@ var stridedCases = []tgeom{
 	{N: 1, C: 3, H: 112, W: 56, M: 16, KH: 5, KW: 5, SH: 2, SW: 2, PT: 2, PL: 2, PB: 2, PR: 2}, // grid, 5×5: rows of 28
 	{N: 1, C: 4, H: 64, W: 80, M: 9, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},   // grid: rows of 40
 	{N: 2, C: 3, H: 128, W: 20, M: 6, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1},  // grid: rows of 10
+	{N: 1, C: 4, H: 40, W: 30, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},                               // grid: 19 rows of 14, small weights
 }
 
 // TestConvStrided checks the strided path against the float64
@@ -151,15 +153,15 @@ func checkPhasePaths(t *testing.T, cases []tgeom, strided bool) {
 // does not depend on the workers.
 func TestConvPointwiseDeclines(t *testing.T) {
 	for i, tg := range []tgeom{
-		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                         // a small plane
-		{N: 1, C: 300, H: 24, W: 24, M: 64, KH: 1, KW: 1},                        // deeper than half the plane
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},               // stride
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1}, // padding
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                  // groups
-		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1}, // 3×3 (Winograd's)
-		{N: 1, C: 4, H: 40, W: 30, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},             // rows of 14
-		{N: 1, C: 4, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 3, SW: 3},             // stride 3
-		{N: 1, C: 40, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},            // depth 360
+		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 1, KW: 1},                              // a small plane
+		{N: 1, C: 300, H: 24, W: 24, M: 64, KH: 1, KW: 1},                             // deeper than half the plane
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, SH: 2, SW: 2},                    // stride
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, PT: 1, PL: 1, PB: 1, PR: 1},      // padding
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 1, KW: 1, Groups: 2},                       // groups
+		{N: 1, C: 4, H: 8, W: 8, M: 4, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},      // 3×3 (Winograd's)
+		{N: 1, C: 32, H: 16, W: 40, M: 128, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1}, // 160 positions, 144 KiB of weights
+		{N: 1, C: 4, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 3, SW: 3},                  // stride 3
+		{N: 1, C: 40, H: 48, W: 48, M: 4, KH: 3, KW: 3, SH: 2, SW: 2},                 // depth 360
 		// Rows of 17: 32 computed on rows, 20 a row on the grid.
 		{N: 1, C: 3, H: 64, W: 34, M: 4, KH: 7, KW: 7, SH: 2, SW: 2, PT: 3, PL: 3, PB: 3, PR: 3},
 		{N: 1, C: 16, H: 48, W: 48, M: 4, KH: 1, KW: 1, SH: 2, SW: 2}, // 1×1 at stride 2
@@ -378,7 +380,7 @@ func TestRowTiles(t *testing.T) {
 
 // TestConvStridedGrid: the strided cases whose rows end mid-segment take
 // the phase grid where it wastes less than segments ending at each row's
-// end (rows of 28, 40 and 10), and keep those where they waste little
+// end (rows of 28, 40, 10 and 14), and keep those where they waste little
 // (113, 31); gridRows picks the fewest rows that waste at most 5%.
 func TestConvStridedGrid(t *testing.T) {
 	if !HasPhaseProduct() {
@@ -390,7 +392,7 @@ func TestConvStridedGrid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantGrid := g.OW == 28 || g.OW == 40 || g.OW == 10
+		wantGrid := g.OW == 28 || g.OW == 40 || g.OW == 10 || g.OW == 14
 		if got := c.Strided() && c.point.gridRows > 0; got != wantGrid {
 			t.Errorf("case %d %+v: on the grid %v, want %v", i, g, got, wantGrid)
 		}
