@@ -23,9 +23,10 @@ func BenchmarkConvPointwise(b *testing.B) {
 }
 
 // BenchmarkConvStrided runs the stems of MobileNetV2, SqueezeNet 1.1,
-// ShuffleNetV2 and a YOLO-style detector on the strided path against
-// the GEMM path (benchPhaseVsGemm). (Deeper strided steps keep the GEMM
-// path: pointMaxDepth.)
+// ShuffleNetV2, a YOLO-style detector and ResNet, and two of the
+// detector's stride-2 steps, on the strided path against the GEMM path
+// (benchPhaseVsGemm). (Deeper strided steps keep the GEMM path:
+// pointMaxDepth.)
 func BenchmarkConvStrided(b *testing.B) {
 	for _, s := range []struct {
 		name string
@@ -35,6 +36,11 @@ func BenchmarkConvStrided(b *testing.B) {
 		{"squeezenet-stem", tgeom{N: 1, C: 3, H: 224, W: 224, M: 64, KH: 3, KW: 3, SH: 2, SW: 2}},
 		{"shufflenet-stem", tgeom{N: 1, C: 3, H: 224, W: 224, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}},
 		{"yolo-stem", tgeom{N: 1, C: 3, H: 128, W: 160, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}},
+		{"resnet-stem", tgeom{N: 1, C: 3, H: 224, W: 224, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, PT: 3, PL: 3, PB: 3, PR: 3}},
+		// A detector's stride-2 steps: rows of 40 (on the phase grid), and
+		// a plane of 16×20 (below pointMinPositions, small weights).
+		{"yolo-s2-40", tgeom{N: 1, C: 16, H: 64, W: 80, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}},
+		{"yolo-s2-20", tgeom{N: 1, C: 32, H: 32, W: 40, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}},
 	} {
 		b.Run(s.name, func(b *testing.B) { benchPhaseVsGemm(b, s.g.normalised()) })
 	}
