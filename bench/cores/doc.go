@@ -19,6 +19,15 @@
 //     share a cache pass it in about 100-200 ns; cores on different dies
 //     (AMD's CCDs) take 400-600 ns, which every line a parallel step
 //     hands from one worker to the other pays.
+//   - interleave_ratio: a memory-bound pass split over two threads by
+//     rows (each thread half the rows of every plane of 64 planes of
+//     56×56, as a row-split step over NCHW data), over the same pass on
+//     tensors of each thread's own: the cost of the lines at the
+//     boundaries between the threads' rows (each thread wrote its rows
+//     the pass before, so the rows themselves stay in its cache). On the
+//     2-vCPU Zen 5 VM it ranged from 1.03 to 1.52 with cores 456-503 ns
+//     apart, from minute to minute; a copy of the same kind measured
+//     1.03-1.05 with cores ~170 ns apart.
 //   - cores: "two" where fma_ratio is at least 0.75, else "one".
 //
 // Run it on an otherwise idle machine: other busy threads take turns with

@@ -19,6 +19,7 @@ type probe struct {
 	FMA2       float64 `json:"fma_2t_gflops_per_thread"`
 	FMARatio   float64 `json:"fma_ratio"`
 	RTTNs      float64 `json:"rtt_ns"`
+	Interleave float64 `json:"interleave_ratio"`
 	Cores      string  `json:"cores"`
 	FMAVariant string  `json:"fma_variant"`
 }
@@ -48,6 +49,7 @@ func main() {
 	}
 	p.FMARatio = p.FMA2 / p.FMA1
 	p.RTTNs = roundTrip()
+	p.Interleave = interleaveRatio()
 	p.Cores = placement(p.FMARatio)
 	if err := json.NewEncoder(os.Stdout).Encode(p); err != nil {
 		fmt.Fprintln(os.Stderr, "cores:", err)
@@ -125,4 +127,70 @@ func roundTrip() float64 {
 	}
 	slices.Sort(rtts)
 	return rtts[len(rtts)/2]
+}
+
+// The interleave probe's tensors: 64 planes of 56×56 floats (ResNet's
+// first stage), passes over six of them in turn as a model's steps pass
+// over its arena.
+const (
+	ilPlanes, ilRows, ilCols = 64, 56, 56
+	ilTensors, ilPasses      = 6, 1500
+)
+
+// interleaveRatio is the median time of a pass in which two threads each
+// read one tensor's rows and write the next's, thread w rows [w·28,
+// w·28+28) of every plane (as a row-split step over NCHW data hands each
+// worker), over that of the same work on tensors of their own (each
+// thread its own six). The first puts the threads' rows side by side in
+// every plane, the second never: where lines between cores are slow,
+// the boundaries cost each pass, whatever the steps' shares.
+func interleaveRatio() float64 {
+	shared := ilPass(func(w, t int, bufs [2][][]float32) ([]float32, []float32, int, int) {
+		return bufs[0][t%ilTensors], bufs[0][(t+1)%ilTensors], w * ilRows / 2, (w + 1) * ilRows / 2
+	})
+	own := ilPass(func(w, t int, bufs [2][][]float32) ([]float32, []float32, int, int) {
+		return bufs[w][t%ilTensors], bufs[w][(t+1)%ilTensors], w * ilRows / 2, (w + 1) * ilRows / 2
+	})
+	return shared / own
+}
+
+// ilPass runs ilPasses passes on two threads, in step (a barrier before
+// each), pick naming each thread's source and destination and its rows,
+// and returns the median of thread 0's pass times.
+func ilPass(pick func(w, t int, bufs [2][][]float32) (src, dst []float32, r0, r1 int)) float64 {
+	var bufs [2][][]float32
+	for i := range bufs {
+		for range ilTensors {
+			bufs[i] = append(bufs[i], make([]float32, ilPlanes*ilRows*ilCols))
+		}
+	}
+	var arrived atomic.Int64
+	var wg sync.WaitGroup
+	times := make([]float64, 0, ilPasses)
+	for w := range 2 {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for t := range ilPasses {
+				arrived.Add(1)
+				for arrived.Load() < int64(2*(t+1)) {
+				}
+				src, dst, r0, r1 := pick(w, t, bufs)
+				start := time.Now()
+				for c := range ilPlanes {
+					o := c * ilRows * ilCols
+					s, d := src[o+r0*ilCols:o+r1*ilCols], dst[o+r0*ilCols:o+r1*ilCols]
+					for i, v := range s {
+						d[i] = max(v, 0) + 1
+					}
+				}
+				if w == 0 {
+					times = append(times, time.Since(start).Seconds())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(times)
+	return times[len(times)/2]
 }

@@ -28,6 +28,11 @@ func TestProbe(t *testing.T) {
 	if rtt := roundTrip(); !(rtt > 1 && rtt < 1e6) {
 		t.Errorf("round trip %v ns", rtt)
 	}
+	// Interleaved rows cost at least nothing against the threads' own
+	// tensors (0.5: a broken measurement), and not ten passes' worth.
+	if r := interleaveRatio(); !(r > 0.5 && r < 10) {
+		t.Errorf("interleave ratio %v", r)
+	}
 	if f, _ := asm.FMAPeak(1); f == 0 {
 		t.Skip("no FMA loop for this CPU (the probe exits with an error there)")
 	}
