@@ -149,9 +149,10 @@ func (c *Conv2D) planPoint(par Par) *convPoint {
 	p := &convPoint{}
 	if !inPlace && g.OW%16 != 0 {
 		// Rows that end mid-segment: the phase grid where it wastes less
-		// than segments ending at each row's end (and its copy-out, about
+		// than segments ending at each row's end (with its copy-out, about
 		// two hundredths), else those; neither where both waste more than
-		// 15% (a row of 40 computes 48 on rows, 49 of 48·wq/40 on the grid).
+		// 15% (rows of 40 outputs: 48 computed a row on rows, 41 on the
+		// grid of a 3×3 kernel's phases).
 		_, wq := phaseDims(g)
 		rowWaste := float64(16*((g.OW+15)/16))/float64(g.OW) - 1
 		if g.OW < 16 {
