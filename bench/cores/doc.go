@@ -24,10 +24,12 @@
 //     56×56, as a row-split step over NCHW data), over the same pass on
 //     tensors of each thread's own: the cost of the lines at the
 //     boundaries between the threads' rows (each thread wrote its rows
-//     the pass before, so the rows themselves stay in its cache). On the
-//     2-vCPU Zen 5 VM it ranged from 1.03 to 1.52 with cores 456-503 ns
-//     apart, from minute to minute; a copy of the same kind measured
-//     1.03-1.05 with cores ~170 ns apart.
+//     the pass before, so the rows themselves stay in its cache), the two
+//     alternated in three rounds. On the 2-vCPU Zen 5 VM it measured
+//     1.16-1.17 with cores 455-505 ns apart; a standalone loop of the
+//     same kind 1.25-1.55 there and 1.03-1.05 with cores ~170 ns apart,
+//     and 0.97-1.05 where the tensors were blocked by 16 channels (the
+//     threads' rows of a block one run of memory).
 //   - cores: "two" where fma_ratio is at least 0.75, else "one".
 //
 // Run it on an otherwise idle machine: other busy threads take turns with
