@@ -28,8 +28,9 @@
 //     alternated in three rounds. On the 2-vCPU Zen 5 VM it measured
 //     1.16-1.17 with cores 455-505 ns apart; a standalone loop of the
 //     same kind 1.25-1.55 there and 1.03-1.05 with cores ~170 ns apart,
-//     and 0.97-1.05 where the tensors were blocked by 16 channels (the
-//     threads' rows of a block one run of memory).
+//     and about 1 on far cores where the tensors were blocked by 16
+//     channels (56-60 µs a pass against 55-66; the threads' rows of a
+//     block one run of memory).
 //   - cores: "two" where fma_ratio is at least 0.75, else "one".
 //
 // Run it on an otherwise idle machine: other busy threads take turns with
