@@ -27,9 +27,9 @@ package asm
 //     that wastes more (rows of 40 compute 48), segments run over the
 //     phase copy's grid instead, whose rows are wq cells wide, all of
 //     them computed (a block's sums go through scratch, its output cells
-//     copied out: a detector's 16 → 32 channel step at 32×40 ran at 1.12×
-//     the GEMM path's rate so, Zen 5, one thread). Stride-1 3×3
-//     convolutions keep Winograd.
+//     copied out: a detector's 16 → 32 channel step at 32×40 ran at
+//     1.10-1.12× the GEMM path's rate so, Zen 5 with AVX-512, one
+//     thread). Stride-1 3×3 convolutions keep Winograd.
 //
 // Both take groups of one, planes of at least pointMinPositions (the
 // pointwise one: and twice its channels; the strided one also smaller
