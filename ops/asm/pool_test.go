@@ -168,3 +168,40 @@ func TestPool2DBands(t *testing.T) {
 		}
 	}
 }
+
+// TestPool2DSplit checks how workers split a pooling: bands of rows
+// where every bound between two workers falls on a cache line of every
+// plane (ResNet's stem pooling), planes where a bound would share a line
+// (SqueezeNet's), and bandsLineAligned's arithmetic.
+func TestPool2DSplit(t *testing.T) {
+	for _, c := range []struct {
+		g     tgeom
+		bands bool
+	}{
+		{tgeom{N: 1, C: 64, M: 64, H: 112, W: 112, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, true},
+		{tgeom{N: 1, C: 256, M: 256, H: 27, W: 27, KH: 3, KW: 3, SH: 2, SW: 2, PB: 1, PR: 1}, false}, // 13×13, ceil mode
+		{tgeom{N: 1, C: 128, M: 128, H: 56, W: 56, KH: 2, KW: 2, SH: 2, SW: 2}, false},               // 28×28: row 14 is mid-line
+		{tgeom{N: 2, C: 8, M: 8, H: 64, W: 64, KH: 2, KW: 2, SH: 2, SW: 2}, true},                    // the bound between images
+	} {
+		g := c.g.normalised()
+		p, err := NewPool2D(g, true, false, nil, goPar(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bands := p.c.items == g.N*g.OH; bands != c.bands || p.c.N() != 2 {
+			t.Errorf("%dx%dx%d pooled to %dx%d: bands %v on %d workers, want bands %v on 2", g.C, g.H, g.W, g.OH, g.OW, bands, p.c.N(), c.bands)
+		}
+	}
+	for _, c := range []struct {
+		images, rows, cols, n int
+		want                  bool
+	}{
+		{1, 56, 56, 2, true}, {1, 13, 13, 2, false}, {1, 28, 28, 2, false}, {1, 32, 24, 2, true},
+		{1, 32, 24, 3, false}, {2, 56, 56, 2, true}, {3, 14, 16, 2, true}, {1, 13, 13, 1, true},
+		{1, 17, 2, 2, false}, // row 8 starts a line of the first plane, not of the second (34 floats a plane)
+	} {
+		if got := bandsLineAligned(c.images, c.rows, c.cols, c.n); got != c.want {
+			t.Errorf("bandsLineAligned(%d, %d, %d, %d) = %v, want %v", c.images, c.rows, c.cols, c.n, got, c.want)
+		}
+	}
+}
