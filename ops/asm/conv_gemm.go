@@ -180,7 +180,7 @@ func (c *Conv2D) prepareGemm(par Par) {
 			c.ws[i].b[j] = make([]float32, (c.kc+1)*v.nr)
 			fill(c.ws[i].b[j][:v.nr], 1)
 		}
-		c.ws[i].tile = make([]float32, v.mr*v.nr)
+		c.ws[i].tile = make([]float32, convEdgeTileFloats(v))
 		if c.pooled.on {
 			c.ws[i].out = make([]float32, c.mpg*c.nb)
 		}
@@ -419,6 +419,46 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 	}
 }
 
+// colsPanels computes the ncol (<= colsMax) columns of the whole row
+// panels from ip on, below p1, on the variant's colsPanelsKernels where
+// it has them and enough panels remain, merging them into y as
+// panelProduct does; it returns the panels done (0: none).
+func (c *Conv2D) colsPanels(wk *convWorker, y []float32, ldy int, a, bp []float32, pc, kc, ci, ncol, ip, p1 int) int {
+	v, mr := c.v, c.v.mr
+	full := min(p1, c.mpg/mr) - ip // whole panels left
+	var n int
+	switch {
+	case ncol == 1 && v.colsP8 != nil && full >= 8:
+		n = 8
+	case v.colsP4 != nil && full >= 4:
+		n = 4
+	default:
+		return 0
+	}
+	t := wk.tile[:colsPanelsMax*colsMax*16]
+	ap := a[c.rowPanel(ip, pc, kc):][:n*kc*mr] // the panels lie kc·MR floats apart
+	if n == 8 {
+		v.colsP8(kc, &ap[0], kc*mr, &bp[0], &t[0])
+	} else {
+		v.colsP4(kc, &ap[0], kc*mr, &bp[0], &t[0])
+	}
+	acc := pc > 0
+	for p := range n {
+		at := ci + (ip+p)*mr*ldy
+		for r := range mr {
+			dst := y[at+r*ldy:][:ncol]
+			for j := range dst {
+				if acc {
+					dst[j] += t[(p*colsMax+j)*16+r]
+				} else {
+					dst[j] = t[(p*colsMax+j)*16+r]
+				}
+			}
+		}
+	}
+	return n
+}
+
 // panelProduct computes depth block [pc, pc+kc) of the ncol (<= NR)
 // columns of y (rows ldy apart) from y[ci], the group's first row, for
 // row panels [p0, p1) (and the rows past them when p1 = mpan): the
@@ -436,6 +476,12 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 		rows := min(mr, c.mpg-ip*mr)
 		ap := a[c.rowPanel(ip, pc, kc):][:kc*mr]
 		at := ci + ip*mr*ldy
+		if ncol <= colsMax {
+			if n := c.colsPanels(wk, y, ldy, a, bp, pc, kc, ci, ncol, ip, p1); n > 0 {
+				ip += n - 1 // and the loop's one
+				continue
+			}
+		}
 		if rows == mr && ncol == nr {
 			_ = y[at+(mr-1)*ldy+nr-1] // the whole tile is inside y
 			v.micro(kc, &ap[0], &bp[0], &y[at], ldy, flags|wk.clamp)

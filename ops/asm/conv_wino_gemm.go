@@ -232,7 +232,7 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 	w.tails = make([][32]float32, threads)
 	w.ws = make([]convWorker, threads)
 	for i := range w.ws {
-		w.ws[i].tile = make([]float32, c.v.mr*c.v.nr)
+		w.ws[i].tile = make([]float32, convEdgeTileFloats(c.v))
 	}
 	return w
 }

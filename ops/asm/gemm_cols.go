@@ -25,6 +25,26 @@ type colsKernel func(k int, a, b, c *float32)
 // colsMax is the columns a colsKernel computes.
 const colsMax = 4
 
+// colsPanelsKernel is colsKernel for several MR-row panels at once, the
+// panels astride floats apart (as a depth block of packed weights lays
+// them out): panel p's column j goes to c[(p·colsMax + j)·16 + r]. One
+// panel's sums form a chain of k multiply-adds a column, each waiting
+// for the last: a colsKernel runs at one step per multiply-add latency
+// whatever its columns, and several panels' chains fill the pipes
+// (ResNet's and MobileNetV2's 1×1 and 3×3 convs over 7×7 planes, whose
+// 49th position is a tile of one column: 12% of a 960 → 320 step's time
+// in gemmCols12AVX512 before). Every sum is the colsKernel's, bit for
+// bit.
+type colsPanelsKernel func(k int, a *float32, astride int, b, c *float32)
+
+// colsPanelsMax is the most panels a colsPanelsKernel computes, and
+// convEdgeTileFloats makes room for their sums.
+const colsPanelsMax = 8
+
+// convEdgeTileFloats is the floats of a conv worker's tile scratch: an
+// edge micro-tile of variant v, or colsPanelsMax panels' columns.
+func convEdgeTileFloats(v *GemmVariant) int { return max(v.mr*v.nr, colsPanelsMax*colsMax*16) }
+
 // gemmColsGo returns the pure-Go colsKernel for MR = mr, each sum formed
 // in step order as gemmKernelRowsx16Go forms it.
 func gemmColsGo(mr int) colsKernel {
