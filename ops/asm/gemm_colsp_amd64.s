@@ -7,35 +7,36 @@
 // COLSP_LOAD(ptr, z): a step's twelve rows of one panel (mask K1).
 #define COLSP_LOAD(ptr, z) VMOVUPS.Z (ptr), K1, z
 
+// COLSP_ZERO4: four sums start at zero.
+#define COLSP_ZERO4(z0, z1, z2, z3) \
+	VPXORD z0, z0, z0; \
+	VPXORD z1, z1, z1; \
+	VPXORD z2, z2, z2; \
+	VPXORD z3, z3, z3
+
+// COLSP_ARGS: k in CX, A in SI, the bytes between panels in R8, B in DX,
+// the sums in DI, and K1 the twelve rows of a step.
+#define COLSP_ARGS \
+	MOVQ  k+0(FP), CX;        \
+	MOVQ  a+8(FP), SI;        \
+	MOVQ  astride+16(FP), R8; \
+	SHLQ  $2, R8;             \
+	MOVQ  b+24(FP), DX;       \
+	MOVQ  c+32(FP), DI;       \
+	MOVL  $0x0fff, AX;        \
+	KMOVW AX, K1
+
 // func gemmColsPanels4AVX512(k int, a *float32, astride int, b, c *float32)
 TEXT ·gemmColsPanels4AVX512(SB), NOSPLIT, $0-40
-	MOVQ   k+0(FP), CX
-	MOVQ   a+8(FP), SI
-	MOVQ   astride+16(FP), R8
-	SHLQ   $2, R8               // bytes between panels
-	MOVQ   b+24(FP), DX
-	MOVQ   c+32(FP), DI
-	LEAQ   (SI)(R8*1), R9       // panel 1
-	LEAQ   (SI)(R8*2), R10      // panel 2
-	LEAQ   (R9)(R8*2), R11      // panel 3
-	MOVL   $0x0fff, AX
-	KMOVW  AX, K1               // the twelve rows
-	VPXORD Z0, Z0, Z0           // Z(4p+j): panel p, column j
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	COLSP_ARGS
+	LEAQ (SI)(R8*1), R9  // panel 1
+	LEAQ (SI)(R8*2), R10 // panel 2
+	LEAQ (R9)(R8*2), R11 // panel 3
+	// Z(4p+j): panel p, column j
+	COLSP_ZERO4(Z0, Z1, Z2, Z3)
+	COLSP_ZERO4(Z4, Z5, Z6, Z7)
+	COLSP_ZERO4(Z8, Z9, Z10, Z11)
+	COLSP_ZERO4(Z12, Z13, Z14, Z15)
 	TESTQ  CX, CX
 	JZ     store4
 
@@ -98,24 +99,12 @@ store4:
 
 // func gemmColsPanels8x1AVX512(k int, a *float32, astride int, b, c *float32)
 TEXT ·gemmColsPanels8x1AVX512(SB), NOSPLIT, $0-40
-	MOVQ   k+0(FP), CX
-	MOVQ   a+8(FP), SI
-	MOVQ   astride+16(FP), R8
-	SHLQ   $2, R8               // bytes between panels
-	MOVQ   b+24(FP), DX
-	MOVQ   c+32(FP), DI
-	LEAQ   (SI)(R8*4), R9       // panels 4-7 from R9
-	LEAQ   (R8)(R8*2), R10      // three panels' bytes
-	MOVL   $0x0fff, AX
-	KMOVW  AX, K1               // the twelve rows
-	VPXORD Z0, Z0, Z0           // Zp: panel p's column 0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	COLSP_ARGS
+	LEAQ (SI)(R8*4), R9  // panels 4-7 from R9
+	LEAQ (R8)(R8*2), R10 // three panels' bytes
+	// Zp: panel p's column 0
+	COLSP_ZERO4(Z0, Z1, Z2, Z3)
+	COLSP_ZERO4(Z4, Z5, Z6, Z7)
 	TESTQ  CX, CX
 	JZ     store8
 
