@@ -161,6 +161,7 @@ func init() {
 			split2: dwSplit2AVX512,
 			copy2:  dwCopy2AVX512, copyClamp: dwCopyClampAVX512,
 			chanTaps: dwChanTapsAVX512, chanIn: dwChanInAVX512, chanOut: dwChanOutAVX512,
+			prefetchW: prefetchWriteAVX512,
 		},
 		&depthwiseKernels{
 			name: "avx2", feature: cpuid.AVX2, block: 64, taps: dwTaps64AVX2,

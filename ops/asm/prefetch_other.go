@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package asm
+
+func prefetchWrite(p *float32, lines int) {}
