@@ -139,23 +139,24 @@ type GemmVariant struct {
 	micro4     microKernel // optional: rows 0-3 of a tile, bit-identical to micro's
 	micro8     microKernel // optional: rows 0-7 of a tile (MR = 12), bit-identical to micro's
 	gemv       gemvKernel
-	packB16    packKernel       // used for full 16-column strips of a row-major B
-	gemvRows4  rowsKernel       // one-row products over a row-major B
-	packA      packAKernel      // full MR-row panels of a row-major A
-	packB64    pack4Kernel      // four full 16-column strips of a row-major B
-	microRowA  rowAKernel       // optional: micro reading A in place (GemmConfig.InPlaceA)
-	panel      panelKernel      // optional: micro over a column of full tiles
-	panelRowA  panelRowAKernel  // optional: microRowA over a column of full tiles
-	panel2     panel2Kernel     // optional: panel over two column panels at once
-	edge2      edge2Kernel      // with panel2: rows 0-3 or 0-7 of its tile, same bits
-	cols       colsKernel       // optional: a tile's first colsMax columns
-	colsP4     colsPanelsKernel // optional: four panels' first colsMax columns (with cols)
-	colsP8     colsPanelsKernel // optional: eight panels' first column (with cols)
-	zip2       zip2Kernel       // optional: panel2 storing as ZipStore does
-	zipEdge2   zipEdge2Kernel   // with zip2: edge2 storing as ZipStore does
-	zip1       zip1Kernel       // optional: panel storing as ZipStore does
-	fewRows    fewRowsKernel    // optional: blocks of up to fewRowsMax rows, A in place (gemm_rows.go)
-	clamp      bool             // micro, panel and panel2 (where set) honour gemmRelu and gemmClamp
+	packB16    packKernel                  // used for full 16-column strips of a row-major B
+	gemvRows4  rowsKernel                  // one-row products over a row-major B
+	packA      packAKernel                 // full MR-row panels of a row-major A
+	packB64    pack4Kernel                 // four full 16-column strips of a row-major B
+	microRowA  rowAKernel                  // optional: micro reading A in place (GemmConfig.InPlaceA)
+	panel      panelKernel                 // optional: micro over a column of full tiles
+	panelRowA  panelRowAKernel             // optional: microRowA over a column of full tiles
+	panel2     panel2Kernel                // optional: panel over two column panels at once
+	edge2      edge2Kernel                 // with panel2: rows 0-3 or 0-7 of its tile, same bits
+	cols       colsKernel                  // optional: a tile's first colsMax columns
+	colsP4     colsPanelsKernel            // optional: four panels' first colsMax columns (with cols)
+	colsP8     colsPanelsKernel            // optional: eight panels' first column (with cols)
+	zip2       zip2Kernel                  // optional: panel2 storing as ZipStore does
+	zipEdge2   zipEdge2Kernel              // with zip2: edge2 storing as ZipStore does
+	zip1       zip1Kernel                  // optional: panel storing as ZipStore does
+	fewRows    fewRowsKernel               // optional: blocks of up to fewRowsMax rows, A in place (gemm_rows.go)
+	clamp      bool                        // micro, panel and panel2 (where set) honour gemmRelu and gemmClamp
+	prefetchW  func(p *float32, lines int) // optional: prefetchForWrite's kernel
 }
 
 // Tile returns the micro-tile shape (rows, columns).

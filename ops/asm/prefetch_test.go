@@ -5,14 +5,26 @@ import (
 	"testing"
 )
 
-// TestPrefetchForWrite runs the depthwise variants' write prefetch over
-// slices of every length up to a few lines, at every alignment of a
-// line, and checks that it changed nothing (it is a hint: an encoding
-// that stored would show here; TestBF16Encodings checks the bytes).
+// TestPrefetchForWrite runs the depthwise and GEMM variants' write
+// prefetch over slices of every length up to a few lines, at every
+// alignment of a line, and checks that it changed nothing (it is a hint:
+// an encoding that stored would show here; TestBF16Encodings checks the
+// bytes).
 func TestPrefetchForWrite(t *testing.T) {
-	ran := false
+	type kernel struct {
+		name string
+		pw   func(p *float32, lines int)
+	}
+	var ks []kernel
 	for _, k := range depthwiseVariants() {
-		if k.prefetchW == nil {
+		ks = append(ks, kernel{"depthwise " + k.name, k.prefetchW})
+	}
+	for _, v := range GemmVariants() {
+		ks = append(ks, kernel{"gemm " + v.Name, v.prefetchW})
+	}
+	ran := false
+	for _, k := range ks {
+		if k.pw == nil {
 			continue
 		}
 		ran = true
@@ -22,7 +34,7 @@ func TestPrefetchForWrite(t *testing.T) {
 		}
 		for off := range 16 {
 			for n := range 50 {
-				prefetchForWrite(k.prefetchW, buf[off:][:n])
+				prefetchForWrite(k.pw, buf[off:][:n])
 			}
 		}
 		for i, v := range buf {
@@ -33,6 +45,6 @@ func TestPrefetchForWrite(t *testing.T) {
 	}
 	prefetchForWrite(nil, make([]float32, 3)) // no kernel: nothing to do
 	if !ran {
-		t.Skip("no depthwise variant here prefetches for writing")
+		t.Skip("no variant here prefetches for writing")
 	}
 }
