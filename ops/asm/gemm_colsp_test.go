@@ -57,11 +57,12 @@ func TestGemmColsPanels(t *testing.T) {
 	}
 }
 
-// TestConvColsPanels runs convolutions whose last columns take the
-// colsPanelsKernels (7×7 and 14×14 planes: one and four columns past the
-// panels; a depth past one block; panels left over for the colsKernel)
-// against the same variant without them, bit for bit, on one and three
-// workers, and against convRef.
+// TestConvColsPanels runs convolutions on the packing path whose last
+// columns take the colsPanelsKernels (7×7 and 14×14 outputs: one and
+// four columns past the panels; a 3×3 stride-2 one; a depth past one
+// block; panels left over for the colsKernel) against the same variant
+// without them, bit for bit, on one and three workers, and against
+// convRef.
 func TestConvColsPanels(t *testing.T) {
 	best := BestGemm()
 	if best.colsP4 == nil && best.colsP8 == nil {
@@ -72,7 +73,7 @@ func TestConvColsPanels(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for _, tg := range []tgeom{
 		{N: 1, C: 96, H: 7, W: 7, M: 160, KH: 1, KW: 1},
-		{N: 2, C: 40, H: 7, W: 7, M: 100, KH: 3, KW: 3, PT: 1, PL: 1, PB: 1, PR: 1},
+		{N: 2, C: 40, H: 14, W: 14, M: 100, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, // to 7×7
 		{N: 1, C: 600, H: 7, W: 7, M: 64, KH: 1, KW: 1},
 		{N: 1, C: 64, H: 14, W: 14, M: 72, KH: 1, KW: 1},
 		{N: 1, C: 32, H: 14, W: 14, M: 50, KH: 1, KW: 1},
@@ -86,6 +87,9 @@ func TestConvColsPanels(t *testing.T) {
 				c, err := NewConv2D(g, true, nil, gv, goPar(threads))
 				if err != nil {
 					t.Fatal(err)
+				}
+				if c.Winograd() || c.point != nil || c.direct {
+					t.Fatalf("%+v: not on the packing path", g)
 				}
 				outs[i] = make([]float32, g.N*g.M*g.OH*g.OW)
 				if err := c.RunArgs(&ConvArgs{X: x, W: w, B: b, Y: outs[i]}); err != nil {
