@@ -48,3 +48,22 @@ func TestPrefetchForWrite(t *testing.T) {
 		t.Skip("no variant here prefetches for writing")
 	}
 }
+
+// TestPrefetchLines checks the line count of a run of floats against
+// counting the lines it touches one float at a time.
+func TestPrefetchLines(t *testing.T) {
+	for p := uintptr(4096); p < 4096+64; p += 4 {
+		for n := 1; n < 70; n++ {
+			seen, lines := map[uintptr]bool{}, 0
+			for i := range n {
+				if l := (p + uintptr(4*i)) / 64; !seen[l] {
+					seen[l] = true
+					lines++
+				}
+			}
+			if got := prefetchLines(p, n); got != lines {
+				t.Fatalf("prefetchLines(%d, %d) = %d, want %d", p, n, got, lines)
+			}
+		}
+	}
+}
