@@ -47,6 +47,7 @@ type convGemm struct {
 	span      int        // columns the tiles cover: OH·OW, or a pooled conv's row pairs
 	convTiles            // how tiles cut the output (conv_tiles.go)
 	shared    convShared // patches packed once per run (conv_tiles.go)
+	ksplit    convKSplit // the depth split (conv_ksplit.go)
 	koff      []int      // tap offsets into a padded plane group (conv_pack.go)
 	pad       convPad
 	taps      *convKernels
@@ -63,6 +64,9 @@ type convWorker struct {
 	tile []float32    // MR×NR, for edge micro-tiles
 	out  []float32    // a pooled conv's tile (M/G × nb) or, depthwise, row pair
 	far  uint         // gemmPrefetchFar where the weights the products read stream from memory
+	// kFirst is the first step of the depth the worker is computing
+	// (tileDepth): its block overwrites the output, later ones add.
+	kFirst int
 	// clamp is the in-register epilogue (convRun.clamp) for the tile in
 	// progress, whose products are all whole tiles of one depth block; 0
 	// otherwise.
@@ -169,12 +173,15 @@ func (c *Conv2D) prepareGemm(par Par) {
 	if c.wino = c.planWino(threads); c.wino != nil {
 		work, body = g.N*c.wino.blocks, c.winoTiles
 	}
+	if c.planKSplit(par); c.ksplit.on {
+		work = c.tiles(g.N * g.Groups)
+	}
 	c.c = NewChunks(par, work, 1, body)
 	if c.wino != nil {
 		c.wino.winoWorkers(c.c.N())
 	}
 	c.claims = newWorkClaims(c.c.N())
-	c.ws = make([]convWorker, c.c.N())
+	c.ws = make([]convWorker, max(c.c.N(), c.ksplit.parts))
 	for i := range c.ws {
 		for j := range c.ws[i].b {
 			c.ws[i].b[j] = make([]float32, (c.kc+1)*v.nr)
@@ -283,7 +290,7 @@ func (c *Conv2D) tile(wk *convWorker, n, grp, j0, cols int) {
 // pooled, for a pooled conv, which takes all rows, from the worker's
 // scratch) and applies the epilogue.
 func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
-	g, nr := &c.g, c.v.nr
+	g := &c.g
 	// The tile's first output is y[yoff], its rows ldy apart: in the
 	// output, or a pooled conv's scratch, pooled from there.
 	y, ldy, yoff := c.run.y, c.ohw, (n*g.M+grp*c.mpg)*c.ohw+j0
@@ -303,12 +310,37 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 			clear(y[yoff+m*ldy:][:cols])
 		}
 	}
+	c.tileDepth(wk, y, ldy, yoff, n, grp, p0, p1, j0, cols, 0, c.ktot, clamps)
+	wk.clamp = 0
+	switch {
+	case clamps:
+		c.finishRest(y, ldy, yoff, m0, m1, p1, cols)
+	case c.run.finishes() && cols == ldy: // the rows are contiguous: one call (a squeeze-excitation's 1×1 planes)
+		c.finish(y[yoff+m0*ldy:][:(m1-m0)*ldy], yoff+m0*ldy)
+	case c.run.finishes():
+		for m := m0; m < m1; m++ {
+			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
+		}
+	}
+	if c.pooled.on {
+		c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
+	}
+}
+
+// tileDepth computes depth [k0, k1) (whole depth blocks, k0 a block's
+// first step) of output columns [j0, j0+cols) of row panels [p0, p1) of
+// group grp of image n into y from y[yoff], rows ldy apart: the block at
+// k0 overwrites y, the later ones add to it. With clamps the last block
+// of the whole depth stores through the run's in-register clamp.
+func (c *Conv2D) tileDepth(wk *convWorker, y []float32, ldy, yoff, n, grp, p0, p1, j0, cols, k0, k1 int, clamps bool) {
+	g, nr := &c.g, c.v.nr
+	wk.kFirst = k0 // (back to 0 at the end: the Winograd runs share the products)
 	php := c.pad.hp * c.pad.wp
 	xg := c.run.x[(n*g.C+grp*c.cpg)*php:][:c.cpg*php]
 	a := c.run.a[grp*c.astride:][:c.astride]
 	// Depth blocks outer: the weights' block stays in L2 and the
 	// output tile in cache while every panel meets them.
-	for pc := 0; pc < c.ktot; pc += c.kc {
+	for pc := k0; pc < k1; pc += c.kc {
 		kc := min(c.kc, c.ktot-pc)
 		if clamps && pc+kc == c.ktot {
 			wk.clamp = c.run.clamp
@@ -344,20 +376,7 @@ func (c *Conv2D) tileRows(wk *convWorker, n, grp, p0, p1, j0, cols int) {
 			jp += np * nr
 		}
 	}
-	wk.clamp = 0
-	switch {
-	case clamps:
-		c.finishRest(y, ldy, yoff, m0, m1, p1, cols)
-	case c.run.finishes() && cols == ldy: // the rows are contiguous: one call (a squeeze-excitation's 1×1 planes)
-		c.finish(y[yoff+m0*ldy:][:(m1-m0)*ldy], yoff+m0*ldy)
-	case c.run.finishes():
-		for m := m0; m < m1; m++ {
-			c.finish(y[yoff+m*ldy:][:cols], yoff+m*ldy)
-		}
-	}
-	if c.pooled.on {
-		c.poolTile(y, n*g.M+grp*c.mpg, j0, cols)
-	}
+	wk.kFirst = 0
 }
 
 // finishRest runs the epilogue (the activation alone: the in-register
@@ -393,7 +412,7 @@ func (c *Conv2D) panelPairProduct(wk *convWorker, y []float32, ldy int, a []floa
 	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := wk.far
-	if pc > 0 {
+	if pc > wk.kFirst {
 		flags |= gemmAccumulate
 	}
 	b0, b1 := bp[0][:kc*nr], bp[1][:kc*nr]
@@ -442,7 +461,7 @@ func (c *Conv2D) colsPanels(wk *convWorker, y []float32, ldy int, a, bp []float3
 	} else {
 		v.colsP4(kc, &ap[0], kc*mr, &bp[0], &t[0])
 	}
-	acc := pc > 0
+	acc := pc > wk.kFirst
 	for p := range n {
 		at := ci + (ip+p)*mr*ldy
 		for r := range mr {
@@ -468,7 +487,7 @@ func (c *Conv2D) panelProduct(wk *convWorker, y []float32, ldy int, a []float32,
 	v := c.v
 	mr, nr := v.mr, v.nr
 	flags := wk.far
-	if pc > 0 {
+	if pc > wk.kFirst {
 		flags |= gemmAccumulate
 	}
 	bp = bp[:kc*nr]

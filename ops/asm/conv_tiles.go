@@ -163,6 +163,10 @@ func (c *Conv2D) runTiles() {
 		c.pad.c.Do() // the Winograd runs stopped before padding every plane
 		c.run.padded = true
 	}
+	if c.ksplit.on {
+		c.runKSplit()
+		return
+	}
 	if c.wino != nil {
 		c.claims.reset(c.g.N * c.wino.blocks)
 	} else {
