@@ -90,23 +90,27 @@ func benchConvRate(b *testing.B, c *Conv2D) float64 {
 
 // BenchmarkConvResNet18Tiles compares, on two threads, the tile plans
 // for ResNet-18's convolutions with few output positions per channel:
-// column blocks alone against the plans with row blocks
-// (convRowSplitOn), with at least one, two or four tiles per thread
-// (convMinTiles).
+// column blocks alone (cols), the plans with row blocks (rows:
+// convRowSplitOn) and those whose row blocks give way to the depth split
+// (depth: convKSplitOn, where it applies), with at least one, two or four
+// tiles per thread (convMinTiles).
 func BenchmarkConvResNet18Tiles(b *testing.B) {
 	pool := newGemmPool(2)
 	defer pool.close()
-	defer func(on bool, n int) { convRowSplitOn, convMinTiles = on, n }(convRowSplitOn, convMinTiles)
+	defer func(on, k bool, n int) { convRowSplitOn, convKSplitOn, convMinTiles = on, k, n }(convRowSplitOn, convKSplitOn, convMinTiles)
 	for _, s := range resnet18Convs[5:] {
 		g := s.g.normalised()
 		for _, min := range []int{1, 2, 4} {
-			for _, on := range []bool{false, true} {
-				convRowSplitOn, convMinTiles = on, min
+			for _, mode := range []string{"cols", "rows", "depth"} {
+				convRowSplitOn, convKSplitOn, convMinTiles = mode != "cols", mode == "depth", min
 				c, err := NewConv2D(g, true, nil, nil, pool.par())
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run(fmt.Sprintf("%s/min%d/rows=%v/rb%d_cb%d", s.name, min, on, c.rb, c.cb), func(b *testing.B) { benchConvRate(b, c) })
+				if mode == "depth" && !c.ksplit.on {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/min%d/%s/rb%d_cb%d", s.name, min, mode, c.rb, c.cb), func(b *testing.B) { benchConvRate(b, c) })
 			}
 		}
 	}
