@@ -38,7 +38,9 @@
 // Go's max and min, the AVX2 exponentials' steps (same weights, bit for
 // bit) and a 16×16 transpose.
 // Conv2D and pools (conv*.go, pool.go): an implicit GEMM (patches packed
-// straight into the micro-kernel's panels, weights pre-packed) or, with
+// straight into the micro-kernel's panels, weights pre-packed; on small
+// planes the workers split the output channels (conv_tiles.go) or, where
+// the depth is large, the depth (conv_ksplit.go)) or, with
 // one input channel per group, the depthwise family (conv_depthwise*.go,
 // conv_depthwise_{amd64,arm64}.s: zero-padded, stride-phase-split planes
 // whose taps are contiguous shifted reads, a block of outputs held in
