@@ -181,7 +181,11 @@ func (c *Conv2D) prepareGemm(par Par) {
 		c.wino.winoWorkers(c.c.N())
 	}
 	c.claims = newWorkClaims(c.c.N())
-	c.ws = make([]convWorker, max(c.c.N(), c.ksplit.parts))
+	workers := c.c.N()
+	if c.ksplit.on {
+		workers = max(workers, c.ksplit.prod.N())
+	}
+	c.ws = make([]convWorker, workers)
 	for i := range c.ws {
 		for j := range c.ws[i].b {
 			c.ws[i].b[j] = make([]float32, (c.kc+1)*v.nr)

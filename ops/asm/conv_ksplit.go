@@ -4,26 +4,31 @@ package asm
 // is large (ResNet's stride-2 3×3 convs into 14×14 and 7×7: 1153 and
 // 2305 deep over 196 and 49 positions) has few column tiles to share
 // between workers, so they split its output channels (row blocks), which
-// then read patches packed once for both (shared patches): every worker
+// then read patches packed once for all (shared patches): every worker
 // reads the panels the others packed, across cores, and the plan has a
-// pass of its own for them. Split by depth instead, each worker packs
-// only the patches of its share of the depth blocks, reads only its
-// share of the weights, and computes every output from them: the first
-// share into the output, the others each into a scratch of its own. A
-// second pass, split by output rows, adds the scratches in and runs the
-// epilogue. The shares are summed in another order than one worker sums
-// the depth blocks, so the outputs differ from the unsplit run's by
-// rounding.
+// pass of its own for them. Split by depth instead, into two shares of
+// the depth blocks, each worker packs only the patches of its share,
+// reads only its share of the weights, and computes every output from
+// them: the first share into the output, the second into a scratch. A
+// second pass, split by output rows, adds the scratch in and runs the
+// epilogue. The shares are part of the convolution's arithmetic, not of
+// its split: a plane qualifies by its geometry alone, and on one worker
+// (or three, where each share's rows are cut into blocks) the shares are
+// computed and added just the same, so every number of workers gives the
+// same bits (which the executor's inline runs rely on: exec/tune.go).
 
 // convKSplit is the depth-split plan.
 type convKSplit struct {
-	on    bool
-	parts int     // shares of the depth blocks
-	kb    int     // depth blocks
-	prod  *Chunks // computes parts [lo, hi)
-	sum   *Chunks // adds the scratches into output rows [lo, hi), then the epilogue
-	part  []float32
+	on   bool
+	kb   int     // depth blocks
+	rows int     // row blocks of each share
+	prod *Chunks // computes items [lo, hi): share it / rows, row block it % rows
+	sum  *Chunks // adds the scratch into output rows [lo, hi), then the epilogue
+	part []float32
 }
+
+// convKSplitShares is the number of depth shares.
+const convKSplitShares = 2
 
 // convKSplitOn allows the depth split (a variable for the tests and
 // benchmarks that compare it with the row blocks).
@@ -36,47 +41,52 @@ const convKSplitMinBlocks = 2
 // the shared patches.
 var convKSplitFree freeList
 
-// planKSplit turns the depth split on where the tile plan chose row
-// blocks (a small output plane: see searchTiles) for one plane on the
-// packing path and the depth has at least convKSplitMinBlocks blocks for
-// each of two workers; the tiles are then whole rows of column blocks,
-// computed share by share.
+// planKSplit turns the depth split on for one plane on the packing path
+// whose output is small (no more positions than channels, as the row
+// blocks of searchTiles require) and whose depth has at least
+// convKSplitMinBlocks blocks for each share; the tiles are then whole
+// rows of column blocks, and each share's rows are cut into a block per
+// worker past the shares (none on one or two workers).
 func (c *Conv2D) planKSplit(par Par) {
 	threads := max(1, par.Threads)
 	s := &c.ksplit
 	*s = convKSplit{}
-	if !convKSplitOn || threads < 2 || c.direct || c.pooled.on || c.wino != nil || c.kc == 0 ||
-		c.g.N*c.g.Groups != 1 || c.rb < 2 {
+	if !convKSplitOn || c.direct || c.pooled.on || c.wino != nil || c.kc == 0 ||
+		c.g.N*c.g.Groups != 1 || c.mpg < c.span || c.npan < 2 {
 		return
 	}
 	s.kb = (c.ktot + c.kc - 1) / c.kc
-	if s.kb < 2*convKSplitMinBlocks {
+	if s.kb < convKSplitShares*convKSplitMinBlocks {
 		return
 	}
-	s.on, s.parts = true, min(threads, s.kb/convKSplitMinBlocks)
+	s.on = true
+	s.rows = min((threads+convKSplitShares-1)/convKSplitShares, c.npan)
 	t := &c.convTiles
 	t.rb, t.cb = 1, c.colBlocks(c.mpg)
 	c.nb = min((t.units+t.cb-1)/t.cb*t.unit, max(c.span, 1))
 	c.shared = convShared{}
-	s.prod = NewChunks(par, s.parts, 1, c.kSplitPart)
+	s.prod = NewChunks(par, convKSplitShares*s.rows, 1, c.kSplitPart)
 	s.sum = NewChunks(par, c.mpg, 4, c.kSplitSum)
 }
 
-// kSplitPart computes shares [lo, hi) of the depth blocks: share p
-// into the output (p = 0) or its scratch.
+// kSplitPart computes items [lo, hi): item i is share i / rows (into
+// the output for the first, the scratch for the second) of row block
+// i % rows.
 func (c *Conv2D) kSplitPart(ch, lo, hi int) {
 	s, wk := &c.ksplit, &c.ws[ch]
 	size := c.mpg * c.ohw
-	for p := lo; p < hi; p++ {
-		k0 := s.kb * p / s.parts * c.kc
-		k1 := min(s.kb*(p+1)/s.parts*c.kc, c.ktot)
+	for i := lo; i < hi; i++ {
+		p, rb := i/s.rows, i%s.rows
+		k0 := s.kb * p / convKSplitShares * c.kc
+		k1 := min(s.kb*(p+1)/convKSplitShares*c.kc, c.ktot)
+		p0, p1 := rb*c.npan/s.rows, (rb+1)*c.npan/s.rows
 		y := c.run.y[:size]
 		if p > 0 {
 			y = s.part[(p-1)*size:][:size]
 		}
 		for cb := range c.cb {
 			j0, cols := c.colBlock(cb)
-			c.tileDepth(wk, y, c.ohw, j0, 0, 0, 0, c.npan, j0, cols, k0, k1, false)
+			c.tileDepth(wk, y, c.ohw, j0, 0, 0, p0, p1, j0, cols, k0, k1, false)
 		}
 	}
 }
@@ -87,7 +97,7 @@ func (c *Conv2D) kSplitSum(_, lo, hi int) {
 	s := &c.ksplit
 	size := c.mpg * c.ohw
 	rows := c.run.y[lo*c.ohw : hi*c.ohw]
-	for p := 1; p < s.parts; p++ {
+	for p := 1; p < convKSplitShares; p++ {
 		c.k.Axpy(rows, s.part[(p-1)*size+lo*c.ohw:][:len(rows)], 1) // 1·s + y rounds as s + y
 	}
 	if c.run.finishes() {
@@ -98,7 +108,7 @@ func (c *Conv2D) kSplitSum(_, lo, hi int) {
 // runKSplit runs the shares, then the sums.
 func (c *Conv2D) runKSplit() {
 	s := &c.ksplit
-	s.part = convKSplitFree.take((s.parts - 1) * c.mpg * c.ohw)
+	s.part = convKSplitFree.take((convKSplitShares - 1) * c.mpg * c.ohw)
 	s.prod.Do()
 	s.sum.Do()
 	convKSplitFree.give(s.part)

@@ -10,21 +10,24 @@ import (
 )
 
 // TestConvKSplit: convolutions with small output planes and deep
-// patches take the depth split on two and three workers (shares of two
-// and more depth blocks, with a bias, rows past the last whole panel,
-// columns past the last whole panel) and match the float64 convolution
-// followed by the epilogue (Relu, then the residual), as the plan
-// without the split does; one worker, or a depth of fewer blocks, does
-// not split.
+// patches take the depth split (two shares of two and more depth blocks,
+// with a bias, rows past the last whole panel, columns past the last
+// whole panel) on one to four workers, each share's rows cut into a
+// block per worker past two, and match the float64 convolution followed
+// by the epilogue (Relu, then the residual), as the plan without the
+// split does; every number of workers gives the same bits (the shares
+// are summed alike); a depth of fewer blocks, or a plane of more
+// positions than channels, does not split.
 func TestConvKSplit(t *testing.T) {
 	cases := []struct {
 		g     tgeom
-		parts [4]int // the shares planned on 1..3 workers (index: workers)
+		split bool
 	}{
-		{tgeom{N: 1, C: 128, H: 10, W: 10, M: 40, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, [4]int{0, 0, 2, 2}},  // 5×5, four blocks
-		{tgeom{N: 1, C: 256, H: 14, W: 14, M: 100, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, [4]int{0, 0, 2, 3}}, // 7×7, eight blocks
-		{tgeom{N: 1, C: 128, H: 28, W: 28, M: 256, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, [4]int{0, 0, 2, 2}}, // ResNet's layer 3
-		{tgeom{N: 1, C: 64, H: 10, W: 10, M: 40, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, [4]int{0, 0, 0, 0}},   // two blocks: no split
+		{tgeom{N: 1, C: 128, H: 10, W: 10, M: 40, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, true},   // 5×5, four blocks
+		{tgeom{N: 1, C: 256, H: 14, W: 14, M: 100, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, true},  // 7×7, eight blocks
+		{tgeom{N: 1, C: 128, H: 28, W: 28, M: 256, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, true},  // ResNet's layer 3
+		{tgeom{N: 1, C: 64, H: 10, W: 10, M: 40, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, false},   // two blocks
+		{tgeom{N: 1, C: 128, H: 28, W: 28, M: 100, KH: 3, KW: 3, SH: 2, SW: 2, PT: 1, PL: 1, PB: 1, PR: 1}, false}, // 196 positions, 100 channels
 	}
 	for i, tc := range cases {
 		g := tc.g.normalised()
@@ -32,7 +35,8 @@ func TestConvKSplit(t *testing.T) {
 		x, w, b := convOperands(r, g, true)
 		res := randFloats(r, g.M*g.OH*g.OW)
 		want, mag := convRef(g, x, w, b)
-		for threads := 1; threads <= 3; threads++ {
+		var first []float32 // one worker's output with the split allowed
+		for threads := 1; threads <= 4; threads++ {
 			t.Run(fmt.Sprintf("%d/t%d", i, threads), func(t *testing.T) {
 				for _, split := range []bool{true, false} {
 					convKSplitOn = split
@@ -44,8 +48,11 @@ func TestConvKSplit(t *testing.T) {
 					if c.Winograd() || c.point != nil || c.direct {
 						t.Fatalf("%+v: not on the packing path", g)
 					}
-					if parts := c.ksplit.parts; split && parts != tc.parts[threads] || !split && c.ksplit.on {
-						t.Fatalf("split %v: %d shares (on: %v), want %d", split, parts, c.ksplit.on, tc.parts[threads])
+					if on := c.ksplit.on; on != (split && tc.split) {
+						t.Fatalf("split allowed %v: planned %v, want %v", split, on, split && tc.split)
+					}
+					if wantRows := (threads + 1) / 2; c.ksplit.on && c.ksplit.rows != wantRows {
+						t.Fatalf("%d row blocks a share, want %d", c.ksplit.rows, wantRows)
 					}
 					for run := range 2 { // the second reuses the scratch
 						y := make([]float32, len(res))
@@ -57,6 +64,14 @@ func TestConvKSplit(t *testing.T) {
 							if approx.Far(float64(v), e, 1e-5*(mag[j]+math.Abs(float64(res[j])))+1e-30) {
 								t.Fatalf("split %v, run %d: element %d = %v, want %v", split, run, j, v, e)
 							}
+						}
+						if !split {
+							continue
+						}
+						if first == nil {
+							first = y
+						} else if !slicesBitsEq(y, first) {
+							t.Fatalf("run %d: other bits than on one worker", run)
 						}
 					}
 				}
