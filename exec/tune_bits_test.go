@@ -8,10 +8,12 @@ import (
 	"github.com/kilnml/kiln/internal/testmodels"
 	"github.com/kilnml/kiln/ops"
 	"github.com/kilnml/kiln/plan"
+	"github.com/kilnml/kiln/tensor"
 )
 
 // TestInlineSameBits runs test models (an MLP, a conv block, a concat
-// CNN, an encoder layer) on two workers three ways: on the pool, inline
+// CNN, an encoder layer, a deep stride-2 conv into a 7×7 plane, which
+// splits its depth) on two workers three ways: on the pool, inline
 // (every step's serial twin, planned for one worker), and tuning (a
 // block of runs of each, then the faster), and on one worker: every run
 // must give the same bits, since the kernels take each output's sum in
@@ -23,6 +25,7 @@ func TestInlineSameBits(t *testing.T) {
 		"cnn":     testmodels.CNNBlock(1, 8, 16, 24, 24),
 		"concat":  testmodels.ConcatCNN(3, 24),
 		"encoder": testmodels.EncoderLayer(2, 16, 64, 4, 128),
+		"deep":    deepConv(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			feeds, err := testmodels.RandomFeeds(g, 7)
@@ -91,4 +94,17 @@ func TestInlineSameBits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deepConv is relu(conv3x3(x, stride 2, pad 1)) from 256 channels at
+// 14×14 to 100 at 7×7: 2305 deep, which the convolution splits in two
+// shares of its depth (asm's conv_ksplit.go) on any number of workers,
+// and work enough for two (convParMinFlops).
+func deepConv() *graph.Graph {
+	g := graph.New()
+	x := g.Input("x", tensor.F32, 1, 256, 14, 14)
+	w := g.Param("w", tensor.F32, 100, 256, 3, 3)
+	b := g.Param("b", tensor.F32, 100)
+	g.Output(g.Relu(g.Conv2D(x, w, b, graph.ConvOpts{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}})))
+	return g
 }
