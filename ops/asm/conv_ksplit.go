@@ -51,7 +51,7 @@ func (c *Conv2D) planKSplit(par Par) {
 	threads := max(1, par.Threads)
 	s := &c.ksplit
 	*s = convKSplit{}
-	if !convKSplitOn || c.direct || c.pooled.on || c.wino != nil || c.kc == 0 ||
+	if !convKSplitOn || c.direct || c.pooled.on || c.kc == 0 || // (the Winograd path is direct)
 		c.g.N*c.g.Groups != 1 || c.mpg < c.span || c.npan < 2 {
 		return
 	}
@@ -61,9 +61,8 @@ func (c *Conv2D) planKSplit(par Par) {
 	}
 	s.on = true
 	s.rows = min((threads+convKSplitShares-1)/convKSplitShares, c.npan)
-	t := &c.convTiles
-	t.rb, t.cb = 1, c.colBlocks(c.mpg)
-	c.nb = min((t.units+t.cb-1)/t.cb*t.unit, max(c.span, 1))
+	c.rb = 1
+	c.setColBlocks(c.colBlocks(c.mpg))
 	c.shared = convShared{}
 	s.prod = NewChunks(par, convKSplitShares*s.rows, 1, c.kSplitPart)
 	s.sum = NewChunks(par, c.mpg, 4, c.kSplitSum)

@@ -54,7 +54,13 @@ func (c *Conv2D) planTiles(threads int) {
 	if threads > 1 {
 		c.searchTiles(threads)
 	}
-	t.cb = min(t.cb, max(t.units, 1))
+	c.setColBlocks(t.cb)
+}
+
+// setColBlocks sets the plan's column blocks (at most its units) and nb.
+func (c *Conv2D) setColBlocks(cb int) {
+	t := &c.convTiles
+	t.cb = min(cb, max(t.units, 1))
 	c.nb = min((t.units+t.cb-1)/t.cb*t.unit, max(c.span, 1))
 }
 
