@@ -20,6 +20,8 @@ type probe struct {
 	FMARatio   float64 `json:"fma_ratio"`
 	RTTNs      float64 `json:"rtt_ns"`
 	Interleave float64 `json:"interleave_ratio"`
+	Read1      float64 `json:"read_1t_gbs"`
+	Read2      float64 `json:"read_2t_gbs"`
 	Cores      string  `json:"cores"`
 	FMAVariant string  `json:"fma_variant"`
 }
@@ -50,6 +52,7 @@ func main() {
 	p.FMARatio = p.FMA2 / p.FMA1
 	p.RTTNs = roundTrip()
 	p.Interleave = interleaveRatio()
+	p.Read1, p.Read2 = readRate(1), readRate(2)
 	p.Cores = placement(p.FMARatio)
 	if err := json.NewEncoder(os.Stdout).Encode(p); err != nil {
 		fmt.Fprintln(os.Stderr, "cores:", err)
@@ -203,4 +206,49 @@ func ilPass(pick func(w, t int, bufs [2][][]float32) (src, dst []float32, r0, r1
 	}
 	wg.Wait()
 	return append(times[0], times[1]...)
+}
+
+// readMiB is each thread's buffer in the read-bandwidth probe: four times
+// a Zen 5 CCD's 32 MiB L3, so that its passes read memory.
+const readMiB = 128
+
+// readRate is the memory read bandwidth, GB/s in all, of threads OS
+// threads each reading a buffer of its own at once (vector max reduction,
+// asm.RowKernels.Max), each thread's best of three passes. Each thread
+// touches its buffer first, so its pages sit on that thread's memory
+// node.
+func readRate(threads int) float64 {
+	k := asm.BestRows()
+	var wg sync.WaitGroup
+	ready, start := make(chan struct{}, threads), make(chan struct{})
+	best := make([]float64, threads)
+	for i := range threads {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			x := make([]float32, readMiB<<18)
+			for j := range x {
+				x[j] = float32(j & 7)
+			}
+			ready <- struct{}{}
+			<-start
+			for range 3 {
+				t := time.Now()
+				k.Max(x)
+				if s := time.Since(t).Seconds(); best[i] == 0 || s < best[i] {
+					best[i] = s
+				}
+			}
+		})
+	}
+	for range threads {
+		<-ready
+	}
+	close(start)
+	wg.Wait()
+	sum := 0.0
+	for _, s := range best {
+		sum += float64(readMiB<<20) / s / 1e9
+	}
+	return sum
 }

@@ -33,6 +33,10 @@ func TestProbe(t *testing.T) {
 	if r := interleaveRatio(); !(r > 0.5 && r < 10) {
 		t.Errorf("interleave ratio %v", r)
 	}
+	// 0.1 GB/s to 10 TB/s: any machine's memory.
+	if one, two := readRate(1), readRate(2); !(one > 0.1 && one < 1e4 && two > 0.1 && two < 1e4) {
+		t.Errorf("read rates %v GB/s (one thread), %v (two): not a machine's", one, two)
+	}
 	if f, _ := asm.FMAPeak(1); f == 0 {
 		t.Skip("no FMA loop for this CPU (the probe exits with an error there)")
 	}

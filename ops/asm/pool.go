@@ -97,7 +97,10 @@ func (p *Pool2D) Run(y, x []float32) error {
 // previous step's output and writes those the next step's tiles give it.
 // Split by channels, ResNet-18's max pooling between its stem and its
 // first convolution read half of the stem's 3 MiB from the other core
-// and handed half of its output back.
+// and handed half of its output back. (Taking a band's rows last block
+// first, the rows the stem wrote last and likeliest still in the core's
+// L2, made that pooling 1.5-2.3× slower at one and two threads: calls of
+// fewer rows, streams the prefetchers lose; Zen 5.)
 func (p *Pool2D) bands(ch, lo, hi int) {
 	g := &p.g
 	for it := lo; it < hi; {
