@@ -34,7 +34,7 @@
 //   - read_1t_gbs, read_2t_gbs: the memory read bandwidth of one thread
 //     and of two at once (in all), each reading a 128 MiB buffer of its
 //     own. On the 2-vCPU Zen 5 VM one thread read 24-43 GB/s and two
-//     36-75 in all, 1.0-2.0 times one, moving with the other tenants:
+//     36-83 in all, 1.0-2.0 times one, moving with the other tenants:
 //     where two read no more than one, a step bound by memory (weights
 //     streamed from it: ResNet-18's layer-4 Winograd convs read 16.8 MiB
 //     each a run) gains nothing from the second thread.
