@@ -99,8 +99,9 @@ func (p *Pool2D) Run(y, x []float32) error {
 // first convolution read half of the stem's 3 MiB from the other core
 // and handed half of its output back. (Taking a band's rows last block
 // first, the rows the stem wrote last and likeliest still in the core's
-// L2, made that pooling 1.5-2.3× slower at one and two threads: calls of
-// fewer rows, streams the prefetchers lose; Zen 5.)
+// L2, in blocks of four or eight output rows, made that pooling 1.3-2.5×
+// slower at one and two threads: calls of fewer rows, streams the
+// prefetchers lose; Zen 5.)
 func (p *Pool2D) bands(ch, lo, hi int) {
 	g := &p.g
 	for it := lo; it < hi; {
