@@ -27,6 +27,8 @@ type Pool struct {
 
 	queued   atomic.Int32 // len(queue), polled by spinning workers
 	spinning atomic.Int32 // workers polling queued
+
+	counters atomic.Pointer[loopCounters] // while MeasureLoops is on
 }
 
 // spinWait bounds how long an idle worker, or a caller waiting for its
@@ -65,7 +67,7 @@ func (p *Pool) work() {
 	for {
 		if p.queued.Load() > 0 {
 			if b, lo, hi, body := p.claim(); b != nil {
-				body(lo, hi)
+				p.runChunk(body, lo, hi)
 				b.finish()
 				continue
 			}

@@ -68,20 +68,29 @@ func (r *Runner) For(n, grain int, body func(lo, hi int)) {
 	b.body, b.n, b.chunks = body, n, chunks
 	b.next.Store(1)
 	b.state.Store(int64(chunks) << 1)
+	m := p.counters.Load() // nil unless the pool measures its loops
+	t0 := m.now()
 	p.post(b)
 	lo, hi := b.bounds(0)
+	var busy, waited, ran int64
 	for {
+		t := m.now()
 		body(lo, hi)
+		busy += m.now() - t
+		ran++
 		if b.state.Add(-2) == 0 {
 			break
 		}
 		c := int(b.next.Add(1)) - 1
 		if c >= chunks {
+			t = m.now()
 			b.wait()
+			waited = m.now() - t
 			break
 		}
 		lo, hi = b.bounds(c)
 	}
+	m.addLoop(m.now()-t0, busy, waited, ran)
 	p.withdraw(b)
 	b.body = nil // keep no closure alive between loops
 }

@@ -36,7 +36,14 @@ output dtype and shape, and the kernel variant; then the steps' total
 against the median latency (which also counts copying inputs in and
 outputs out, and was measured over other runs). On a GPU (--device cuda)
 a step's time is the GPU time between events recorded around it on the
-stream. With --json the list is the "steps" array.
+stream. With --json the list is the "steps" array. On two or more CPU
+workers it also says where the workers' time in the parallel loops went
+over those runs (exec.Pool.MeasureLoops): the loops' wall time, the
+calling thread's and each other worker's time in loop bodies, and the
+time the caller waited at the loops' ends for the other workers' last
+chunks (--json: "loops"); a worker busier than a one-thread run's share
+points at memory or cores shared with other work, a long wait at uneven
+or late chunks.
 
 Inputs without --input get random values of the right shape and dtype:
 floats uniform in [-1, 1); bools true or false with equal odds; integers
@@ -68,6 +75,8 @@ type benchResult struct {
 	// With --steps: the costliest steps and the total of all, per run.
 	Steps        []stepCost `json:"steps,omitempty"`
 	StepsTotalMs float64    `json:"steps_total_ms,omitempty"`
+	// With --steps on several CPU workers: their parallel loops.
+	Loops *loopProfile `json:"loops,omitempty"`
 }
 
 func runBench(args []string) error {
@@ -185,7 +194,11 @@ func runBench(args []string) error {
 	stopProfile() // the profile covers the timed runs only, not --steps'
 	var sp stepProfile
 	if *steps > 0 {
-		if sp, err = timeSteps(c.cg, ti, *runs, *steps); err != nil {
+		var pool *exec.Pool
+		if dev == kiln.CPU {
+			pool = mf.cpuPool()
+		}
+		if sp, err = timeSteps(c.cg, ti, *runs, *steps, pool); err != nil {
 			return err
 		}
 	}
@@ -208,7 +221,7 @@ func runBench(args []string) error {
 	if cpuOK {
 		r.CPUMs = ms(cpu1-cpu0) / float64(len(times))
 	}
-	r.Steps, r.StepsTotalMs = sp.top, sp.totalMs // zero, so left out, without --steps
+	r.Steps, r.StepsTotalMs, r.Loops = sp.top, sp.totalMs, sp.loops // zero, so left out, without --steps
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}

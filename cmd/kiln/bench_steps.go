@@ -27,11 +27,32 @@ type stepCost struct {
 }
 
 // stepProfile is what --steps measured: the costliest steps and the sum
-// over all steps, per run.
+// over all steps, per run, and on several CPU workers their loops.
 type stepProfile struct {
 	top     []stepCost
 	steps   int
 	totalMs float64
+	loops   *loopProfile
+}
+
+// loopProfile is a pool's parallel loops over the --steps runs, per run
+// (exec.LoopStats): times in ms.
+type loopProfile struct {
+	Workers      int     `json:"workers"`
+	Loops        float64 `json:"loops"`
+	WallMs       float64 `json:"wall_ms"`        // from posting each loop to its return
+	CallerBusyMs float64 `json:"caller_busy_ms"` // the calling thread's time in loop bodies
+	WorkerBusyMs float64 `json:"worker_busy_ms"` // each other worker's, on average
+	JoinWaitMs   float64 `json:"join_wait_ms"`   // the caller's wait for the last chunks
+}
+
+// newLoopProfile is s per run over runs runs.
+func newLoopProfile(s exec.LoopStats, runs int) *loopProfile {
+	per := func(d time.Duration) float64 { return ms(d) / float64(runs) }
+	return &loopProfile{
+		Workers: s.Workers, Loops: float64(s.Loops) / float64(runs), WallMs: per(s.Wall),
+		CallerBusyMs: per(s.CallerBusy), WorkerBusyMs: per(s.WorkerBusy) / float64(s.Workers-1), JoinWaitMs: per(s.JoinWait),
+	}
 }
 
 // timeSteps runs the model runs more times with per-step timing on and
@@ -39,7 +60,9 @@ type stepProfile struct {
 // the step count). Step time leaves out what a run does around the
 // kernels (copying inputs in and outputs out), which the run latency
 // includes; on a shared machine the two passes also see different load.
-func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepProfile, error) {
+// With pool (several workers) it measures the pool's loops over those
+// runs too.
+func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int, pool *exec.Pool) (stepProfile, error) {
 	x, err := cg.Executable()
 	if err != nil {
 		return stepProfile{}, err
@@ -54,6 +77,11 @@ func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepP
 		return stepProfile{}, err
 	}
 	defer st.SetStepTimes(nil)
+	measure := pool != nil && pool.Workers() > 1
+	if measure {
+		pool.MeasureLoops(true)
+		defer pool.MeasureLoops(false) // on an error return
+	}
 	for range runs {
 		if _, err := cg.RunTyped(in...); err != nil {
 			return stepProfile{}, err
@@ -67,6 +95,9 @@ func timeSteps(cg *kiln.CompiledGraph, in []kiln.TypedInput, runs, n int) (stepP
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(d[b], d[a]) })
 	p := stepProfile{steps: len(d), totalMs: ms(total) / float64(runs)}
+	if measure {
+		p.loops = newLoopProfile(pool.MeasureLoops(false), runs)
+	}
 	var cum time.Duration
 	for rank, i := range order[:min(n, len(order))] {
 		s := info[i]
@@ -101,4 +132,12 @@ func (p stepProfile) print(runs int, medianMs float64) {
 	tw.Flush()
 	fmt.Fprintf(stdout, "steps total %.4g ms per run, %.1f%% of the median run latency %.4g ms\n",
 		p.totalMs, 100*p.totalMs/medianMs, medianMs)
+	if l := p.loops; l != nil {
+		if l.Loops == 0 {
+			fmt.Fprintf(stdout, "pool of %d workers: no parallel loops (each ran inline or in one chunk)\n", l.Workers)
+			return
+		}
+		fmt.Fprintf(stdout, "pool of %d workers: %.4g parallel loops per run, %.4g ms in them; in loop bodies the calling thread %.4g ms, each other worker %.4g ms (mean); the caller waited %.4g ms at the loops' ends\n",
+			l.Workers, l.Loops, l.WallMs, l.CallerBusyMs, l.WorkerBusyMs, l.JoinWaitMs)
+	}
 }

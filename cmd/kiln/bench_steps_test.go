@@ -141,3 +141,46 @@ func TestBenchStepsUsage(t *testing.T) {
 		t.Errorf("--steps -1: %v, want a usage error naming it", err)
 	}
 }
+
+// TestBenchStepsLoops: on two workers (tuning off, so that the loops run
+// on the pool) --steps says where the time in the parallel loops went:
+// loops in every run, the caller's body and wait within their wall time
+// (whether the other worker took chunks is the scheduler's call:
+// exec's TestMeasureLoops checks its count); the text says the same; one
+// worker has no loops to report.
+func TestBenchStepsLoops(t *testing.T) {
+	t.Setenv("KILN_TUNE", "off")
+	path := filepath.Join(modelsDir, "bert", "model.onnx")
+	out, _, err := capture(t, runBench, path, "--runs", "4", "--warmup", "1", "--threads", "2", "--steps", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	l := r.Loops
+	if l == nil || l.Workers != 2 || l.Loops < 1 || l.Loops != math.Trunc(l.Loops) {
+		t.Fatalf("loops %+v, want a whole number of loops a run on 2 workers: %s", l, out)
+	}
+	if l.CallerBusyMs <= 0 || l.WorkerBusyMs < 0 || l.JoinWaitMs < 0 || l.CallerBusyMs+l.JoinWaitMs > l.WallMs*(1+1e-9) {
+		t.Errorf("loops %+v: want the caller busy, its body and wait within the loops' wall time", l)
+	}
+	if l.WallMs > r.StepsTotalMs*(1+1e-9) {
+		t.Errorf("loops %+v take longer than the steps that run them (%v ms a run)", l, r.StepsTotalMs)
+	}
+	text, _, err := capture(t, runBench, path, "--runs", "2", "--warmup", "1", "--threads", "2", "--steps", "1", "--progress", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "pool of 2 workers: ") || !strings.Contains(text, " parallel loops per run, ") {
+		t.Errorf("no loops line on 2 workers:\n%s", text)
+	}
+	one, _, err := capture(t, runBench, path, "--runs", "2", "--warmup", "1", "--threads", "1", "--steps", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(one, `"loops"`) {
+		t.Errorf("loops in the JSON on one worker: %s", one)
+	}
+}

@@ -66,6 +66,15 @@ type modelFlags struct {
 	dims    listFlag
 	threads int
 	device  string
+	pool    *exec.Pool // the CPU session's workers when --threads set them (session)
+}
+
+// cpuPool is the pool a CPU session made by session runs its loops on.
+func (mf *modelFlags) cpuPool() *exec.Pool {
+	if mf.pool != nil {
+		return mf.pool
+	}
+	return exec.DefaultPool()
 }
 
 func (mf *modelFlags) register(fs *flag.FlagSet) {
@@ -147,7 +156,8 @@ func (mf *modelFlags) session() (*kiln.Session, error) {
 		return nil, usagef("--threads %d: worker threads are for --device cpu, not %v", mf.threads, dev)
 	}
 	if mf.threads > 0 {
-		s = s.WithOptions(kiln.Options{Exec: exec.Options{Pool: exec.NewPool(mf.threads)}})
+		mf.pool = exec.NewPool(mf.threads)
+		s = s.WithOptions(kiln.Options{Exec: exec.Options{Pool: mf.pool}})
 	}
 	return s, nil
 }
