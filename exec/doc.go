@@ -7,5 +7,8 @@
 // first runs and now and then after, whether its runs are faster with
 // every loop inline on the calling goroutine, and runs so where they are
 // (tune.go); a program with few weights also prepares each step for one
-// worker (Step.Serial), which its inline runs use.
+// worker (Step.Serial), which its inline runs use. Pool.MeasureLoops
+// counts where the pool's parallel loops spend their time (the workers'
+// time in loop bodies and the caller's wait at the loops' ends), which
+// `kiln bench --steps` reports on two or more workers.
 package exec
