@@ -62,7 +62,8 @@ func (c *loopCounters) addLoop(wall, busy, waited, chunks int64) {
 // MeasureLoops starts measuring the pool's parallel loops (on) from zero,
 // or stops (off), returning what was measured since the last start. A
 // loop or chunk already under way when measuring starts or stops may be
-// counted in part. While off, a loop pays one atomic load for it.
+// counted in part. While off, a loop and each chunk a worker runs pay one
+// atomic load for it.
 func (p *Pool) MeasureLoops(on bool) LoopStats {
 	var next *loopCounters
 	if on {
