@@ -25,7 +25,8 @@
 // floats a segment from o + tiles[6t+2+u] + r·ldo (a stride-1
 // convolution's output rows), through the GEMM kernels' clamp with
 // gemmRelu (8) or gemmClamp (16, the bound in the flags' upper half).
-// The store is the flags' low two bits.
+// The store is the flags' low two bits; with phaseFetchOut (32) each
+// tile first fetches the next tile's output lines for writing.
 // ---------------------------------------------------------------------
 
 // In the steps' loop:
@@ -218,8 +219,33 @@ tile:
 	MOVQ 8(PT), OFF
 	LEAQ (X1)(OFF*4), X1
 	MOVQ off+40(FP), POFF
+	// With phaseFetchOut, fetch the next tile's output lines for
+	// writing: each row's segments' first lines and the second's last
+	// (a segment's second line where they are adjacent, as along a row).
+	// Go's assembler has no PREFETCHW (0F 0D /1): its bytes.
+	MOVQ  flags+96(FP), OFF
+	TESTQ $32, OFF
+	JZ    nopfw
+	MOVQ  o+56(FP), R8
+	MOVQ  64(PT), BX
+	LEAQ  (R8)(BX*4), BX
+	MOVQ  72(PT), DX
+	LEAQ  (R8)(DX*4), R8
+	MOVQ  ldo+64(FP), DX
+	SHLQ  $2, DX
+	MOVQ  n+8(FP), OFF
+pfw:
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x0B                         // prefetchw (%rbx)
+	BYTE $0x41; BYTE $0x0F; BYTE $0x0D; BYTE $0x08             // prefetchw (%r8)
+	BYTE $0x41; BYTE $0x0F; BYTE $0x0D; BYTE $0x48; BYTE $0x3C // prefetchw 0x3c(%r8)
+	ADDQ  DX, BX
+	ADDQ  DX, R8
+	DECQ  OFF
+	JNZ   pfw
+nopfw:
 	MOVQ bias+48(FP), BIAS
-	// (The next tile's output rows are not fetched ahead: fetching its
+	// (Without phaseFetchOut, as a transposed convolution's phases run,
+	// the next tile's output rows are not fetched ahead: fetching its
 	// twelve rows' lines here cost the 3×3 decoder and U-Net steps 1-3%
 	// at one thread, Zen 5; the stores find them soon enough.)
 	MOVQ x+32(FP), XN1 // the table holds a tile past the last: itself again

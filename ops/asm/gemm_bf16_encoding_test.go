@@ -14,7 +14,7 @@ import (
 // TestBF16Encodings checks the hand-encoded instructions of the amd64
 // assembly: Go's assembler has no mnemonic for VDPBF16PS or
 // VCVTNE2PS2BF16 (gemm_bf16_amd64.s), for AVX-VNNI's VEX form of
-// VPDPBUSD (gemm_i8_amd64.s) nor for PREFETCHW (prefetch_amd64.s), so the files spell each as a run of `BYTE
+// VPDPBUSD (gemm_i8_amd64.s) nor for PREFETCHW (prefetch_amd64.s, conv_phase_amd64.s), so the files spell each as a run of `BYTE
 // $0x..;` directives with its GNU (AT&T) disassembly in a comment. The test
 // builds this package's test binary for linux/amd64 (`go test -c`),
 // disassembles the functions that use them with GNU objdump, and
@@ -35,7 +35,7 @@ func TestBF16Encodings(t *testing.T) {
 		t.Skip("GNU objdump not on PATH (binutils)")
 	}
 	var runs []byteRun
-	for _, f := range []string{"gemm_bf16_amd64.s", "gemm_i8_amd64.s", "prefetch_amd64.s"} {
+	for _, f := range []string{"gemm_bf16_amd64.s", "gemm_i8_amd64.s", "prefetch_amd64.s", "conv_phase_amd64.s"} {
 		runs = append(runs, readByteRuns(t, f)...)
 	}
 	if len(runs) == 0 {
@@ -50,7 +50,7 @@ func TestBF16Encodings(t *testing.T) {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
 	dis := map[string]string{} // hex bytes → disassembly
-	for _, fn := range []string{"gemmPanelBF16AVX512", "gemvBF16AVX512", "bf16ConvertRowsAVX512", "gemmPanelU8S8AVXVNNI", "prefetchWriteAVX512"} {
+	for _, fn := range []string{"gemmPanelBF16AVX512", "gemvBF16AVX512", "bf16ConvertRowsAVX512", "gemmPanelU8S8AVXVNNI", "prefetchWriteAVX512", "convPhase12x32AVX512"} {
 		// The assembly itself is the ABI0 symbol (the plain name is the
 		// ABIInternal wrapper that calls it).
 		sym := "github.com/kilnml/kiln/ops/asm." + fn + ".abi0"
