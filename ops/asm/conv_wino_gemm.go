@@ -91,6 +91,7 @@ type convWinoGemm struct {
 	vs, ms   int        // ξ strides of V and M
 	ustride  int        // packed U_ξ floats (MR-row panels of depth C, then the one-row ones)
 	local    bool       // workers run whole bands (bandsC), else each pass is split (in, prod, out)
+	fetchV   bool       // the split input pass fetches V's lines ahead for writing (winoInputs)
 	claims   workClaims // bands, per worker, when local; else the split passes' groups
 	rowCuts  int        // row blocks of each product in the split passes
 	in, prod *Chunks    // the split passes
@@ -225,6 +226,7 @@ func (c *Conv2D) planWinoGemm(par Par) *convWinoGemm {
 		w.rowCuts = min(c.mpan, 1+(threads-1)*winoRowCuts)
 		w.prod = NewChunks(par, min(threads, 16*w.rowCuts), 1, c.winoProdItems)
 		w.out = NewChunks(par, min(threads, winoGroups(g.M)), 1, c.winoOutGroups)
+		w.fetchV = w.in.N() > 1 && c.v.prefetchWS != nil
 		w.claims = newWorkClaims(threads)
 	}
 	w.own = make([]winoBand, threads)
@@ -453,9 +455,29 @@ func (c *Conv2D) winoOutGroups(ch, _, _ int) {
 	}
 }
 
+// fetchVChannel asks for channel ci's lines of band b's V (rows tile
+// rows) in the state a write needs: in each panel of sixteen tiles, its
+// sixteen values of each V_ξ.
+func (c *Conv2D) fetchVChannel(b *winoBand, ci, rows int) {
+	g, w := &c.g, c.winoG
+	for t := 0; t < rows*w.tws; t += 16 {
+		c.v.prefetchWS(&b.v[t/16*g.C*16+ci*16], w.vs, 16)
+	}
+}
+
 // winoInputs transforms the inputs of channels [lo, hi) of band b, the
 // band's calls in tile order (so each overwrites the lanes the last one
-// wrote past its row).
+// wrote past its row). In the split passes on several workers (fetchV)
+// each channel's lines of V are asked for ahead, in the state a write
+// needs, while the channel before is transformed: the products pass,
+// split over ξ, left every V_ξ in the cache of the worker that read it,
+// half of them another core's than the one that now writes them. ResNet
+// -18's 14² and 7² convs (256 and 512 channels) at two threads spent
+// 57-60 and 76-79 µs in the pass against 53 and 92 at one, and 30 when
+// it ran a second time on lines it had just written; fetched ahead,
+// 65-68 against 79-92 and 73-76 against 96-106 (the host slower, Zen 5).
+// At one thread the lines are the worker's own, and fetching them cost
+// 6-20 µs.
 func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	g, p, w := &c.g, &c.pad, c.winoG
 	// The padded planes, or the band's own rows of them.
@@ -471,7 +493,13 @@ func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	// replace: the columns of the row's tiles rounded up to eight
 	// (winoGemmPad's width).
 	w8 := (w.tw + 7) &^ 7
+	if w.fetchV {
+		c.fetchVChannel(b, lo, rows)
+	}
 	for ci := lo; ci < hi; ci++ {
+		if w.fetchV && ci+1 < hi {
+			c.fetchVChannel(b, ci+1, rows)
+		}
 		pl := src0[ci*plane:][:plane]
 		for r := range rows {
 			ty := b.ty0 + r

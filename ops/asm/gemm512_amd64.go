@@ -92,6 +92,6 @@ func init() {
 		micro: gemmKernel12x16AVX512, micro8: gemmKernel8x16AVX512, micro4: gemmKernel4x16AVX512, gemv: gemv16AVX2, packB16: gemmPackB16AVX2, gemvRows4: gemvRows4AVX2, packA: gemmPackA12AVX2, packB64: gemmPackB64AVX2,
 		microRowA: gemmKernel12x16RowAAVX512, panel: gemmPanel12x16AVX512, panelRowA: gemmPanel12x16RowAAVX512,
 		panel2: gemmPanel12x32AVX512, edge2: gemmEdge32AVX512, zip2: gemmZip12x32AVX512, zipEdge2: gemmZipEdge32AVX512,
-		cols: gemmCols12AVX512, colsP4: gemmColsPanels4AVX512, colsP8: gemmColsPanels8x1AVX512, prefetchW: prefetchWriteAVX512, fewRows: gemmRows64AVX512, clamp: true,
+		cols: gemmCols12AVX512, colsP4: gemmColsPanels4AVX512, colsP8: gemmColsPanels8x1AVX512, prefetchW: prefetchWriteAVX512, prefetchWS: prefetchWriteStridedAVX512, fewRows: gemmRows64AVX512, clamp: true,
 	})
 }

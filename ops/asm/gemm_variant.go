@@ -157,6 +157,8 @@ type GemmVariant struct {
 	fewRows    fewRowsKernel               // optional: blocks of up to fewRowsMax rows, A in place (gemm_rows.go)
 	clamp      bool                        // micro, panel and panel2 (where set) honour gemmRelu and gemmClamp
 	prefetchW  func(p *float32, lines int) // optional: prefetchForWrite's kernel
+	// optional: PREFETCHW of the lines holding p[i·stride], i < n (n >= 1)
+	prefetchWS func(p *float32, stride, n int)
 }
 
 // Tile returns the micro-tile shape (rows, columns).

@@ -9,3 +9,9 @@ package asm
 //
 //go:noescape
 func prefetchWriteAVX512(p *float32, lines int)
+
+// prefetchWriteStridedAVX512 is prefetchWriteAVX512 for the lines holding
+// p[i·stride], i < n (n >= 1): a column of a row-major matrix.
+//
+//go:noescape
+func prefetchWriteStridedAVX512(p *float32, stride, n int)

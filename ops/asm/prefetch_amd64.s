@@ -17,3 +17,19 @@ loop:
 	DECQ CX
 	JNZ  loop
 	RET
+
+// func prefetchWriteStridedAVX512(p *float32, stride, n int)
+// PREFETCHW of the line holding p[i·stride] for i < n (n >= 1): a
+// column of a row-major matrix, stride floats a row.
+TEXT ·prefetchWriteStridedAVX512(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), SI
+	MOVQ stride+8(FP), DX
+	SHLQ $2, DX
+	MOVQ n+16(FP), CX
+
+column:
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x0E // prefetchw (%rsi)
+	ADDQ DX, SI
+	DECQ CX
+	JNZ  column
+	RET
