@@ -183,6 +183,19 @@
 	STORE_WHOLE(Z10, Z22, OPM(Z10), OPM(Z22)); \
 	STORE_WHOLE(Z11, Z23, OPM(Z11), OPM(Z23))
 
+// TILE_OUT(o0, o1, R0, R1, T, LD): R0 and R1 = the output addresses of
+// the segments whose offsets sit at o0(PT) and o1(PT) (this tile's
+// at 16 and 24, the next one's at 64 and 72), LD = the row stride in
+// bytes; T is scratch (LD may be T).
+#define TILE_OUT(o0, o1, R0, R1, T, LD) \
+	MOVQ o+56(FP), R1;      \
+	MOVQ o0(PT), T;         \
+	LEAQ (R1)(T*4), R0;     \
+	MOVQ o1(PT), T;         \
+	LEAQ (R1)(T*4), R1;     \
+	MOVQ ldo+64(FP), LD;    \
+	SHLQ $2, LD
+
 TEXT ·convPhase12x32AVX512(SB), NOSPLIT, $0-104
 	MOVQ      rows+0(FP), ROWS
 	MOVQ      tiles+72(FP), PT
@@ -226,13 +239,7 @@ tile:
 	MOVQ  flags+96(FP), OFF
 	TESTQ $32, OFF
 	JZ    nopfw
-	MOVQ  o+56(FP), R8
-	MOVQ  64(PT), BX
-	LEAQ  (R8)(BX*4), BX
-	MOVQ  72(PT), DX
-	LEAQ  (R8)(DX*4), R8
-	MOVQ  ldo+64(FP), DX
-	SHLQ  $2, DX
+	TILE_OUT(64, 72, BX, R8, DX, DX)
 	MOVQ  n+8(FP), OFF
 pfw:
 	BYTE $0x0F; BYTE $0x0D; BYTE $0x0B                         // prefetchw (%rbx)
@@ -344,13 +351,7 @@ loop4m:
 
 store:
 	MOVQ n+8(FP), N
-	MOVQ o+56(FP), P1
-	MOVQ 16(PT), OFF
-	LEAQ (P1)(OFF*4), P0
-	MOVQ 24(PT), OFF
-	LEAQ (P1)(OFF*4), P1
-	MOVQ ldo+64(FP), LDO
-	SHLQ $2, LDO
+	TILE_OUT(16, 24, P0, P1, OFF, LDO)
 	MOVQ  flags+96(FP), OFF
 	TESTQ $2, OFF
 	JNZ   storeWhole
