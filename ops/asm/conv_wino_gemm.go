@@ -471,13 +471,13 @@ func (c *Conv2D) fetchVChannel(b *winoBand, ci, rows int) {
 // each channel's lines of V are asked for ahead, in the state a write
 // needs, while the channel before is transformed: the products pass,
 // split over ξ, left every V_ξ in the cache of the worker that read it,
-// half of them another core's than the one that now writes them. ResNet
-// -18's 14² and 7² convs (256 and 512 channels) at two threads spent
-// 57-60 and 76-79 µs in the pass against 53 and 92 at one, and 30 when
-// it ran a second time on lines it had just written; fetched ahead,
-// 65-68 against 79-92 and 73-76 against 96-106 (the host slower, Zen 5).
-// At one thread the lines are the worker's own, and fetching them cost
-// 6-20 µs.
+// half of them another core's than the one that now writes them.
+// ResNet-18's 14² and 7² convs (256 and 512 channels) at two threads
+// spent 57-60 and 76-79 µs in the pass against 53 and 92 at one, and 30
+// (256) when it ran a second time on lines it had just written; fetched
+// ahead, 65-68 against 79-92 and 73-76 against 96-106 (the host slower;
+// Zen 5 with AVX-512). At one thread the lines are the worker's own,
+// and fetching them cost 6-20 µs.
 func (c *Conv2D) winoInputs(b *winoBand, ch, lo, hi int) {
 	g, p, w := &c.g, &c.pad, c.winoG
 	// The padded planes, or the band's own rows of them.
