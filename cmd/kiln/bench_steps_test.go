@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"path/filepath"
@@ -89,14 +88,7 @@ func num(t *testing.T, s string) float64 {
 func TestBenchStepsJSON(t *testing.T) {
 	path := filepath.Join(modelsDir, "bert", "model.onnx")
 	nodes, nsteps := compiledNodes(t, path)
-	out, _, err := capture(t, runBench, path, "--runs", "3", "--warmup", "1", "--threads", "1", "--steps", "1000", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r benchResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	r, _ := benchJSON(t, path, "--runs", "3", "--warmup", "1", "--threads", "1", "--steps", "1000")
 	if len(r.Steps) != nsteps {
 		t.Fatalf("%d steps listed, the program has %d", len(r.Steps), nsteps)
 	}
@@ -125,11 +117,7 @@ func TestBenchStepsJSON(t *testing.T) {
 	}
 
 	// Without --steps the JSON has no steps.
-	out, _, err = capture(t, runBench, path, "--runs", "1", "--warmup", "0", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(out, `"steps`) {
+	if _, out := benchJSON(t, path, "--runs", "1", "--warmup", "0"); strings.Contains(out, `"steps`) {
 		t.Errorf("steps in the JSON without --steps: %s", out)
 	}
 }
@@ -151,14 +139,7 @@ func TestBenchStepsUsage(t *testing.T) {
 func TestBenchStepsLoops(t *testing.T) {
 	t.Setenv("KILN_TUNE", "off")
 	path := filepath.Join(modelsDir, "bert", "model.onnx")
-	out, _, err := capture(t, runBench, path, "--runs", "4", "--warmup", "1", "--threads", "2", "--steps", "1", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r benchResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	r, out := benchJSON(t, path, "--runs", "4", "--warmup", "1", "--threads", "2", "--steps", "1")
 	l := r.Loops
 	if l == nil || l.Workers != 2 || l.Loops < 1 || l.Loops != math.Trunc(l.Loops) {
 		t.Fatalf("loops %+v, want a whole number of loops a run on 2 workers: %s", l, out)
@@ -176,11 +157,7 @@ func TestBenchStepsLoops(t *testing.T) {
 	if !strings.Contains(text, "pool of 2 workers: ") || !strings.Contains(text, " parallel loops per run, ") {
 		t.Errorf("no loops line on 2 workers:\n%s", text)
 	}
-	one, _, err := capture(t, runBench, path, "--runs", "2", "--warmup", "1", "--threads", "1", "--steps", "1", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(one, `"loops"`) {
+	if _, one := benchJSON(t, path, "--runs", "2", "--warmup", "1", "--threads", "1", "--steps", "1"); strings.Contains(one, `"loops"`) {
 		t.Errorf("loops in the JSON on one worker: %s", one)
 	}
 }

@@ -145,8 +145,11 @@ func TestRunRandomInputs(t *testing.T) {
 	}
 }
 
-func TestBenchJSON(t *testing.T) {
-	out, _, err := capture(t, runBench, filepath.Join(modelsDir, "mlp", "model.onnx"), "--runs", "5", "--warmup", "1", "--json", "--threads", "1")
+// benchJSON runs kiln bench with args and --json, and returns the
+// decoded result and the JSON.
+func benchJSON(t *testing.T, args ...string) (benchResult, string) {
+	t.Helper()
+	out, _, err := capture(t, runBench, append(args, "--json")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +157,11 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	return r, out
+}
+
+func TestBenchJSON(t *testing.T) {
+	r, _ := benchJSON(t, filepath.Join(modelsDir, "mlp", "model.onnx"), "--runs", "5", "--warmup", "1", "--threads", "1")
 	if r.Runs != 5 || r.Warmup != 1 || r.Threads != 1 || r.Batch != 4 {
 		t.Errorf("result %+v", r)
 	}
